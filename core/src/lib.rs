@@ -1,0 +1,9 @@
+//! Posthorn's core: the domain models, the rules, the use cases and the ports.
+//!
+//! Nothing here performs I/O itself: use cases take the ports (`Store`, `Jobs`,
+//! `MailTransport`, `Clock`, `Dns`, `RateLimiter`, `Cache`) and adapters carry the work out.
+
+#![warn(missing_docs)]
+
+pub mod model;
+pub mod ports;

@@ -1,0 +1,105 @@
+//! Contacts: the people a workspace mails.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::EmailAddress;
+
+/// Whether a contact counts against the workspace's active contact limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ContactStatus {
+    /// A normal contact.
+    Active,
+    /// Created while the workspace was at its limit; receives no campaign mail.
+    Pending,
+}
+
+/// A contact of a workspace, unique on (workspace, email).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contact {
+    /// Contact id.
+    pub id: String,
+    /// Owning workspace.
+    #[serde(rename = "projectId")]
+    pub workspace_id: String,
+    /// Address, unique within the workspace.
+    pub email: EmailAddress,
+    /// Whether the contact accepts marketing mail.
+    pub subscribed: bool,
+    /// Free-form custom fields.
+    pub data: Map<String, Value>,
+    /// ACTIVE or PENDING.
+    pub status: ContactStatus,
+    /// When a PENDING contact is removed if it is still pending.
+    #[serde(with = "super::timestamp::option")]
+    pub expires_at: Option<DateTime<Utc>>,
+    /// Creation time.
+    #[serde(with = "super::timestamp")]
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    #[serde(with = "super::timestamp")]
+    pub updated_at: DateTime<Utc>,
+    /// Optimistic-concurrency version, bumped by every stored update.
+    #[serde(skip_serializing, default)]
+    pub version: u64,
+}
+
+impl Contact {
+    /// How long a PENDING contact waits for room before it is removed.
+    pub const PENDING_TTL_DAYS: i64 = 30;
+
+    /// A new contact; PENDING with an expiry when `at_limit`.
+    pub fn new(
+        workspace_id: &str,
+        email: EmailAddress,
+        subscribed: bool,
+        data: Map<String, Value>,
+        at_limit: bool,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: super::new_id(),
+            workspace_id: workspace_id.to_string(),
+            email,
+            subscribed,
+            data,
+            status: if at_limit {
+                ContactStatus::Pending
+            } else {
+                ContactStatus::Active
+            },
+            expires_at: at_limit.then(|| now + chrono::Duration::days(Self::PENDING_TTL_DAYS)),
+            created_at: now,
+            updated_at: now,
+            version: 0,
+        }
+    }
+}
+
+/// Merges `patch` into `data` shallowly: a `null` value removes that key.
+pub fn merge_data(data: &mut Map<String, Value>, patch: &Map<String, Value>) {
+    for (key, value) in patch {
+        if value.is_null() {
+            data.remove(key);
+        } else {
+            data.insert(key.clone(), value.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merge_is_shallow_and_null_removes() {
+        let mut data = json!({"a": 1, "b": {"x": 1}, "c": 3}).as_object().cloned().unwrap_or_default();
+        let patch = json!({"b": {"y": 2}, "c": null, "d": "new"}).as_object().cloned().unwrap_or_default();
+        merge_data(&mut data, &patch);
+        assert_eq!(Value::Object(data), json!({"a": 1, "b": {"y": 2}, "d": "new"}));
+    }
+}

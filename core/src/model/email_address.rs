@@ -1,0 +1,158 @@
+//! `EmailAddress`: an address that has been checked once, at the edge.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A syntactically valid, trimmed, lower-cased email address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct EmailAddress(String);
+
+/// Why a string is not an email address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmailAddressError {
+    /// Nothing but white space.
+    #[error("email is empty")]
+    Empty,
+    /// Longer than RFC 5321 allows (254 characters).
+    #[error("email is longer than 254 characters")]
+    TooLong,
+    /// Not of the form local@domain.
+    #[error("'{0}' is not a valid email address")]
+    Invalid(String),
+}
+
+impl EmailAddress {
+    /// Parses `raw`: trims it, lower-cases it and checks its syntax (dot-atom local part,
+    /// a domain of at least two labels, no white space or control characters).
+    pub fn parse(raw: &str) -> Result<Self, EmailAddressError> {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            return Err(EmailAddressError::Empty);
+        }
+        if trimmed.len() > 254 {
+            return Err(EmailAddressError::TooLong);
+        }
+        let lowered = trimmed.to_lowercase();
+        let invalid = || EmailAddressError::Invalid(trimmed.to_string());
+        let (local, domain) = lowered.rsplit_once('@').ok_or_else(invalid)?;
+        if !valid_local(local) || !valid_domain(domain) {
+            return Err(invalid());
+        }
+        Ok(Self(lowered))
+    }
+
+    /// The whole address.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The part before `@`.
+    pub fn local_part(&self) -> &str {
+        self.0.rsplit_once('@').map(|(l, _)| l).unwrap_or("")
+    }
+
+    /// The part after `@`.
+    pub fn domain(&self) -> &str {
+        self.0.rsplit_once('@').map(|(_, d)| d).unwrap_or("")
+    }
+}
+
+fn valid_local(local: &str) -> bool {
+    const SPECIALS: &str = "!#$%&'*+/=?^_`{|}~-.";
+    !local.is_empty()
+        && local.len() <= 64
+        && !local.starts_with('.')
+        && !local.ends_with('.')
+        && !local.contains("..")
+        && local
+            .chars()
+            .all(|c| c.is_alphanumeric() || SPECIALS.contains(c))
+}
+
+fn valid_domain(domain: &str) -> bool {
+    let labels: Vec<&str> = domain.split('.').collect();
+    domain.len() <= 253
+        && labels.len() >= 2
+        && labels.iter().all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
+        })
+        && labels
+            .last()
+            .is_some_and(|tld| tld.len() >= 2 && !tld.chars().all(|c| c.is_ascii_digit()))
+}
+
+impl fmt::Display for EmailAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for EmailAddress {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for EmailAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        Self::parse(&raw).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn normalises_case_and_space() {
+        let e = EmailAddress::parse("  Ada.Lovelace@Example.COM ").expect("valid");
+        assert_eq!(e.as_str(), "ada.lovelace@example.com");
+        assert_eq!(e.domain(), "example.com");
+        assert_eq!(e.local_part(), "ada.lovelace");
+    }
+
+    #[test]
+    fn accepts_unicode_and_plus() {
+        assert!(EmailAddress::parse("jürgen+news@bücher.de").is_ok());
+        assert!(EmailAddress::parse("a+b@x.io").is_ok());
+    }
+
+    #[test]
+    fn refuses_bad_shapes() {
+        for bad in [
+            "", " ", "plain", "@x.com", "a@", "a@b", "a@@b.com", "a b@c.com", "a@b..com",
+            ".a@b.com", "a.@b.com", "a@-b.com", "a@b.c", "a@1.23", "a\r\n@b.com", "a@b.com\n",
+        ] {
+            assert!(EmailAddress::parse(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(raw in ".{0,300}") {
+            let _ = EmailAddress::parse(&raw);
+        }
+
+        #[test]
+        fn parsed_addresses_are_stable(local in "[a-z0-9]{1,20}", domain in "[a-z]{1,10}\\.[a-z]{2,5}") {
+            let raw = format!("{local}@{domain}");
+            let once = EmailAddress::parse(&raw).expect("valid");
+            let twice = EmailAddress::parse(once.as_str()).expect("still valid");
+            prop_assert_eq!(once, twice);
+        }
+
+        #[test]
+        fn parsed_addresses_have_no_space_or_control(raw in "\\PC{0,40}@\\PC{0,40}") {
+            if let Ok(e) = EmailAddress::parse(&raw) {
+                prop_assert!(!e.as_str().chars().any(|c| c.is_whitespace() || c.is_control()));
+            }
+        }
+    }
+}

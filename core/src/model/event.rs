@@ -1,0 +1,62 @@
+//! Stored events: custom (from `/v1/track`) and internal (emitted by Posthorn).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One event in a workspace's history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// Event id (time ordered).
+    pub id: String,
+    /// Owning workspace.
+    #[serde(rename = "projectId")]
+    pub workspace_id: String,
+    /// Event name, e.g. `signup` or `email.sent`.
+    pub name: String,
+    /// Event data (an object).
+    pub data: Value,
+    /// The contact the event is about, if any.
+    pub contact_id: Option<String>,
+    /// The email the event is about, if any.
+    pub email_id: Option<String>,
+    /// When it happened.
+    #[serde(with = "super::timestamp")]
+    pub created_at: DateTime<Utc>,
+}
+
+impl Event {
+    /// A new event with a fresh id.
+    pub fn new(
+        workspace_id: &str,
+        name: impl Into<String>,
+        data: Value,
+        contact_id: Option<String>,
+        email_id: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: super::new_id(),
+            workspace_id: workspace_id.to_string(),
+            name: name.into(),
+            data,
+            contact_id,
+            email_id,
+            created_at: now,
+        }
+    }
+}
+
+/// Names of the events Posthorn emits itself (listed by `GET /events/names`).
+pub const INTERNAL_EVENT_NAMES: &[&str] = &[
+    "email.sent",
+    "email.delivery",
+    "email.open",
+    "email.click",
+    "email.bounce",
+    "email.complaint",
+    "email.received",
+    "contact.subscribed",
+    "contact.unsubscribed",
+];

@@ -1,0 +1,98 @@
+//! Posthorn's records: one file per aggregate, plus the validated value types.
+
+mod contact;
+mod domain;
+mod email;
+mod email_address;
+mod event;
+mod event_name;
+mod key;
+mod template;
+mod workspace;
+
+pub use contact::{merge_data, Contact, ContactStatus};
+pub use domain::{parse_domain_name, Domain};
+pub use email::{EmailRecord, EmailStatus, SourceType};
+pub use email_address::{EmailAddress, EmailAddressError};
+pub use event::{Event, INTERNAL_EVENT_NAMES};
+pub use event_name::{EventName, EventNameError};
+pub use key::{hash_key, ApiKey, KeyKind, KeySet, NewKeySet};
+pub use template::{Template, TemplateType};
+pub use workspace::Workspace;
+
+/// A new time-ordered identifier (UUIDv7), as used for every record.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Serde for timestamps: RFC 3339, UTC, milliseconds (`2026-11-21T10:00:00.000Z`).
+pub mod timestamp {
+    use chrono::{DateTime, SecondsFormat, Utc};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Formats `at` the way every Posthorn response does.
+    pub fn format(at: &DateTime<Utc>) -> String {
+        at.to_rfc3339_opts(SecondsFormat::Millis, true)
+    }
+
+    /// Serializes a timestamp.
+    pub fn serialize<S: Serializer>(at: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format(at))
+    }
+
+    /// Deserializes any RFC 3339 timestamp.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+        let raw = String::deserialize(d)?;
+        DateTime::parse_from_rfc3339(&raw)
+            .map(|t| t.with_timezone(&Utc))
+            .map_err(serde::de::Error::custom)
+    }
+
+    /// The same for optional timestamps.
+    pub mod option {
+        use super::*;
+
+        /// Serializes an optional timestamp (`null` when absent).
+        pub fn serialize<S: Serializer>(
+            at: &Option<DateTime<Utc>>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            match at {
+                Some(at) => s.serialize_str(&format(at)),
+                None => s.serialize_none(),
+            }
+        }
+
+        /// Deserializes an optional RFC 3339 timestamp.
+        pub fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<DateTime<Utc>>, D::Error> {
+            let raw = Option::<String>::deserialize(d)?;
+            raw.map(|raw| {
+                DateTime::parse_from_rfc3339(&raw)
+                    .map(|t| t.with_timezone(&Utc))
+                    .map_err(serde::de::Error::custom)
+            })
+            .transpose()
+        }
+    }
+}
+
+/// Serde for byte vectors as standard base64 strings.
+pub mod base64_bytes {
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Serializes bytes as base64.
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    /// Deserializes base64 into bytes.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let raw = String::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(raw)
+            .map_err(serde::de::Error::custom)
+    }
+}

@@ -1,0 +1,105 @@
+//! The `Jobs` port: durable work items claimed with a lease.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+use super::PortError;
+
+/// What a job does. Every handler is idempotent: it is keyed by the record it acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum JobPayload {
+    /// Render and hand one email record to the transport.
+    DeliverEmail {
+        /// Workspace of the email.
+        workspace_id: String,
+        /// The email record.
+        email_id: String,
+    },
+    /// Promote PENDING contacts when room appears and delete expired ones.
+    SweepPendingContacts {
+        /// The workspace to sweep.
+        workspace_id: String,
+    },
+}
+
+/// A job to enqueue (through `Write::EnqueueJob`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewJob {
+    /// Job id.
+    pub id: String,
+    /// What to do.
+    pub payload: JobPayload,
+    /// Not claimable before this time.
+    pub run_at: DateTime<Utc>,
+}
+
+impl NewJob {
+    /// A job due at `run_at`.
+    pub fn at(payload: JobPayload, run_at: DateTime<Utc>) -> Self {
+        Self {
+            id: crate::model::new_id(),
+            payload,
+            run_at,
+        }
+    }
+}
+
+/// A job claimed by a worker, valid while its lease lasts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedJob {
+    /// Job id.
+    pub id: String,
+    /// What to do.
+    pub payload: JobPayload,
+    /// Failed attempts so far (0 on the first run).
+    pub attempts: u32,
+    /// Proves this claim; completing with a stale token fails.
+    pub lease_token: String,
+}
+
+/// Counts of jobs by state, for health and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JobStats {
+    /// Waiting to run (due or not).
+    pub queued: u64,
+    /// Claimed with a live lease.
+    pub running: u64,
+    /// Given up after too many attempts.
+    pub dead: u64,
+}
+
+/// A durable queue.
+///
+/// Contract: a job enqueued by a committed change set is claimed at least once after its
+/// `run_at`. A claim holds a lease until `now + lease`; when it expires without `complete`,
+/// `retry` or `dead_letter`, the job is claimable again (the worker crashed). Operations with
+/// a stale lease token return `Ok(false)` and change nothing.
+#[async_trait]
+pub trait Jobs: Send + Sync {
+    /// Claims up to `max` due jobs, oldest `run_at` first.
+    async fn claim(
+        &self,
+        now: DateTime<Utc>,
+        lease: Duration,
+        max: usize,
+    ) -> Result<Vec<ClaimedJob>, PortError>;
+    /// Removes a finished job.
+    async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError>;
+    /// Releases the job to run again at `at`; counts a failed attempt when `failed`.
+    async fn retry(
+        &self,
+        job: &ClaimedJob,
+        at: DateTime<Utc>,
+        failed: bool,
+        error: &str,
+    ) -> Result<bool, PortError>;
+    /// Parks a job that will not succeed; it stays visible in `stats` as dead.
+    async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError>;
+    /// Waits until new work may be due or `timeout` passes, whichever is first.
+    async fn wait_for_work(&self, timeout: Duration);
+    /// Counts jobs by state at `now`.
+    async fn stats(&self, now: DateTime<Utc>) -> Result<JobStats, PortError>;
+}

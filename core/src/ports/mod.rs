@@ -1,0 +1,28 @@
+//! Ports: the traits through which the core reaches storage, queues, mail, time and DNS.
+//! Adapters implement them; the server picks adapters at run time.
+
+mod cache;
+mod clock;
+mod dns;
+mod jobs;
+mod rate_limit;
+mod store;
+mod transport;
+
+pub use cache::Cache;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use dns::{Dns, DnsError, RecordKind};
+pub use jobs::{ClaimedJob, JobPayload, JobStats, Jobs, NewJob};
+pub use rate_limit::{window_bounds, Quota, RateDecision, RateLimiter};
+pub use store::{
+    ChangeSet, ContactPage, ContactQuery, EventQuery, Store, StoreError, TemplateQuery, Write,
+};
+pub use transport::{Attachment, MailTransport, Mailbox, OutgoingMessage, TransportError};
+
+/// An infrastructure failure of a port that has no richer error of its own.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PortError {
+    /// The backing service could not be reached or failed.
+    #[error("backend unavailable: {0}")]
+    Unavailable(String),
+}

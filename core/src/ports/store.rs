@@ -1,0 +1,219 @@
+//! The `Store` port: reads per aggregate and one atomic `commit` for every decision.
+
+use async_trait::async_trait;
+
+use crate::model::{
+    Contact, Domain, EmailRecord, Event, KeySet, Template, TemplateType, Workspace,
+};
+
+use super::NewJob;
+
+/// Why a store operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// A guarded write found another state than expected (unique email taken, version
+    /// moved on, record gone). Nothing of the change set was applied; re-read and decide again.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The backend failed; nothing of the change set was applied.
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// One write of a change set.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// Inserts or replaces a workspace.
+    PutWorkspace(Workspace),
+    /// Inserts or replaces a key set.
+    PutKeySet(KeySet),
+    /// Deletes a key set (no-op when absent).
+    DeleteKeySet {
+        /// Owning workspace.
+        workspace_id: String,
+        /// Key set id.
+        id: String,
+    },
+    /// Inserts a domain; `Conflict` if the workspace already has that domain name.
+    InsertDomain(Domain),
+    /// Replaces an existing domain; `Conflict` if it is gone.
+    UpdateDomain(Domain),
+    /// Inserts a contact with `version` 0; `Conflict` if (workspace, email) exists.
+    InsertContact(Contact),
+    /// Replaces a contact whose stored `version` equals `contact.version`, storing it with
+    /// `version + 1`; `Conflict` otherwise (also when gone, or when the new email is taken).
+    UpdateContact(Contact),
+    /// Deletes a contact (no-op when absent).
+    DeleteContact {
+        /// Owning workspace.
+        workspace_id: String,
+        /// Contact id.
+        id: String,
+    },
+    /// Inserts or replaces a template.
+    PutTemplate(Template),
+    /// Deletes a template (no-op when absent).
+    DeleteTemplate {
+        /// Owning workspace.
+        workspace_id: String,
+        /// Template id.
+        id: String,
+    },
+    /// Inserts an email record; `Conflict` if the id exists.
+    InsertEmail(EmailRecord),
+    /// Replaces an email record; `Conflict` if it is gone.
+    UpdateEmail(EmailRecord),
+    /// Appends an event.
+    AppendEvent(Event),
+    /// Enqueues a job.
+    EnqueueJob(NewJob),
+}
+
+/// An ordered list of writes applied all or nothing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChangeSet {
+    /// The writes, applied in order.
+    pub writes: Vec<Write>,
+}
+
+impl ChangeSet {
+    /// An empty change set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a write.
+    pub fn push(&mut self, write: Write) -> &mut Self {
+        self.writes.push(write);
+        self
+    }
+
+    /// Whether nothing would be written.
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+}
+
+/// Filters and page position for listing contacts, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ContactQuery {
+    /// Only contacts with this subscription flag.
+    pub subscribed: Option<bool>,
+    /// Case-insensitive substring of the email.
+    pub search: Option<String>,
+    /// Keyset position: only contacts with an id strictly less than this.
+    pub before_id: Option<String>,
+    /// Page size.
+    pub limit: usize,
+}
+
+/// A page of contacts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContactPage {
+    /// Contacts, newest (greatest id) first.
+    pub contacts: Vec<Contact>,
+    /// Whether more contacts match beyond this page.
+    pub has_more: bool,
+}
+
+/// Filters and page position for listing templates, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TemplateQuery {
+    /// Only this type.
+    pub template_type: Option<TemplateType>,
+    /// Case-insensitive substring of name or subject.
+    pub search: Option<String>,
+    /// Rows to skip.
+    pub offset: usize,
+    /// Page size.
+    pub limit: usize,
+}
+
+/// Filters for listing events, newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventQuery {
+    /// Only events with this exact name.
+    pub name: Option<String>,
+    /// Only events of this contact.
+    pub contact_id: Option<String>,
+    /// At most this many.
+    pub limit: usize,
+}
+
+/// Durable storage of every record.
+///
+/// Contract for all reads: records of other workspaces are invisible (a read with the wrong
+/// `workspace_id` returns `None` or leaves them out), and `Ok(None)` means "no such record".
+/// Reads see every change set committed before they started.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Applies `changes` atomically and in order: either every write is applied and
+    /// durable when this returns `Ok`, or none is. Jobs enqueued here become claimable
+    /// through the `Jobs` port of the same adapter.
+    async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError>;
+
+    /// A workspace by id.
+    async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError>;
+    /// Every workspace, oldest first.
+    async fn workspaces(&self) -> Result<Vec<Workspace>, StoreError>;
+
+    /// The key set holding a key whose hash is `key_hash`, and which of its two keys it is.
+    async fn key_by_hash(
+        &self,
+        key_hash: &str,
+    ) -> Result<Option<crate::model::ApiKey>, StoreError>;
+    /// The key sets of a workspace, oldest first.
+    async fn key_sets(&self, workspace_id: &str) -> Result<Vec<KeySet>, StoreError>;
+
+    /// The domains of a workspace, oldest first.
+    async fn domains(&self, workspace_id: &str) -> Result<Vec<Domain>, StoreError>;
+
+    /// A contact by id.
+    async fn contact(&self, workspace_id: &str, id: &str) -> Result<Option<Contact>, StoreError>;
+    /// A contact by (lower-cased) email.
+    async fn contact_by_email(
+        &self,
+        workspace_id: &str,
+        email: &str,
+    ) -> Result<Option<Contact>, StoreError>;
+    /// A page of contacts matching `query`, newest first.
+    async fn contacts(
+        &self,
+        workspace_id: &str,
+        query: &ContactQuery,
+    ) -> Result<ContactPage, StoreError>;
+    /// How many contacts match the filters of `query` (its position and limit are ignored).
+    async fn count_contacts(
+        &self,
+        workspace_id: &str,
+        query: &ContactQuery,
+    ) -> Result<u64, StoreError>;
+    /// How many ACTIVE contacts the workspace has.
+    async fn count_active_contacts(&self, workspace_id: &str) -> Result<u64, StoreError>;
+    /// Up to `limit` PENDING contacts, oldest first.
+    async fn pending_contacts(
+        &self,
+        workspace_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Contact>, StoreError>;
+
+    /// A template by id.
+    async fn template(&self, workspace_id: &str, id: &str)
+        -> Result<Option<Template>, StoreError>;
+    /// A page of templates (newest first) and the number matching the filters.
+    async fn templates(
+        &self,
+        workspace_id: &str,
+        query: &TemplateQuery,
+    ) -> Result<(Vec<Template>, u64), StoreError>;
+
+    /// An email record by id.
+    async fn email(&self, workspace_id: &str, id: &str)
+        -> Result<Option<EmailRecord>, StoreError>;
+
+    /// Events matching `query`, newest first.
+    async fn events(&self, workspace_id: &str, query: &EventQuery)
+        -> Result<Vec<Event>, StoreError>;
+    /// The distinct event names stored in the workspace, sorted.
+    async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError>;
+}
