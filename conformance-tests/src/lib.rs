@@ -1,1 +1,149 @@
-//! placeholder
+//! One suite of port checks that every Posthorn adapter must pass.
+//!
+//! Each check is a plain `pub async fn` that takes the ports of one fresh, empty adapter
+//! instance and panics with a message saying what broke. An adapter runs the whole list
+//! with one macro per port in its integration tests:
+//!
+//! ```ignore
+//! async fn make() -> posthorn_conformance::StorePorts { /* a fresh instance */ }
+//! posthorn_conformance::store_suite!(make);
+//! ```
+//!
+//! The macros need `tokio` (with `macros` and `rt-multi-thread`) among the caller's
+//! dev-dependencies.
+
+use std::sync::Arc;
+
+use posthorn_core::ports::{Jobs, Store};
+
+#[doc(hidden)]
+pub use posthorn_core as __core;
+
+pub mod cache;
+pub mod fixtures;
+pub mod rate_limiter;
+pub mod store;
+
+/// The `Store` and `Jobs` ports of one adapter instance, fresh and empty.
+///
+/// Both must be backed by the same instance: jobs enqueued through `store.commit` are
+/// claimed through `jobs`.
+#[derive(Clone)]
+pub struct StorePorts {
+    /// The store.
+    pub store: Arc<dyn Store>,
+    /// The job queue fed by the store's commits.
+    pub jobs: Arc<dyn Jobs>,
+}
+
+/// Emits one `#[tokio::test]` per check of a module; used by the suite macros.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __conformance_tests {
+    ($module:ident, $make:path; $($check:ident),+ $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $check() {
+                $crate::$module::$check(&$make().await).await;
+            }
+        )+
+    };
+}
+
+/// Runs every `Store` + `Jobs` check against `$make`, an `async fn() -> StorePorts` that
+/// returns an isolated, empty adapter instance on each call.
+///
+/// Expands to a function `__posthorn_store_ports` and a module `store_conformance` with one
+/// test per check, so it can sit beside the other suite macros in one file.
+#[macro_export]
+macro_rules! store_suite {
+    ($make:path) => {
+        async fn __posthorn_store_ports() -> $crate::StorePorts {
+            $make().await
+        }
+
+        mod store_conformance {
+            $crate::__conformance_tests!(store, super::__posthorn_store_ports;
+                contact_insert_and_read,
+                contact_insert_of_taken_email_conflicts,
+                contact_update_with_stale_version_conflicts,
+                contact_update_bumps_version,
+                contact_update_of_missing_contact_conflicts,
+                contact_update_to_taken_email_conflicts,
+                contact_concurrent_upserts_keep_one,
+                contact_delete,
+                contacts_listed_newest_first_by_keyset,
+                contacts_filtered_and_counted,
+                contacts_pagination_stable_under_inserts,
+                contacts_pending_oldest_first_and_active_count,
+                commit_is_all_or_nothing,
+                commit_rollback_covers_every_record_kind,
+                commit_rollback_restores_replaced_records,
+                commit_applies_writes_in_order,
+                commit_empty_change_set,
+                job_claimable_when_due_not_before,
+                jobs_claimed_oldest_first_up_to_max,
+                job_claim_is_exclusive,
+                job_lease_expiry_makes_claimable_and_old_token_stale,
+                job_retry_counts_failed_attempts_and_delays,
+                job_dead_letter_shows_in_stats,
+                job_complete_removes,
+                job_stale_token_changes_nothing,
+                job_wait_for_work_wakes_on_commit,
+                workspaces_put_get_list,
+                key_sets_by_hash_and_delete,
+                domains_insert_update_and_uniqueness,
+                templates_put_get_list,
+                emails_insert_update_get,
+                events_newest_first_with_filters,
+                event_names_distinct_sorted,
+                isolation_between_workspaces,
+            );
+        }
+    };
+}
+
+/// Runs every `RateLimiter` check against `$make`, an `async fn() -> Arc<dyn RateLimiter>`.
+///
+/// Expands to `__posthorn_rate_limiter` and a module `rate_limiter_conformance`.
+#[macro_export]
+macro_rules! rate_limiter_suite {
+    ($make:path) => {
+        async fn __posthorn_rate_limiter(
+        ) -> ::std::sync::Arc<dyn $crate::__core::ports::RateLimiter> {
+            $make().await
+        }
+
+        mod rate_limiter_conformance {
+            $crate::__conformance_tests!(rate_limiter, super::__posthorn_rate_limiter;
+                allows_limit_then_refuses,
+                refused_take_consumes_nothing,
+                new_window_resets,
+                keys_are_independent,
+                concurrent_takes_never_exceed_limit,
+            );
+        }
+    };
+}
+
+/// Runs every `Cache` check against `$make`, an `async fn() -> Arc<dyn Cache>`.
+///
+/// Expands to `__posthorn_cache` and a module `cache_conformance`.
+#[macro_export]
+macro_rules! cache_suite {
+    ($make:path) => {
+        async fn __posthorn_cache() -> ::std::sync::Arc<dyn $crate::__core::ports::Cache> {
+            $make().await
+        }
+
+        mod cache_conformance {
+            $crate::__conformance_tests!(cache, super::__posthorn_cache;
+                get_put_and_expiry,
+                put_replaces,
+                put_if_absent_writes_only_when_absent,
+                put_if_absent_has_one_winner,
+                delete_removes,
+            );
+        }
+    };
+}

@@ -7,3 +7,14 @@
 
 pub mod model;
 pub mod ports;
+pub mod render;
+pub mod verify;
+pub mod error;
+pub mod validate;
+
+pub use error::{Error, FieldError, Resource, Result};
+pub mod app;
+pub mod engine;
+pub mod jobs;
+
+pub use engine::{Engine, Settings};

@@ -1,1 +1,85 @@
-fn main() {}
+//! The `posthorn` binary.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use posthorn_server::config::Role;
+use posthorn_server::{build_engine, router, worker, AppState, Config};
+use tokio::sync::watch;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let config = Config::parse();
+    init_tracing(&config);
+    match run(config).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("posthorn: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(config: &Config) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if config.log_json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
+    let engine = build_engine(&config).await?;
+    if config.store == "memory" {
+        tracing::warn!("POSTHORN_STORE=memory: data lives only in this process and is lost when it stops; use a postgres:// URL in production");
+    }
+    if let Some((ws, keys)) = engine.bootstrap(&config.bootstrap_domain).await? {
+        println!(
+            "\nFirst run: created workspace `default` ({}) with sender domain {}.\n  public key: {}\n  secret key: {}\nThese keys are shown once; keep them safe.\n",
+            ws.id, config.bootstrap_domain, keys.public_key, keys.secret_key
+        );
+    }
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let worker = (config.role != Role::Api).then(|| {
+        tokio::spawn(worker::run(engine.clone(), config.worker_concurrency, stop_rx.clone()))
+    });
+    if config.role == Role::Worker {
+        shutdown_signal().await;
+    } else {
+        let mut state = AppState::new(engine, config.admin_token.clone());
+        state.max_body_bytes = config.max_body_bytes;
+        let listener = tokio::net::TcpListener::bind(config.listen).await?;
+        tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");
+        axum::serve(listener, router(state))
+            .with_graceful_shutdown(shutdown_signal())
+            .await?;
+    }
+    let _ = stop_tx.send(true);
+    if let Some(worker) = worker {
+        let _ = worker.await;
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}

@@ -1,1 +1,89 @@
-//! placeholder
+//! Posthorn's `Store` and `Jobs` ports on PostgreSQL (sqlx, runtime queries).
+//!
+//! One [`PgStore`] serves both ports from one connection pool: a change set's jobs are
+//! written in the same transaction as its records (a transactional outbox), claimed with
+//! `FOR UPDATE SKIP LOCKED`, and announced on the `posthorn_jobs` channel so that waiting
+//! workers wake up without polling.
+
+mod commit;
+mod contacts;
+mod error;
+mod jobs;
+mod records;
+mod rows;
+mod store;
+pub mod testing;
+mod wake;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use posthorn_core::ports::StoreError;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::PgPool;
+
+/// The channel a commit that enqueued jobs notifies, and `wait_for_work` listens on.
+pub const JOBS_CHANNEL: &str = "posthorn_jobs";
+
+/// Connections a pool opened by [`PgStore::connect`] keeps at most.
+const MAX_CONNECTIONS: u32 = 16;
+
+/// The PostgreSQL adapter: implements `Store` and `Jobs` over one pool.
+///
+/// Cheap to clone; clones share the pool and the job wake-up listener.
+#[derive(Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    wake: Arc<wake::Wake>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore").finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Opens a pool to `url` (`postgres://user@host:port/db`) and applies the migrations.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        let options: PgConnectOptions = url
+            .parse()
+            .map_err(|e| StoreError::Unavailable(format!("invalid PostgreSQL URL: {e}")))?;
+        Self::connect_with(options).await
+    }
+
+    /// Opens a pool with ready-made connection options and applies the migrations.
+    pub async fn connect_with(options: PgConnectOptions) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(MAX_CONNECTIONS)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(options)
+            .await
+            .map_err(error::store)?;
+        let store = Self::from_pool(pool);
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Wraps an existing pool; does not migrate (call [`PgStore::migrate`]).
+    pub fn from_pool(pool: PgPool) -> Self {
+        Self {
+            wake: Arc::new(wake::Wake::new(pool.clone())),
+            pool,
+        }
+    }
+
+    /// Applies the embedded migrations that are not applied yet (safe to run concurrently:
+    /// sqlx serialises migrators with an advisory lock).
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        sqlx::migrate!("./migrations")
+            .run(&self.pool)
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("migration failed: {e}")))
+    }
+
+    /// The underlying pool, for health checks and operator tooling.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}

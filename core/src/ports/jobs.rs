@@ -18,11 +18,6 @@ pub enum JobPayload {
         /// The email record.
         email_id: String,
     },
-    /// Promote PENDING contacts when room appears and delete expired ones.
-    SweepPendingContacts {
-        /// The workspace to sweep.
-        workspace_id: String,
-    },
 }
 
 /// A job to enqueue (through `Write::EnqueueJob`).

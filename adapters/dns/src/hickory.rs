@@ -1,0 +1,284 @@
+//! `HickoryDns`: the `Dns` port on hickory-resolver, with a time-out and an answer cache.
+
+use std::net::SocketAddr;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use hickory_resolver::config::{NameServerConfig, ResolveHosts, ResolverConfig, ResolverOpts};
+use hickory_resolver::name_server::TokioConnectionProvider;
+use hickory_resolver::proto::op::ResponseCode;
+use hickory_resolver::proto::rr::{RData, RecordType};
+use hickory_resolver::proto::xfer::Protocol;
+use hickory_resolver::proto::ProtoErrorKind;
+use hickory_resolver::{Name, ResolveError, TokioResolver};
+use posthorn_core::ports::{Dns, DnsError, RecordKind};
+
+use crate::cache::{Answer, AnswerCache};
+use crate::normalise;
+
+/// Longest time a positive answer is kept, whatever its TTL.
+const MAX_POSITIVE_TTL: Duration = Duration::from_secs(3600);
+/// Longest time an NXDOMAIN or "no records" answer is kept.
+const MAX_NEGATIVE_TTL: Duration = Duration::from_secs(60);
+/// How many answers the cache holds at most.
+const CACHE_CAPACITY: usize = 4096;
+/// Why every lookup fails when there is nobody to ask.
+const NO_RESOLVER: &str = "no DNS resolver configured";
+
+/// Resolves through hickory-resolver: one attempt per lookup, bounded by a time-out, answers
+/// cached for their TTL (at most an hour; negative answers at most a minute; failures never).
+pub struct HickoryDns {
+    /// `None` when no name server is configured: every lookup is then unavailable at once.
+    resolver: Option<TokioResolver>,
+    timeout: Duration,
+    cache: Mutex<AnswerCache>,
+}
+
+impl HickoryDns {
+    /// Uses the name servers of the system configuration (`/etc/resolv.conf`); when it cannot
+    /// be read or lists none, every lookup answers `Unavailable` immediately.
+    pub fn from_system_conf(timeout: Duration) -> Self {
+        let resolver = match hickory_resolver::system_conf::read_system_conf() {
+            Ok((config, opts)) if !config.name_servers().is_empty() => {
+                Some(build(config, opts, timeout))
+            }
+            Ok(_) => {
+                tracing::warn!("no name server in the system DNS configuration");
+                None
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot read the system DNS configuration");
+                None
+            }
+        };
+        Self::from_resolver(resolver, timeout)
+    }
+
+    /// Asks only the name server at `addr` (over UDP), with the given time-out per lookup.
+    pub fn with_nameserver(addr: SocketAddr, timeout: Duration) -> Self {
+        let mut server = NameServerConfig::new(addr, Protocol::Udp);
+        server.trust_negative_responses = true;
+        let mut config = ResolverConfig::new();
+        config.add_name_server(server);
+        Self::from_resolver(
+            Some(build(config, ResolverOpts::default(), timeout)),
+            timeout,
+        )
+    }
+
+    /// Whether a name server is configured at all; when not, every lookup is unavailable.
+    pub fn is_configured(&self) -> bool {
+        self.resolver.is_some()
+    }
+
+    fn from_resolver(resolver: Option<TokioResolver>, timeout: Duration) -> Self {
+        Self {
+            resolver,
+            timeout,
+            cache: Mutex::new(AnswerCache::new(CACHE_CAPACITY)),
+        }
+    }
+}
+
+fn build(config: ResolverConfig, mut opts: ResolverOpts, timeout: Duration) -> TokioResolver {
+    opts.timeout = timeout;
+    opts.attempts = 1;
+    opts.try_tcp_on_error = false;
+    opts.use_hosts_file = ResolveHosts::Never;
+    TokioResolver::builder_with_config(config, TokioConnectionProvider::default())
+        .with_options(opts)
+        .build()
+}
+
+impl std::fmt::Debug for HickoryDns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HickoryDns")
+            .field("configured", &self.is_configured())
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+#[async_trait]
+impl Dns for HickoryDns {
+    async fn lookup(&self, name: &str, kind: RecordKind) -> Result<Vec<String>, DnsError> {
+        let Some(resolver) = &self.resolver else {
+            return Err(DnsError::Unavailable(NO_RESOLVER.to_string()));
+        };
+        let key = (normalise(name), kind);
+        let cached = self
+            .cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key, Instant::now());
+        if let Some(answer) = cached {
+            return answer;
+        }
+        // hickory's own time-out applies per name server; this one bounds the whole lookup.
+        let outcome = tokio::time::timeout(self.timeout, query(resolver, &key.0, kind)).await;
+        let (answer, ttl) = match outcome {
+            Ok(Ok((answer, ttl))) => (answer, ttl),
+            Ok(Err(reason)) => return Err(DnsError::Unavailable(reason)),
+            Err(_) => {
+                return Err(DnsError::Unavailable(format!(
+                    "no answer within {} ms",
+                    self.timeout.as_millis()
+                )))
+            }
+        };
+        self.cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, answer.clone(), ttl, Instant::now());
+        answer
+    }
+}
+
+/// A definite answer and how long it may be kept, or why there is none.
+async fn query(
+    resolver: &TokioResolver,
+    name: &str,
+    kind: RecordKind,
+) -> Result<(Answer, Duration), String> {
+    let mut fqdn = Name::from_utf8(name).map_err(|e| format!("invalid name: {e}"))?;
+    fqdn.set_fqdn(true);
+    match kind {
+        RecordKind::Mx => query_type(resolver, &fqdn, RecordType::MX).await,
+        RecordKind::Ns => query_type(resolver, &fqdn, RecordType::NS).await,
+        RecordKind::Txt => query_type(resolver, &fqdn, RecordType::TXT).await,
+        RecordKind::A => match query_type(resolver, &fqdn, RecordType::A).await? {
+            // An IPv6-only host still has an address.
+            (Ok(v4), _) if v4.is_empty() => query_type(resolver, &fqdn, RecordType::AAAA).await,
+            found => Ok(found),
+        },
+    }
+}
+
+async fn query_type(
+    resolver: &TokioResolver,
+    name: &Name,
+    record_type: RecordType,
+) -> Result<(Answer, Duration), String> {
+    match resolver.lookup(name.clone(), record_type).await {
+        Ok(lookup) => {
+            let mut ttl = MAX_POSITIVE_TTL;
+            let mut records = Vec::new();
+            for record in lookup.record_iter() {
+                if let Some(text) = render(record.data()) {
+                    ttl = ttl.min(Duration::from_secs(u64::from(record.ttl())));
+                    records.push(text);
+                }
+            }
+            if records.is_empty() {
+                ttl = MAX_NEGATIVE_TTL;
+            }
+            Ok((Ok(records), ttl))
+        }
+        Err(err) => negative(&err).ok_or_else(|| err.to_string()),
+    }
+}
+
+/// NXDOMAIN and "no records of that type" as answers with their TTL; `None` for failures.
+fn negative(err: &ResolveError) -> Option<(Answer, Duration)> {
+    let ProtoErrorKind::NoRecordsFound {
+        response_code,
+        negative_ttl,
+        ..
+    } = err.proto()?.kind()
+    else {
+        return None;
+    };
+    let ttl = negative_ttl
+        .map(|secs| Duration::from_secs(u64::from(secs)))
+        .unwrap_or(MAX_NEGATIVE_TTL)
+        .min(MAX_NEGATIVE_TTL);
+    match *response_code {
+        ResponseCode::NXDomain => Some((Err(DnsError::NoSuchDomain), ttl)),
+        ResponseCode::NoError => Some((Ok(Vec::new()), ttl)),
+        // SERVFAIL, REFUSED and the like say nothing about the name.
+        _ => None,
+    }
+}
+
+/// The textual form the port promises: host names without the final dot, addresses,
+/// joined TXT strings. Other record types (a CNAME on the way) are skipped.
+fn render(data: &RData) -> Option<String> {
+    let host = |name: &Name| name.to_utf8().trim_end_matches('.').to_string();
+    match data {
+        // A null MX (RFC 7505) renders as "", which callers read as "no mail".
+        RData::MX(mx) => Some(host(mx.exchange())),
+        RData::NS(ns) => Some(host(&ns.0)),
+        RData::A(a) => Some(a.0.to_string()),
+        RData::AAAA(aaaa) => Some(aaaa.0.to_string()),
+        RData::TXT(txt) => Some(
+            txt.txt_data()
+                .iter()
+                .map(|part| String::from_utf8_lossy(part))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn unreachable_name_server_is_unavailable() {
+        let dns = HickoryDns::with_nameserver(
+            "127.0.0.1:9".parse().expect("address"),
+            Duration::from_millis(300),
+        );
+        assert!(dns.is_configured());
+        for kind in [RecordKind::Mx, RecordKind::A, RecordKind::Ns] {
+            let answer = dns.lookup("example.com", kind).await;
+            assert!(
+                matches!(answer, Err(DnsError::Unavailable(_))),
+                "{kind:?}: {answer:?}"
+            );
+        }
+        // Failures are not cached: asking again still goes to the (dead) server.
+        let again = dns.lookup("example.com", RecordKind::Mx).await;
+        assert!(matches!(again, Err(DnsError::Unavailable(_))));
+    }
+
+    #[tokio::test]
+    async fn without_resolver_every_lookup_is_unavailable_at_once() {
+        let dns = HickoryDns::from_resolver(None, Duration::from_secs(2));
+        assert!(!dns.is_configured());
+        assert_eq!(
+            dns.lookup("example.com", RecordKind::Mx).await,
+            Err(DnsError::Unavailable(NO_RESOLVER.to_string()))
+        );
+    }
+
+    #[tokio::test]
+    async fn system_configuration_never_panics() {
+        let dns = HickoryDns::from_system_conf(Duration::from_millis(300));
+        let answer = dns.lookup("example.com", RecordKind::Mx).await;
+        // No network here: any outcome but a panic is acceptable.
+        let _ = answer;
+    }
+
+    #[test]
+    fn renders_records_as_the_port_promises() {
+        use hickory_resolver::proto::rr::rdata::{A, MX, NS, TXT};
+        let mx = RData::MX(MX::new(
+            10,
+            Name::from_ascii("mx1.example.com.").expect("name"),
+        ));
+        assert_eq!(render(&mx).as_deref(), Some("mx1.example.com"));
+        let null_mx = RData::MX(MX::new(0, Name::root()));
+        assert_eq!(render(&null_mx).as_deref(), Some(""));
+        let ns = RData::NS(NS(Name::from_ascii("ns.example.com.").expect("name")));
+        assert_eq!(render(&ns).as_deref(), Some("ns.example.com"));
+        assert_eq!(
+            render(&RData::A(A::new(192, 0, 2, 1))).as_deref(),
+            Some("192.0.2.1")
+        );
+        let txt = RData::TXT(TXT::new(vec!["v=spf1 ".into(), "-all".into()]));
+        assert_eq!(render(&txt).as_deref(), Some("v=spf1 -all"));
+    }
+}

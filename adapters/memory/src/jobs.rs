@@ -1,0 +1,318 @@
+//! The job queue of a [`MemoryStore`] and its `Jobs` port.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeDelta, Utc};
+use posthorn_core::ports::{ClaimedJob, JobPayload, JobStats, Jobs, NewJob, PortError};
+
+use crate::MemoryStore;
+
+/// Where a job is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum JobState {
+    /// Waiting for its `run_at`, or due.
+    Waiting,
+    /// Claimed; the lease holds until `until`.
+    Leased { token: String, until: DateTime<Utc> },
+    /// Given up.
+    Dead,
+}
+
+#[derive(Debug)]
+struct JobEntry {
+    payload: JobPayload,
+    run_at: DateTime<Utc>,
+    /// Enqueue order, to keep jobs due at the same instant first in, first out.
+    seq: u64,
+    attempts: u32,
+    state: JobState,
+    last_error: Option<String>,
+}
+
+/// Jobs indexed by due time and by lease expiry.
+#[derive(Debug, Default)]
+pub(crate) struct JobQueue {
+    jobs: HashMap<String, JobEntry>,
+    /// Waiting jobs by (run_at, seq, id).
+    waiting: BTreeSet<(DateTime<Utc>, u64, String)>,
+    /// Leased jobs by (lease end, id).
+    leased: BTreeSet<(DateTime<Utc>, String)>,
+    dead: u64,
+    next_seq: u64,
+}
+
+impl JobQueue {
+    /// Adds a job; a job whose id is already known is left as it is (enqueueing is
+    /// idempotent per id).
+    pub(crate) fn enqueue(&mut self, job: NewJob) {
+        if self.jobs.contains_key(&job.id) {
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.waiting.insert((job.run_at, seq, job.id.clone()));
+        self.jobs.insert(
+            job.id,
+            JobEntry {
+                payload: job.payload,
+                run_at: job.run_at,
+                seq,
+                attempts: 0,
+                state: JobState::Waiting,
+                last_error: None,
+            },
+        );
+    }
+
+    /// Returns the jobs whose lease ended at or before `now` to the waiting set.
+    fn release_expired(&mut self, now: DateTime<Utc>) {
+        while let Some((until, id)) = self.leased.first().cloned() {
+            if until > now {
+                break;
+            }
+            self.leased.remove(&(until, id.clone()));
+            if let Some(entry) = self.jobs.get_mut(&id) {
+                entry.state = JobState::Waiting;
+                self.waiting.insert((entry.run_at, entry.seq, id));
+            }
+        }
+    }
+
+    fn claim(&mut self, now: DateTime<Utc>, lease: Duration, max: usize) -> Vec<ClaimedJob> {
+        self.release_expired(now);
+        let until = TimeDelta::from_std(lease)
+            .ok()
+            .and_then(|lease| now.checked_add_signed(lease))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        let mut claimed = Vec::new();
+        while claimed.len() < max {
+            let Some(first) = self.waiting.first() else {
+                break;
+            };
+            if first.0 > now {
+                break;
+            }
+            let Some((_, _, id)) = self.waiting.pop_first() else {
+                break;
+            };
+            let Some(entry) = self.jobs.get_mut(&id) else {
+                continue;
+            };
+            let token = uuid::Uuid::new_v4().to_string();
+            entry.state = JobState::Leased {
+                token: token.clone(),
+                until,
+            };
+            self.leased.insert((until, id.clone()));
+            claimed.push(ClaimedJob {
+                id,
+                payload: entry.payload.clone(),
+                attempts: entry.attempts,
+                lease_token: token,
+            });
+        }
+        claimed
+    }
+
+    /// Ends `job`'s lease if its token is current; returns the entry when it was.
+    fn take_lease(&mut self, job: &ClaimedJob) -> Option<&mut JobEntry> {
+        let entry = self.jobs.get_mut(&job.id)?;
+        let JobState::Leased { token, until } = &entry.state else {
+            return None;
+        };
+        if *token != job.lease_token {
+            return None;
+        }
+        self.leased.remove(&(*until, job.id.clone()));
+        Some(entry)
+    }
+
+    fn complete(&mut self, job: &ClaimedJob) -> bool {
+        if self.take_lease(job).is_none() {
+            return false;
+        }
+        self.jobs.remove(&job.id);
+        true
+    }
+
+    fn retry(&mut self, job: &ClaimedJob, at: DateTime<Utc>, failed: bool, error: &str) -> bool {
+        let Some(entry) = self.take_lease(job) else {
+            return false;
+        };
+        entry.run_at = at;
+        entry.state = JobState::Waiting;
+        if failed {
+            entry.attempts = entry.attempts.saturating_add(1);
+        }
+        entry.last_error = Some(error.to_string());
+        let key = (at, entry.seq, job.id.clone());
+        self.waiting.insert(key);
+        true
+    }
+
+    fn dead_letter(&mut self, job: &ClaimedJob, error: &str) -> bool {
+        let Some(entry) = self.take_lease(job) else {
+            return false;
+        };
+        entry.state = JobState::Dead;
+        entry.last_error = Some(error.to_string());
+        self.dead += 1;
+        true
+    }
+
+    fn dead_jobs(&self) -> Vec<DeadJob> {
+        let mut dead: Vec<(u64, DeadJob)> = self
+            .jobs
+            .iter()
+            .filter(|(_, entry)| entry.state == JobState::Dead)
+            .map(|(id, entry)| {
+                let job = DeadJob {
+                    id: id.clone(),
+                    payload: entry.payload.clone(),
+                    attempts: entry.attempts,
+                    error: entry.last_error.clone().unwrap_or_default(),
+                };
+                (entry.seq, job)
+            })
+            .collect();
+        dead.sort_by_key(|(seq, _)| *seq);
+        dead.into_iter().map(|(_, job)| job).collect()
+    }
+
+    fn stats(&self, now: DateTime<Utc>) -> JobStats {
+        let expired = self
+            .leased
+            .iter()
+            .take_while(|(until, _)| *until <= now)
+            .count();
+        JobStats {
+            queued: (self.waiting.len() + expired) as u64,
+            running: (self.leased.len() - expired) as u64,
+            dead: self.dead,
+        }
+    }
+}
+
+/// A dead-lettered job, as kept for inspection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadJob {
+    /// Job id.
+    pub id: String,
+    /// What it was to do.
+    pub payload: JobPayload,
+    /// Failed attempts counted before it was parked.
+    pub attempts: u32,
+    /// The error it was parked with.
+    pub error: String,
+}
+
+impl MemoryStore {
+    /// The dead-lettered jobs, in enqueue order (for tests and diagnostics).
+    pub fn dead_jobs(&self) -> Vec<DeadJob> {
+        self.with_queue(|q| q.dead_jobs())
+    }
+
+    fn with_queue<T>(&self, f: impl FnOnce(&mut JobQueue) -> T) -> T {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut queue)
+    }
+}
+
+#[async_trait]
+impl Jobs for MemoryStore {
+    async fn claim(
+        &self,
+        now: DateTime<Utc>,
+        lease: Duration,
+        max: usize,
+    ) -> Result<Vec<ClaimedJob>, PortError> {
+        Ok(self.with_queue(|q| q.claim(now, lease, max)))
+    }
+
+    async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
+        Ok(self.with_queue(|q| q.complete(job)))
+    }
+
+    async fn retry(
+        &self,
+        job: &ClaimedJob,
+        at: DateTime<Utc>,
+        failed: bool,
+        error: &str,
+    ) -> Result<bool, PortError> {
+        let retried = self.with_queue(|q| q.retry(job, at, failed, error));
+        if retried {
+            self.wake_workers();
+        }
+        Ok(retried)
+    }
+
+    async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError> {
+        Ok(self.with_queue(|q| q.dead_letter(job, error)))
+    }
+
+    async fn wait_for_work(&self, timeout: Duration) {
+        let _ = tokio::time::timeout(timeout, self.work.notified()).await;
+    }
+
+    async fn stats(&self, now: DateTime<Utc>) -> Result<JobStats, PortError> {
+        Ok(self.with_queue(|q| q.stats(now)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(run_at: DateTime<Utc>) -> NewJob {
+        NewJob::at(
+            JobPayload::DeliverEmail {
+                workspace_id: "w".into(),
+                email_id: posthorn_core::model::new_id(),
+            },
+            run_at,
+        )
+    }
+
+    #[test]
+    fn jobs_due_together_come_out_in_enqueue_order() {
+        let now = Utc::now();
+        let mut queue = JobQueue::default();
+        let jobs: Vec<NewJob> = (0..5).map(|_| job(now)).collect();
+        for j in &jobs {
+            queue.enqueue(j.clone());
+        }
+        let claimed: Vec<String> = queue
+            .claim(now, Duration::from_secs(30), 10)
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
+        let expected: Vec<String> = jobs.into_iter().map(|j| j.id).collect();
+        assert_eq!(claimed, expected);
+    }
+
+    #[test]
+    fn enqueueing_a_known_id_keeps_the_first() {
+        let now = Utc::now();
+        let mut queue = JobQueue::default();
+        let first = job(now);
+        let mut again = first.clone();
+        again.run_at = now + TimeDelta::hours(1);
+        queue.enqueue(first);
+        queue.enqueue(again);
+        assert_eq!(queue.claim(now, Duration::from_secs(1), 10).len(), 1);
+        assert_eq!(queue.stats(now).running, 1);
+    }
+
+    #[test]
+    fn a_huge_lease_does_not_overflow() {
+        let now = Utc::now();
+        let mut queue = JobQueue::default();
+        queue.enqueue(job(now));
+        let claimed = queue.claim(now, Duration::MAX, 1);
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(queue.stats(now).running, 1);
+    }
+}

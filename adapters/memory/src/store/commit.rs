@@ -1,0 +1,198 @@
+//! Applying a change set: every write in order, undone in reverse on the first conflict.
+
+use posthorn_core::model::{Contact, Domain, EmailRecord, Event, KeySet, Template, Workspace};
+use posthorn_core::ports::{NewJob, StoreError, Write};
+
+use super::state::{EventKey, State};
+
+/// How to put back what one applied write changed.
+#[derive(Debug)]
+pub(crate) enum Undo {
+    Workspace(String, Option<Workspace>),
+    KeySet(String, String, Option<KeySet>),
+    Domain(String, String, Option<Domain>),
+    Contact(String, String, Option<Contact>),
+    Template(String, String, Option<Template>),
+    Email(String, String, Option<EmailRecord>),
+    Event(String, EventKey, Option<Event>),
+}
+
+/// Applies `writes` in order. On the first failing write everything applied before it is
+/// undone and the error returned; on success the jobs to enqueue are returned.
+pub(crate) fn apply_all(state: &mut State, writes: Vec<Write>) -> Result<Vec<NewJob>, StoreError> {
+    let mut undo = Vec::new();
+    let mut jobs = Vec::new();
+    for write in writes {
+        if let Err(error) = apply(state, write, &mut undo, &mut jobs) {
+            rollback(state, undo);
+            return Err(error);
+        }
+    }
+    Ok(jobs)
+}
+
+fn apply(
+    state: &mut State,
+    write: Write,
+    undo: &mut Vec<Undo>,
+    jobs: &mut Vec<NewJob>,
+) -> Result<(), StoreError> {
+    match write {
+        Write::PutWorkspace(workspace) => {
+            let id = workspace.id.clone();
+            let old = state.replace_workspace(&id, Some(workspace));
+            undo.push(Undo::Workspace(id, old));
+        }
+        Write::PutKeySet(set) => {
+            let (ws, id) = (set.workspace_id.clone(), set.id.clone());
+            let old = state.replace_key_set(&ws, &id, Some(set));
+            undo.push(Undo::KeySet(ws, id, old));
+        }
+        Write::DeleteKeySet { workspace_id, id } => {
+            let old = state.replace_key_set(&workspace_id, &id, None);
+            undo.push(Undo::KeySet(workspace_id, id, old));
+        }
+        Write::InsertDomain(domain) => {
+            let (ws, id) = (domain.workspace_id.clone(), domain.id.clone());
+            let data = state.data_mut(&ws);
+            if data.domain_names.contains_key(&domain.domain) {
+                return Err(conflict(format!("domain {} already exists", domain.domain)));
+            }
+            if data.domains.contains_key(&id) {
+                return Err(conflict(format!("domain id {id} already exists")));
+            }
+            let old = data.replace_domain(&id, Some(domain));
+            undo.push(Undo::Domain(ws, id, old));
+        }
+        Write::UpdateDomain(domain) => {
+            let (ws, id) = (domain.workspace_id.clone(), domain.id.clone());
+            let data = state.data_mut(&ws);
+            if !data.domains.contains_key(&id) {
+                return Err(conflict(format!("domain {id} is gone")));
+            }
+            if data
+                .domain_names
+                .get(&domain.domain)
+                .is_some_and(|d| *d != id)
+            {
+                return Err(conflict(format!("domain {} already exists", domain.domain)));
+            }
+            let old = data.replace_domain(&id, Some(domain));
+            undo.push(Undo::Domain(ws, id, old));
+        }
+        Write::InsertContact(mut contact) => {
+            let (ws, id) = (contact.workspace_id.clone(), contact.id.clone());
+            let data = state.data_mut(&ws);
+            if data.contact_emails.contains_key(contact.email.as_str()) {
+                return Err(conflict(format!(
+                    "contact {} already exists",
+                    contact.email
+                )));
+            }
+            if data.contacts.contains_key(&id) {
+                return Err(conflict(format!("contact id {id} already exists")));
+            }
+            contact.version = 0;
+            let old = data.replace_contact(&id, Some(contact));
+            undo.push(Undo::Contact(ws, id, old));
+        }
+        Write::UpdateContact(mut contact) => {
+            let (ws, id) = (contact.workspace_id.clone(), contact.id.clone());
+            let data = state.data_mut(&ws);
+            let Some(stored) = data.contacts.get(&id) else {
+                return Err(conflict(format!("contact {id} is gone")));
+            };
+            if stored.version != contact.version {
+                return Err(conflict(format!(
+                    "contact {id} is at version {}, not {}",
+                    stored.version, contact.version
+                )));
+            }
+            if data
+                .contact_emails
+                .get(contact.email.as_str())
+                .is_some_and(|owner| *owner != id)
+            {
+                return Err(conflict(format!(
+                    "contact {} already exists",
+                    contact.email
+                )));
+            }
+            contact.version += 1;
+            let old = data.replace_contact(&id, Some(contact));
+            undo.push(Undo::Contact(ws, id, old));
+        }
+        Write::DeleteContact { workspace_id, id } => {
+            let old = state.data_mut(&workspace_id).replace_contact(&id, None);
+            undo.push(Undo::Contact(workspace_id, id, old));
+        }
+        Write::PutTemplate(template) => {
+            let (ws, id) = (template.workspace_id.clone(), template.id.clone());
+            let old = state.data_mut(&ws).replace_template(&id, Some(template));
+            undo.push(Undo::Template(ws, id, old));
+        }
+        Write::DeleteTemplate { workspace_id, id } => {
+            let old = state.data_mut(&workspace_id).replace_template(&id, None);
+            undo.push(Undo::Template(workspace_id, id, old));
+        }
+        Write::InsertEmail(email) => {
+            let (ws, id) = (email.workspace_id.clone(), email.id.clone());
+            let data = state.data_mut(&ws);
+            if data.emails.contains_key(&id) {
+                return Err(conflict(format!("email {id} already exists")));
+            }
+            let old = data.replace_email(&id, Some(email));
+            undo.push(Undo::Email(ws, id, old));
+        }
+        Write::UpdateEmail(email) => {
+            let (ws, id) = (email.workspace_id.clone(), email.id.clone());
+            let data = state.data_mut(&ws);
+            if !data.emails.contains_key(&id) {
+                return Err(conflict(format!("email {id} is gone")));
+            }
+            let old = data.replace_email(&id, Some(email));
+            undo.push(Undo::Email(ws, id, old));
+        }
+        Write::AppendEvent(event) => {
+            let ws = event.workspace_id.clone();
+            let key = (event.created_at, event.id.clone());
+            let old = state.data_mut(&ws).replace_event(&key, Some(event));
+            undo.push(Undo::Event(ws, key, old));
+        }
+        Write::EnqueueJob(job) => jobs.push(job),
+    }
+    Ok(())
+}
+
+/// Puts back, newest first, everything the applied writes changed.
+fn rollback(state: &mut State, undo: Vec<Undo>) {
+    for step in undo.into_iter().rev() {
+        match step {
+            Undo::Workspace(id, old) => {
+                state.replace_workspace(&id, old);
+            }
+            Undo::KeySet(ws, id, old) => {
+                state.replace_key_set(&ws, &id, old);
+            }
+            Undo::Domain(ws, id, old) => {
+                state.data_mut(&ws).replace_domain(&id, old);
+            }
+            Undo::Contact(ws, id, old) => {
+                state.data_mut(&ws).replace_contact(&id, old);
+            }
+            Undo::Template(ws, id, old) => {
+                state.data_mut(&ws).replace_template(&id, old);
+            }
+            Undo::Email(ws, id, old) => {
+                state.data_mut(&ws).replace_email(&id, old);
+            }
+            Undo::Event(ws, key, old) => {
+                state.data_mut(&ws).replace_event(&key, old);
+            }
+        }
+    }
+}
+
+fn conflict(message: String) -> StoreError {
+    StoreError::Conflict(message)
+}

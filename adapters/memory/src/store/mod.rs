@@ -1,0 +1,186 @@
+//! `MemoryStore`: the `Store` and `Jobs` ports in process.
+
+mod commit;
+mod reads;
+mod state;
+
+use std::sync::{Mutex, RwLock, RwLockReadGuard};
+
+use async_trait::async_trait;
+use posthorn_core::model::{
+    ApiKey, Contact, Domain, EmailRecord, Event, KeySet, Template, Workspace,
+};
+use posthorn_core::ports::{
+    ChangeSet, ContactPage, ContactQuery, EventQuery, Store, StoreError, TemplateQuery,
+};
+use tokio::sync::Notify;
+
+use crate::jobs::JobQueue;
+use state::State;
+
+/// Every record and the job queue, held in process memory.
+///
+/// Implements both [`Store`] and [`posthorn_core::ports::Jobs`]: jobs enqueued by
+/// [`Store::commit`] land in this instance's queue. Nothing survives the process; this is
+/// the embedded default and the reference the conformance suite holds other adapters to.
+///
+/// Commits take one write lock for the whole change set and undo the writes already applied
+/// when a guarded write fails, so readers never see part of a change set.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    state: RwLock<State>,
+    pub(crate) queue: Mutex<JobQueue>,
+    pub(crate) work: Notify,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tells waiting workers that work may be due.
+    pub(crate) fn wake_workers(&self) {
+        self.work.notify_waiters();
+        // Leaves a permit for a worker that is between an empty claim and its wait, so the
+        // wake-up is not lost; at worst the next wait returns once without new work.
+        self.work.notify_one();
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
+        let enqueued = {
+            let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+            let jobs = commit::apply_all(&mut state, changes.writes)?;
+            // Jobs join the queue before the state lock is released, so no reader can see
+            // the change without its follow-up work.
+            let enqueued = !jobs.is_empty();
+            if enqueued {
+                let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                for job in jobs {
+                    queue.enqueue(job);
+                }
+            }
+            enqueued
+        };
+        if enqueued {
+            self.wake_workers();
+        }
+        Ok(())
+    }
+
+    async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
+        Ok(self.read().workspaces.get(id).cloned())
+    }
+
+    async fn workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
+        let mut all: Vec<Workspace> = self.read().workspaces.values().cloned().collect();
+        all.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        Ok(all)
+    }
+
+    async fn key_by_hash(&self, key_hash: &str) -> Result<Option<ApiKey>, StoreError> {
+        Ok(reads::key_by_hash(&self.read(), key_hash))
+    }
+
+    async fn key_sets(&self, workspace_id: &str) -> Result<Vec<KeySet>, StoreError> {
+        Ok(reads::key_sets(&self.read(), workspace_id))
+    }
+
+    async fn domains(&self, workspace_id: &str) -> Result<Vec<Domain>, StoreError> {
+        Ok(reads::domains(&self.read(), workspace_id))
+    }
+
+    async fn contact(&self, workspace_id: &str, id: &str) -> Result<Option<Contact>, StoreError> {
+        let state = self.read();
+        let contact = state
+            .data
+            .get(workspace_id)
+            .and_then(|d| d.contacts.get(id));
+        Ok(contact.cloned())
+    }
+
+    async fn contact_by_email(
+        &self,
+        workspace_id: &str,
+        email: &str,
+    ) -> Result<Option<Contact>, StoreError> {
+        Ok(reads::contact_by_email(&self.read(), workspace_id, email))
+    }
+
+    async fn contacts(
+        &self,
+        workspace_id: &str,
+        query: &ContactQuery,
+    ) -> Result<ContactPage, StoreError> {
+        Ok(reads::contacts(&self.read(), workspace_id, query))
+    }
+
+    async fn count_contacts(
+        &self,
+        workspace_id: &str,
+        query: &ContactQuery,
+    ) -> Result<u64, StoreError> {
+        Ok(reads::count_contacts(&self.read(), workspace_id, query))
+    }
+
+    async fn count_active_contacts(&self, workspace_id: &str) -> Result<u64, StoreError> {
+        let state = self.read();
+        Ok(state.data.get(workspace_id).map_or(0, |d| d.active_count))
+    }
+
+    async fn pending_contacts(
+        &self,
+        workspace_id: &str,
+        limit: usize,
+    ) -> Result<Vec<Contact>, StoreError> {
+        Ok(reads::pending_contacts(&self.read(), workspace_id, limit))
+    }
+
+    async fn template(&self, workspace_id: &str, id: &str) -> Result<Option<Template>, StoreError> {
+        let state = self.read();
+        let template = state
+            .data
+            .get(workspace_id)
+            .and_then(|d| d.templates.get(id));
+        Ok(template.cloned())
+    }
+
+    async fn templates(
+        &self,
+        workspace_id: &str,
+        query: &TemplateQuery,
+    ) -> Result<(Vec<Template>, u64), StoreError> {
+        Ok(reads::templates(&self.read(), workspace_id, query))
+    }
+
+    async fn email(&self, workspace_id: &str, id: &str) -> Result<Option<EmailRecord>, StoreError> {
+        let state = self.read();
+        let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
+        Ok(email.cloned())
+    }
+
+    async fn events(
+        &self,
+        workspace_id: &str,
+        query: &EventQuery,
+    ) -> Result<Vec<Event>, StoreError> {
+        Ok(reads::events(&self.read(), workspace_id, query))
+    }
+
+    async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError> {
+        let state = self.read();
+        let names = state
+            .data
+            .get(workspace_id)
+            .map(|d| d.events_by_name.keys().cloned().collect())
+            .unwrap_or_default();
+        Ok(names)
+    }
+}

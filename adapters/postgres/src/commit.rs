@@ -1,0 +1,363 @@
+//! `Store::commit`: one transaction applying a change set's writes in order.
+
+use posthorn_core::model::{Contact, Domain, EmailRecord, Event, KeySet, Template, Workspace};
+use posthorn_core::ports::{ChangeSet, NewJob, StoreError, Write};
+use sqlx::types::Json;
+use sqlx::{PgConnection, PgPool};
+
+use crate::error;
+use crate::rows::{enum_text, to_i64};
+use crate::JOBS_CHANNEL;
+
+/// Applies every write of `changes` in one transaction, or none of them.
+///
+/// Guarded writes that find another state than expected roll the transaction back and
+/// return `Conflict`; any other failure rolls back and returns `Unavailable`. A change set
+/// that enqueues jobs also notifies [`JOBS_CHANNEL`]; PostgreSQL delivers that
+/// notification only when (and if) the transaction commits.
+pub(crate) async fn commit(pool: &PgPool, changes: ChangeSet) -> Result<(), StoreError> {
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let mut tx = pool.begin().await.map_err(error::store)?;
+    for write in &changes.writes {
+        if let Err(err) = apply(&mut tx, write).await {
+            // A failed rollback leaves nothing behind either: the server aborts the
+            // transaction when the connection goes away.
+            if let Err(rollback) = tx.rollback().await {
+                tracing::warn!(error = %rollback, "rollback after a failed write failed");
+            }
+            return Err(err);
+        }
+    }
+    let enqueues = changes
+        .writes
+        .iter()
+        .any(|w| matches!(w, Write::EnqueueJob(_)));
+    if enqueues {
+        sqlx::query("SELECT pg_notify($1, '')")
+            .bind(JOBS_CHANNEL)
+            .execute(&mut *tx)
+            .await
+            .map_err(error::store)?;
+    }
+    tx.commit().await.map_err(error::store)
+}
+
+/// Applies one write inside the open transaction.
+async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError> {
+    match write {
+        Write::PutWorkspace(w) => put_workspace(conn, w).await,
+        Write::PutKeySet(k) => put_key_set(conn, k).await,
+        Write::DeleteKeySet { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM key_sets WHERE workspace_id = $1 AND id = $2",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        Write::InsertDomain(d) => insert_domain(conn, d).await,
+        Write::UpdateDomain(d) => update_domain(conn, d).await,
+        Write::InsertContact(c) => insert_contact(conn, c).await,
+        Write::UpdateContact(c) => update_contact(conn, c).await,
+        Write::DeleteContact { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM contacts WHERE workspace_id = $1 AND id = $2",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        Write::PutTemplate(t) => put_template(conn, t).await,
+        Write::DeleteTemplate { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM templates WHERE workspace_id = $1 AND id = $2",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        Write::InsertEmail(e) => insert_email(conn, e).await,
+        Write::UpdateEmail(e) => update_email(conn, e).await,
+        Write::AppendEvent(e) => append_event(conn, e).await,
+        Write::EnqueueJob(j) => enqueue_job(conn, j).await,
+    }
+}
+
+/// `Conflict` when a guarded update matched no row.
+fn expect_one(rows: u64, what: impl FnOnce() -> String) -> Result<(), StoreError> {
+    if rows == 0 {
+        Err(StoreError::Conflict(what()))
+    } else {
+        Ok(())
+    }
+}
+
+async fn delete(
+    conn: &mut PgConnection,
+    sql: &'static str,
+    workspace_id: &str,
+    id: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(sql)
+        .bind(workspace_id)
+        .bind(id)
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+async fn put_workspace(conn: &mut PgConnection, w: &Workspace) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO workspaces (id, name, disabled, active_contact_limit, \
+         rate_limit_per_minute, send_rate_per_second, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, disabled = EXCLUDED.disabled, \
+         active_contact_limit = EXCLUDED.active_contact_limit, \
+         rate_limit_per_minute = EXCLUDED.rate_limit_per_minute, \
+         send_rate_per_second = EXCLUDED.send_rate_per_second, \
+         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at",
+    )
+    .bind(&w.id)
+    .bind(&w.name)
+    .bind(w.disabled)
+    .bind(w.active_contact_limit.map(to_i64))
+    .bind(i64::from(w.rate_limit_per_minute))
+    .bind(w.send_rate_per_second)
+    .bind(w.created_at)
+    .bind(w.updated_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn put_key_set(conn: &mut PgConnection, k: &KeySet) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO key_sets (workspace_id, id, name, domains, public_key_hash, \
+         secret_key_hash, public_key_preview, secret_key_preview, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (workspace_id, id) DO UPDATE SET name = EXCLUDED.name, \
+         domains = EXCLUDED.domains, public_key_hash = EXCLUDED.public_key_hash, \
+         secret_key_hash = EXCLUDED.secret_key_hash, \
+         public_key_preview = EXCLUDED.public_key_preview, \
+         secret_key_preview = EXCLUDED.secret_key_preview, created_at = EXCLUDED.created_at",
+    )
+    .bind(&k.workspace_id)
+    .bind(&k.id)
+    .bind(&k.name)
+    .bind(Json(&k.domains))
+    .bind(&k.public_key_hash)
+    .bind(&k.secret_key_hash)
+    .bind(&k.public_key_preview)
+    .bind(&k.secret_key_preview)
+    .bind(k.created_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn insert_domain(conn: &mut PgConnection, d: &Domain) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO domains (workspace_id, id, domain, verified, inbound_enabled, created_at, \
+         updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&d.workspace_id)
+    .bind(&d.id)
+    .bind(&d.domain)
+    .bind(d.verified)
+    .bind(d.inbound_enabled)
+    .bind(d.created_at)
+    .bind(d.updated_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_domain(conn: &mut PgConnection, d: &Domain) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "UPDATE domains SET domain = $3, verified = $4, inbound_enabled = $5, created_at = $6, \
+         updated_at = $7 WHERE workspace_id = $1 AND id = $2",
+    )
+    .bind(&d.workspace_id)
+    .bind(&d.id)
+    .bind(&d.domain)
+    .bind(d.verified)
+    .bind(d.inbound_enabled)
+    .bind(d.created_at)
+    .bind(d.updated_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || format!("domain {} is gone", d.id))
+}
+
+async fn insert_contact(conn: &mut PgConnection, c: &Contact) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at, \
+         created_at, updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0)",
+    )
+    .bind(&c.workspace_id)
+    .bind(&c.id)
+    .bind(c.email.as_str())
+    .bind(c.subscribed)
+    .bind(Json(&c.data))
+    .bind(enum_text(&c.status))
+    .bind(c.expires_at)
+    .bind(c.created_at)
+    .bind(c.updated_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_contact(conn: &mut PgConnection, c: &Contact) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "UPDATE contacts SET email = $4, subscribed = $5, data = $6, status = $7, \
+         expires_at = $8, created_at = $9, updated_at = $10, version = version + 1 \
+         WHERE workspace_id = $1 AND id = $2 AND version = $3",
+    )
+    .bind(&c.workspace_id)
+    .bind(&c.id)
+    .bind(to_i64(c.version))
+    .bind(c.email.as_str())
+    .bind(c.subscribed)
+    .bind(Json(&c.data))
+    .bind(enum_text(&c.status))
+    .bind(c.expires_at)
+    .bind(c.created_at)
+    .bind(c.updated_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("contact {} is gone or not at version {}", c.id, c.version)
+    })
+}
+
+async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO templates (workspace_id, id, name, description, subject, body, text, \
+         from_address, from_name, reply_to, template_type, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+         ON CONFLICT (workspace_id, id) DO UPDATE SET name = EXCLUDED.name, \
+         description = EXCLUDED.description, subject = EXCLUDED.subject, \
+         body = EXCLUDED.body, text = EXCLUDED.text, from_address = EXCLUDED.from_address, \
+         from_name = EXCLUDED.from_name, reply_to = EXCLUDED.reply_to, \
+         template_type = EXCLUDED.template_type, created_at = EXCLUDED.created_at, \
+         updated_at = EXCLUDED.updated_at",
+    )
+    .bind(&t.workspace_id)
+    .bind(&t.id)
+    .bind(&t.name)
+    .bind(&t.description)
+    .bind(&t.subject)
+    .bind(&t.body)
+    .bind(&t.text)
+    .bind(&t.from)
+    .bind(&t.from_name)
+    .bind(&t.reply_to)
+    .bind(enum_text(&t.template_type))
+    .bind(t.created_at)
+    .bind(t.updated_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+/// Binds every column of an email in `email_cols!` order ($1 = workspace, $2 = id).
+macro_rules! bind_email {
+    ($query:expr, $e:expr) => {
+        $query
+            .bind(&$e.workspace_id)
+            .bind(&$e.id)
+            .bind(&$e.contact_id)
+            .bind(Json(&$e.to))
+            .bind(Json(&$e.from))
+            .bind(&$e.reply_to)
+            .bind(&$e.subject)
+            .bind(&$e.html)
+            .bind(&$e.text)
+            .bind(Json(&$e.headers))
+            .bind(Json(&$e.attachments))
+            .bind(&$e.template_id)
+            .bind(&$e.campaign_id)
+            .bind(enum_text(&$e.source_type))
+            .bind(enum_text(&$e.status))
+            .bind(&$e.message_id)
+            .bind(&$e.provider_message_id)
+            .bind(&$e.error)
+            .bind($e.created_at)
+            .bind($e.sent_at)
+            .bind($e.updated_at)
+    };
+}
+
+async fn insert_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), StoreError> {
+    let query = sqlx::query(concat!(
+        "INSERT INTO emails (",
+        crate::rows::email_cols!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+         $17, $18, $19, $20, $21)"
+    ));
+    bind_email!(query, e)
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), StoreError> {
+    let query = sqlx::query(
+        "UPDATE emails SET contact_id = $3, to_mailbox = $4, from_mailbox = $5, \
+         reply_to = $6, subject = $7, html = $8, text = $9, headers = $10, \
+         attachments = $11, template_id = $12, campaign_id = $13, source_type = $14, \
+         status = $15, message_id = $16, provider_message_id = $17, error = $18, \
+         created_at = $19, sent_at = $20, updated_at = $21 \
+         WHERE workspace_id = $1 AND id = $2",
+    );
+    let done = bind_email!(query, e)
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    expect_one(done.rows_affected(), || format!("email {} is gone", e.id))
+}
+
+async fn append_event(conn: &mut PgConnection, e: &Event) -> Result<(), StoreError> {
+    sqlx::query(concat!(
+        "INSERT INTO events (",
+        crate::rows::event_cols!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7)"
+    ))
+    .bind(&e.workspace_id)
+    .bind(&e.id)
+    .bind(&e.name)
+    .bind(Json(&e.data))
+    .bind(&e.contact_id)
+    .bind(&e.email_id)
+    .bind(e.created_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn enqueue_job(conn: &mut PgConnection, j: &NewJob) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO jobs (id, payload, run_at) VALUES ($1, $2, $3)")
+        .bind(&j.id)
+        .bind(Json(&j.payload))
+        .bind(j.run_at)
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}

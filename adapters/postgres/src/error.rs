@@ -1,0 +1,35 @@
+//! Maps sqlx errors onto the ports' error enums.
+
+use posthorn_core::ports::{PortError, StoreError};
+
+/// SQLSTATE of a unique-constraint violation.
+const UNIQUE_VIOLATION: &str = "23505";
+
+/// Whether `err` is a unique-constraint violation (a guarded insert lost).
+pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some(UNIQUE_VIOLATION))
+}
+
+/// A driver error as a store error: unique violations are conflicts, the rest is
+/// infrastructure failure.
+pub(crate) fn store(err: sqlx::Error) -> StoreError {
+    if is_unique_violation(&err) {
+        let what = match &err {
+            sqlx::Error::Database(db) => db.constraint().unwrap_or("unique key").to_string(),
+            _ => String::from("unique key"),
+        };
+        StoreError::Conflict(format!("{what} already exists"))
+    } else {
+        StoreError::Unavailable(err.to_string())
+    }
+}
+
+/// A driver error as a generic port error.
+pub(crate) fn port(err: sqlx::Error) -> PortError {
+    PortError::Unavailable(err.to_string())
+}
+
+/// A stored value that does not decode into the model (a corrupt or foreign row).
+pub(crate) fn corrupt(what: &str, err: impl std::fmt::Display) -> StoreError {
+    StoreError::Unavailable(format!("stored {what} does not decode: {err}"))
+}

@@ -1,0 +1,168 @@
+//! `Jobs` for [`PgStore`]: leases claimed with `FOR UPDATE SKIP LOCKED`.
+//!
+//! States: `queued` (waits for `run_at`), `running` (leased until `lease_until`, then
+//! claimable again), `dead` (parked). A finished job is deleted. Every lease operation
+//! matches on the lease token, so a worker whose lease was taken over changes nothing.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use posthorn_core::ports::{ClaimedJob, JobPayload, JobStats, Jobs, PortError};
+use serde_json::Value;
+use sqlx::types::Json;
+use sqlx::{PgPool, Row};
+
+use crate::contacts::sql_limit;
+use crate::error::port as port_error;
+use crate::PgStore;
+
+/// Claims due jobs and expired leases, oldest `run_at` first, skipping rows that other
+/// claimers hold locked right now. The CTE runs once, so each row is locked at most once.
+const CLAIM: &str = "\
+    WITH due AS ( \
+        SELECT id FROM jobs \
+        WHERE (state = 'queued' AND run_at <= $1) \
+           OR (state = 'running' AND lease_until <= $1) \
+        ORDER BY run_at, id \
+        LIMIT $3 \
+        FOR UPDATE SKIP LOCKED) \
+    UPDATE jobs AS j \
+    SET state = 'running', lease_token = gen_random_uuid()::text, lease_until = $2 \
+    FROM due WHERE j.id = due.id \
+    RETURNING j.id, j.payload, j.attempts, j.lease_token, j.run_at";
+
+#[async_trait]
+impl Jobs for PgStore {
+    async fn claim(
+        &self,
+        now: DateTime<Utc>,
+        lease: Duration,
+        max: usize,
+    ) -> Result<Vec<ClaimedJob>, PortError> {
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        let lease_until = chrono::Duration::from_std(lease)
+            .ok()
+            .and_then(|lease| now.checked_add_signed(lease))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        let rows = sqlx::query(CLAIM)
+            .bind(now)
+            .bind(lease_until)
+            .bind(sql_limit(max))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(port_error)?;
+
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id: String = row.try_get("id").map_err(port_error)?;
+            let token: String = row.try_get("lease_token").map_err(port_error)?;
+            let run_at: DateTime<Utc> = row.try_get("run_at").map_err(port_error)?;
+            let attempts: i32 = row.try_get("attempts").map_err(port_error)?;
+            let payload: Json<Value> = row.try_get("payload").map_err(port_error)?;
+            match serde_json::from_value::<JobPayload>(payload.0) {
+                Ok(payload) => claimed.push((
+                    run_at,
+                    ClaimedJob {
+                        id,
+                        payload,
+                        attempts: u32::try_from(attempts).unwrap_or(0),
+                        lease_token: token,
+                    },
+                )),
+                Err(err) => {
+                    // A payload this version cannot read (written by a newer one, or
+                    // corrupt) would fail forever: park it instead of handing it out.
+                    let reason = format!("undecodable payload: {err}");
+                    park(&self.pool, &id, &token, &reason).await?;
+                }
+            }
+        }
+        // RETURNING does not keep the CTE's order.
+        claimed.sort_by(|(a_at, a), (b_at, b)| a_at.cmp(b_at).then_with(|| a.id.cmp(&b.id)));
+        Ok(claimed.into_iter().map(|(_, job)| job).collect())
+    }
+
+    async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
+        let done = sqlx::query(
+            "DELETE FROM jobs WHERE id = $1 AND lease_token = $2 AND state = 'running'",
+        )
+        .bind(&job.id)
+        .bind(&job.lease_token)
+        .execute(&self.pool)
+        .await
+        .map_err(port_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn retry(
+        &self,
+        job: &ClaimedJob,
+        at: DateTime<Utc>,
+        failed: bool,
+        error: &str,
+    ) -> Result<bool, PortError> {
+        let done = sqlx::query(
+            "UPDATE jobs SET state = 'queued', run_at = $3, \
+             attempts = attempts + CASE WHEN $4 THEN 1 ELSE 0 END, last_error = $5, \
+             lease_token = NULL, lease_until = NULL \
+             WHERE id = $1 AND lease_token = $2 AND state = 'running'",
+        )
+        .bind(&job.id)
+        .bind(&job.lease_token)
+        .bind(at)
+        .bind(failed)
+        .bind(error)
+        .execute(&self.pool)
+        .await
+        .map_err(port_error)?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError> {
+        park(&self.pool, &job.id, &job.lease_token, error).await
+    }
+
+    async fn wait_for_work(&self, timeout: Duration) {
+        self.wake.wait(timeout).await;
+    }
+
+    async fn stats(&self, now: DateTime<Utc>) -> Result<JobStats, PortError> {
+        // A running job whose lease has expired waits to run again: it counts as queued.
+        let (queued, running, dead): (i64, i64, i64) = sqlx::query_as(
+            "SELECT \
+               count(*) FILTER (WHERE state = 'queued' \
+                                   OR (state = 'running' AND lease_until <= $1)), \
+               count(*) FILTER (WHERE state = 'running' AND lease_until > $1), \
+               count(*) FILTER (WHERE state = 'dead') \
+             FROM jobs",
+        )
+        .bind(now)
+        .fetch_one(&self.pool)
+        .await
+        .map_err(port_error)?;
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        Ok(JobStats {
+            queued: count(queued),
+            running: count(running),
+            dead: count(dead),
+        })
+    }
+}
+
+/// Moves a leased job to `dead`; `false` when the lease token is stale.
+async fn park(pool: &PgPool, id: &str, lease_token: &str, error: &str) -> Result<bool, PortError> {
+    let done = sqlx::query(
+        "UPDATE jobs SET state = 'dead', last_error = $3, lease_token = NULL, \
+         lease_until = NULL WHERE id = $1 AND lease_token = $2 AND state = 'running'",
+    )
+    .bind(id)
+    .bind(lease_token)
+    .bind(error)
+    .execute(pool)
+    .await
+    .map_err(port_error)?;
+    Ok(done.rows_affected() > 0)
+}

@@ -1,0 +1,32 @@
+//! Checks specific to the PostgreSQL adapter: real concurrency, leases, schema details.
+
+mod commit;
+mod jobs;
+mod search;
+
+use chrono::{DateTime, Utc};
+use posthorn_core::model::{Contact, EmailAddress, Workspace};
+use posthorn_core::ports::{ChangeSet, Write};
+use serde_json::Map;
+
+/// Now, in whole milliseconds (PostgreSQL keeps microseconds).
+pub fn now() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}
+
+/// A new workspace record.
+pub fn workspace() -> Workspace {
+    Workspace::new("adapter-test".into(), now())
+}
+
+/// A new ACTIVE contact with `email` in `workspace_id`.
+pub fn contact(workspace_id: &str, email: &str) -> Contact {
+    let email = EmailAddress::parse(email).expect("valid test address");
+    Contact::new(workspace_id, email, true, Map::new(), false, now())
+}
+
+/// A change set of `writes`.
+pub fn changes(writes: Vec<Write>) -> ChangeSet {
+    ChangeSet { writes }
+}

@@ -1,0 +1,236 @@
+//! Talks to a tiny scripted SMTP server on 127.0.0.1.
+
+use std::sync::{Arc, Mutex};
+
+use mail_parser::MessageParser;
+use posthorn_core::ports::Mailbox;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+use super::*;
+
+/// What the fake server saw in one transaction.
+#[derive(Debug, Default, Clone)]
+struct Seen {
+    mail_from: Vec<String>,
+    rcpt_to: Vec<String>,
+    data: Vec<Vec<u8>>,
+}
+
+/// Starts a server answering RCPT with `rcpt_reply`; returns its port and what it saw.
+async fn fake_server(rcpt_reply: &'static str) -> (u16, Arc<Mutex<Seen>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let seen_ = Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let seen = Arc::clone(&seen_);
+            tokio::spawn(async move {
+                let _ = session(socket, rcpt_reply, seen).await;
+            });
+        }
+    });
+    (port, seen)
+}
+
+async fn session(
+    socket: tokio::net::TcpStream,
+    rcpt_reply: &'static str,
+    seen: Arc<Mutex<Seen>>,
+) -> std::io::Result<()> {
+    let (read, mut write) = socket.into_split();
+    let mut lines = BufReader::new(read);
+    write.write_all(b"220 fake.test ESMTP\r\n").await?;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if lines.read_line(&mut line).await? == 0 {
+            return Ok(());
+        }
+        let command = line.trim_end().to_ascii_uppercase();
+        let reply: &str = if command.starts_with("EHLO") || command.starts_with("HELO") {
+            "250-fake.test\r\n250 8BITMIME\r\n"
+        } else if command.starts_with("MAIL FROM:") {
+            lock(&seen).mail_from.push(line.trim_end()[10..].to_owned());
+            "250 ok\r\n"
+        } else if command.starts_with("RCPT TO:") {
+            lock(&seen).rcpt_to.push(line.trim_end()[8..].to_owned());
+            rcpt_reply
+        } else if command == "DATA" {
+            write.write_all(b"354 go ahead\r\n").await?;
+            let mut data = Vec::new();
+            loop {
+                let mut chunk = Vec::new();
+                if lines.read_until(b'\n', &mut chunk).await? == 0 {
+                    return Ok(());
+                }
+                if chunk == b".\r\n" {
+                    break;
+                }
+                // Undo dot-stuffing.
+                let chunk = chunk.strip_prefix(b".").unwrap_or(&chunk);
+                data.extend_from_slice(chunk);
+            }
+            lock(&seen).data.push(data);
+            "250 queued as 42\r\n"
+        } else if command == "QUIT" {
+            write.write_all(b"221 bye\r\n").await?;
+            return Ok(());
+        } else {
+            // RSET, NOOP and anything else.
+            "250 ok\r\n"
+        };
+        write.write_all(reply.as_bytes()).await?;
+    }
+}
+
+fn lock(seen: &Mutex<Seen>) -> std::sync::MutexGuard<'_, Seen> {
+    seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn message() -> OutgoingMessage {
+    OutgoingMessage {
+        email_id: "em_9".into(),
+        message_id: "em_9@posthorn.test".into(),
+        from: Mailbox {
+            name: Some("Acme".into()),
+            email: "news@acme.test".into(),
+        },
+        to: Mailbox {
+            name: None,
+            email: "ada@example.test".into(),
+        },
+        reply_to: None,
+        subject: "Hello ✉".into(),
+        html: "<p>Hi</p>\r\n.\r\n<p>a line starting with a dot</p>".into(),
+        text: Some("Hi\n.\nbye".into()),
+        headers: vec![],
+        attachments: vec![],
+    }
+}
+
+#[tokio::test]
+async fn delivers_to_a_plain_smtp_server() {
+    let (port, seen) = fake_server("250 ok\r\n").await;
+    let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
+    let id = transport.send(&message()).await.expect("accepted");
+    assert_eq!(id, "em_9@posthorn.test");
+    // A second send reuses the pool.
+    transport.send(&message()).await.expect("accepted again");
+
+    let seen = lock(&seen).clone();
+    assert_eq!(seen.mail_from[0], "<news@acme.test>");
+    assert_eq!(seen.rcpt_to[0], "<ada@example.test>");
+    assert_eq!(seen.data.len(), 2);
+    let parsed = MessageParser::default()
+        .parse(&seen.data[0])
+        .expect("parses");
+    assert_eq!(parsed.subject(), Some("Hello ✉"));
+    assert_eq!(parsed.message_id(), Some("em_9@posthorn.test"));
+    // Text travels in canonical CRLF form.
+    assert_eq!(
+        parsed
+            .body_text(0)
+            .map(|t| t.replace("\r\n", "\n"))
+            .as_deref(),
+        Some("Hi\n.\nbye")
+    );
+    assert!(parsed
+        .body_html(0)
+        .is_some_and(|html| html.contains("<p>a line starting with a dot</p>")));
+}
+
+#[tokio::test]
+async fn rejected_recipient_is_permanent() {
+    let (port, _) = fake_server("550 5.1.1 no such user\r\n").await;
+    let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
+    let err = transport.send(&message()).await.expect_err("rejected");
+    assert!(
+        matches!(&err, TransportError::Permanent(m) if m.contains("no such user")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn deferred_recipient_is_transient() {
+    let (port, _) = fake_server("451 4.7.1 try later\r\n").await;
+    let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
+    let err = transport.send(&message()).await.expect_err("deferred");
+    assert!(matches!(err, TransportError::Transient(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn refused_connection_is_transient() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    drop(listener);
+    let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
+    let err = transport.send(&message()).await.expect_err("refused");
+    assert!(matches!(err, TransportError::Transient(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn invalid_message_is_permanent_without_connecting() {
+    let transport = SmtpTransport::from_url("smtp://127.0.0.1:9").expect("url");
+    let msg = OutgoingMessage {
+        subject: "a\r\nBcc: evil@x.test".into(),
+        ..message()
+    };
+    let err = transport.send(&msg).await.expect_err("refused");
+    assert!(matches!(err, TransportError::Permanent(_)), "{err:?}");
+}
+
+#[test]
+fn url_defaults_and_options() {
+    let t = SmtpTransport::from_url("smtp://mail.example.test").expect("url");
+    assert_eq!(
+        (t.host(), t.port(), t.tls()),
+        ("mail.example.test", 25, TlsMode::None)
+    );
+
+    let t = SmtpTransport::from_url("smtps://u:p@mail.example.test").expect("url");
+    assert_eq!((t.port(), t.tls()), (465, TlsMode::Implicit));
+
+    let t = SmtpTransport::from_url("smtp://mail.example.test:587?tls=required").expect("url");
+    assert_eq!((t.port(), t.tls()), (587, TlsMode::Required));
+
+    let t = SmtpTransport::from_url("smtp://mail.example.test?tls=starttls").expect("url");
+    assert_eq!((t.port(), t.tls()), (25, TlsMode::Opportunistic));
+
+    let t =
+        SmtpTransport::from_url("smtp://user%40x:p%2Fw%40rd@[::1]:2525/client.test").expect("url");
+    assert_eq!((t.host(), t.port()), ("::1", 2525));
+}
+
+#[test]
+fn bad_urls_are_refused_without_echoing_secrets() {
+    for url in [
+        "smtp://user:s3cret@host?tls=bogus",
+        "smtps://user:s3cret@host?tls=none",
+        "smtp://user:s3cret@host?foo=bar",
+        "smtp://user:s3cret@",
+        "http://user:s3cret@host",
+        "not a url s3cret",
+    ] {
+        let err = SmtpTransport::from_url(url).expect_err(url);
+        assert!(!err.to_string().contains("s3cret"), "{url}: {err}");
+    }
+}
+
+#[test]
+fn debug_output_hides_credentials() {
+    let t = SmtpTransport::from_url("smtp://user:s3cret@host").expect("url");
+    let shown = format!("{t:?}");
+    assert!(
+        shown.contains("host") && !shown.contains("s3cret"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn percent_decoding() {
+    assert_eq!(percent_decode("a%40b%2F%25").expect("decodes"), "a@b/%");
+    assert!(percent_decode("a%4").is_err());
+    assert!(percent_decode("%ff").is_err());
+}

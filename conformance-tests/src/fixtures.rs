@@ -1,0 +1,204 @@
+//! Generated records and small helpers shared by the checks.
+//!
+//! Timestamps are whole milliseconds so that records survive a round trip through any
+//! backend (PostgreSQL keeps microseconds) and compare equal.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use posthorn_core::model::{
+    Contact, Domain, EmailAddress, EmailRecord, EmailStatus, Event, SourceType, Template,
+    TemplateType, Workspace,
+};
+use posthorn_core::ports::{ChangeSet, JobPayload, Mailbox, NewJob, Store, StoreError, Write};
+use serde_json::{Map, Value};
+
+use crate::StorePorts;
+
+/// The current time, truncated to whole milliseconds.
+pub fn now_ms() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}
+
+/// `base` plus `secs` seconds.
+pub fn secs(base: DateTime<Utc>, secs: i64) -> DateTime<Utc> {
+    base + TimeDelta::seconds(secs)
+}
+
+/// A short random suffix.
+pub fn unique() -> String {
+    uuid::Uuid::new_v4().simple().to_string()[..12].to_string()
+}
+
+/// A fresh address `{tag}-{random}@example.com`.
+pub fn email(tag: &str) -> EmailAddress {
+    EmailAddress::parse(&format!("{tag}-{}@example.com", unique()))
+        .unwrap_or_else(|e| panic!("generated address for {tag:?} is invalid: {e}"))
+}
+
+/// A JSON object from `value` (which must be one).
+pub fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("fixture data must be a JSON object, got {other}"),
+    }
+}
+
+/// Commits `writes`, panicking with `what` on failure.
+pub async fn commit(store: &dyn Store, what: &str, writes: Vec<Write>) {
+    if let Err(e) = store.commit(ChangeSet { writes }).await {
+        panic!("{what}: commit failed: {e}");
+    }
+}
+
+/// Commits `writes` and expects a `Conflict`.
+pub async fn commit_conflicts(store: &dyn Store, what: &str, writes: Vec<Write>) {
+    match store.commit(ChangeSet { writes }).await {
+        Err(StoreError::Conflict(_)) => {}
+        Err(other) => panic!("{what}: expected StoreError::Conflict, got {other:?}"),
+        Ok(()) => panic!("{what}: expected StoreError::Conflict, but the commit succeeded"),
+    }
+}
+
+/// Creates and stores a workspace named `name-{random}` created at `at`.
+pub async fn workspace_at(p: &StorePorts, name: &str, at: DateTime<Utc>) -> Workspace {
+    let workspace = Workspace::new(format!("{name}-{}", unique()), at);
+    commit(
+        p.store.as_ref(),
+        "storing a workspace",
+        vec![Write::PutWorkspace(workspace.clone())],
+    )
+    .await;
+    workspace
+}
+
+/// Creates and stores a workspace created now.
+pub async fn workspace(p: &StorePorts, name: &str) -> Workspace {
+    workspace_at(p, name, now_ms()).await
+}
+
+/// A new ACTIVE contact (not stored).
+pub fn contact(workspace_id: &str, tag: &str, subscribed: bool, at: DateTime<Utc>) -> Contact {
+    Contact::new(workspace_id, email(tag), subscribed, Map::new(), false, at)
+}
+
+/// Stores a new ACTIVE contact and returns it as stored (version 0).
+pub async fn insert_contact(
+    p: &StorePorts,
+    workspace_id: &str,
+    tag: &str,
+    subscribed: bool,
+    at: DateTime<Utc>,
+) -> Contact {
+    let contact = contact(workspace_id, tag, subscribed, at);
+    commit(
+        p.store.as_ref(),
+        "inserting a contact",
+        vec![Write::InsertContact(contact.clone())],
+    )
+    .await;
+    contact
+}
+
+/// Reads a contact that must exist.
+pub async fn must_read_contact(store: &dyn Store, workspace_id: &str, id: &str) -> Contact {
+    store
+        .contact(workspace_id, id)
+        .await
+        .unwrap_or_else(|e| panic!("reading contact {id} failed: {e}"))
+        .unwrap_or_else(|| panic!("contact {id} should exist"))
+}
+
+/// A new domain (not stored).
+pub fn domain(workspace_id: &str, name: &str, at: DateTime<Utc>) -> Domain {
+    Domain {
+        id: posthorn_core::model::new_id(),
+        workspace_id: workspace_id.to_string(),
+        domain: name.to_string(),
+        verified: false,
+        inbound_enabled: false,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// A new template (not stored).
+pub fn template(
+    workspace_id: &str,
+    name: &str,
+    subject: &str,
+    template_type: TemplateType,
+    at: DateTime<Utc>,
+) -> Template {
+    Template {
+        id: posthorn_core::model::new_id(),
+        workspace_id: workspace_id.to_string(),
+        name: name.to_string(),
+        description: None,
+        subject: subject.to_string(),
+        body: "<p>Hello {{name}}</p>".to_string(),
+        text: Some("Hello {{name}}".to_string()),
+        from: Some("news@example.com".to_string()),
+        from_name: Some("News".to_string()),
+        reply_to: None,
+        template_type,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// A new queued email record to `contact` (not stored).
+pub fn email_record(contact: &Contact, at: DateTime<Utc>) -> EmailRecord {
+    let id = posthorn_core::model::new_id();
+    EmailRecord {
+        message_id: format!("{id}@example.com"),
+        id,
+        workspace_id: contact.workspace_id.clone(),
+        contact_id: contact.id.clone(),
+        to: Mailbox {
+            name: None,
+            email: contact.email.to_string(),
+        },
+        from: Mailbox {
+            name: Some("Sender".to_string()),
+            email: "sender@example.com".to_string(),
+        },
+        reply_to: None,
+        subject: "Hello".to_string(),
+        html: "<p>Hello</p>".to_string(),
+        text: Some("Hello".to_string()),
+        headers: vec![("X-Test".to_string(), "1".to_string())],
+        attachments: vec![],
+        template_id: None,
+        campaign_id: None,
+        source_type: SourceType::Transactional,
+        status: EmailStatus::Queued,
+        provider_message_id: None,
+        error: None,
+        created_at: at,
+        sent_at: None,
+        updated_at: at,
+    }
+}
+
+/// A new event (not stored).
+pub fn event(workspace_id: &str, name: &str, contact_id: Option<&str>, at: DateTime<Utc>) -> Event {
+    Event::new(
+        workspace_id,
+        name,
+        serde_json::json!({ "n": unique() }),
+        contact_id.map(str::to_string),
+        None,
+        at,
+    )
+}
+
+/// A job due at `run_at`.
+pub fn job(workspace_id: &str, run_at: DateTime<Utc>) -> NewJob {
+    NewJob::at(
+        JobPayload::DeliverEmail {
+            workspace_id: workspace_id.to_string(),
+            email_id: posthorn_core::model::new_id(),
+        },
+        run_at,
+    )
+}

@@ -1,0 +1,352 @@
+//! The job queue fed by commits: due times, exclusive claims, leases, retries, dead letters.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use posthorn_core::ports::{ClaimedJob, JobStats, NewJob, Write};
+
+use crate::fixtures::{commit, job, now_ms, secs, workspace};
+use crate::StorePorts;
+
+const LEASE: Duration = Duration::from_secs(30);
+
+async fn enqueue(p: &StorePorts, jobs: &[NewJob]) {
+    commit(
+        p.store.as_ref(),
+        "enqueueing jobs",
+        jobs.iter().cloned().map(Write::EnqueueJob).collect(),
+    )
+    .await;
+}
+
+async fn claim(p: &StorePorts, at: chrono::DateTime<chrono::Utc>, max: usize) -> Vec<ClaimedJob> {
+    p.jobs.claim(at, LEASE, max).await.expect("claim failed")
+}
+
+async fn claim_one(p: &StorePorts, at: chrono::DateTime<chrono::Utc>) -> ClaimedJob {
+    let mut claimed = claim(p, at, 1).await;
+    assert_eq!(claimed.len(), 1, "expected one claimable job at {at}");
+    claimed.remove(0)
+}
+
+/// A job enqueued by a commit is claimable once due, not before, with its payload and
+/// zero attempts.
+pub async fn job_claimable_when_due_not_before(p: &StorePorts) {
+    let ws = workspace(p, "due").await;
+    let now = now_ms();
+    let later = job(&ws.id, secs(now, 60));
+    enqueue(p, std::slice::from_ref(&later)).await;
+
+    assert!(
+        claim(p, now, 10).await.is_empty(),
+        "a job was claimed before its run_at"
+    );
+    assert!(
+        claim(p, secs(now, 59), 10).await.is_empty(),
+        "a job was claimed early"
+    );
+    let claimed = claim(p, secs(now, 61), 10).await;
+    assert_eq!(claimed.len(), 1, "the due job must be claimable");
+    assert_eq!(claimed[0].id, later.id);
+    assert_eq!(claimed[0].payload, later.payload);
+    assert_eq!(claimed[0].attempts, 0);
+    assert!(
+        claim(p, secs(now, 62), 10).await.is_empty(),
+        "a leased job must not be claimed twice"
+    );
+}
+
+/// Claims hand out due jobs oldest `run_at` first and at most `max` at a time.
+pub async fn jobs_claimed_oldest_first_up_to_max(p: &StorePorts) {
+    let ws = workspace(p, "order").await;
+    let now = now_ms();
+    let jobs = vec![
+        job(&ws.id, secs(now, -1)),
+        job(&ws.id, secs(now, -3)),
+        job(&ws.id, secs(now, -2)),
+        job(&ws.id, secs(now, 100)),
+    ];
+    enqueue(p, &jobs).await;
+    let first = claim(p, now, 2).await;
+    let ids: Vec<&str> = first.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec![jobs[1].id.as_str(), jobs[2].id.as_str()],
+        "oldest run_at first, max 2"
+    );
+    let rest = claim(p, now, 10).await;
+    let ids: Vec<&str> = rest.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, vec![jobs[0].id.as_str()], "only due jobs");
+    assert!(claim(p, now, 0).await.is_empty(), "max 0 claims nothing");
+}
+
+/// Several concurrent claimers never get the same job.
+pub async fn job_claim_is_exclusive(p: &StorePorts) {
+    const JOBS: usize = 40;
+    let ws = workspace(p, "exclusive").await;
+    let now = now_ms();
+    let jobs: Vec<NewJob> = (0..JOBS).map(|_| job(&ws.id, now)).collect();
+    enqueue(p, &jobs).await;
+
+    let mut claimers = tokio::task::JoinSet::new();
+    for _ in 0..4 {
+        let queue = p.jobs.clone();
+        claimers.spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let got = queue.claim(now, LEASE, 3).await.expect("claim failed");
+                if got.is_empty() {
+                    return mine;
+                }
+                mine.extend(got.into_iter().map(|j| j.id));
+                tokio::task::yield_now().await;
+            }
+        });
+    }
+    let mut all = Vec::new();
+    while let Some(done) = claimers.join_next().await {
+        all.extend(done.expect("a claimer panicked"));
+    }
+    let distinct: HashSet<&String> = all.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        all.len(),
+        "a job was handed to two claimers"
+    );
+    assert_eq!(all.len(), JOBS, "every job must be claimed exactly once");
+    let stats = p.jobs.stats(now).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 0,
+            running: JOBS as u64,
+            dead: 0
+        }
+    );
+}
+
+/// When a lease expires the job is claimable again with a new token; the old token is
+/// stale.
+pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts) {
+    let ws = workspace(p, "lease").await;
+    let now = now_ms();
+    enqueue(p, &[job(&ws.id, now)]).await;
+    let first = claim_one(p, now).await;
+
+    assert!(
+        claim(p, secs(now, 10), 10).await.is_empty(),
+        "claimed while the lease holds"
+    );
+    let stats = p.jobs.stats(secs(now, 10)).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 0,
+            running: 1,
+            dead: 0
+        },
+        "stats while leased"
+    );
+    let stats = p.jobs.stats(secs(now, 31)).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 1,
+            running: 0,
+            dead: 0
+        },
+        "stats after expiry"
+    );
+
+    let second = claim_one(p, secs(now, 31)).await;
+    assert_eq!(second.id, first.id);
+    assert_ne!(
+        second.lease_token, first.lease_token,
+        "a new claim needs a new token"
+    );
+    assert_eq!(
+        second.attempts, 0,
+        "an expired lease is not a counted failure"
+    );
+
+    assert_eq!(
+        p.jobs.complete(&first).await,
+        Ok(false),
+        "complete with a stale token"
+    );
+    assert_eq!(
+        p.jobs.complete(&second).await,
+        Ok(true),
+        "complete with the live token"
+    );
+    assert_eq!(p.jobs.stats(secs(now, 32)).await, Ok(JobStats::default()));
+}
+
+/// `retry` with `failed` counts an attempt and delays the job to `at`; without `failed` it
+/// delays without counting.
+pub async fn job_retry_counts_failed_attempts_and_delays(p: &StorePorts) {
+    let ws = workspace(p, "retry").await;
+    let now = now_ms();
+    enqueue(p, &[job(&ws.id, now)]).await;
+
+    let claimed = claim_one(p, now).await;
+    let retried = p.jobs.retry(&claimed, secs(now, 120), true, "boom").await;
+    assert_eq!(retried, Ok(true));
+    let stats = p.jobs.stats(secs(now, 1)).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 1,
+            running: 0,
+            dead: 0
+        },
+        "a retried job is queued"
+    );
+    assert!(
+        claim(p, secs(now, 60), 10).await.is_empty(),
+        "claimed before the retry time"
+    );
+
+    let again = claim_one(p, secs(now, 121)).await;
+    assert_eq!(again.attempts, 1, "a failed retry counts an attempt");
+    assert_eq!(
+        p.jobs.retry(&claimed, now, true, "x").await,
+        Ok(false),
+        "stale token"
+    );
+
+    let retried = p
+        .jobs
+        .retry(&again, secs(now, 200), false, "throttled")
+        .await;
+    assert_eq!(retried, Ok(true));
+    assert!(
+        claim(p, secs(now, 199), 10).await.is_empty(),
+        "claimed before the retry time"
+    );
+    let third = claim_one(p, secs(now, 201)).await;
+    assert_eq!(
+        third.attempts, 1,
+        "a retry without failure must not count an attempt"
+    );
+
+    let retried = p.jobs.retry(&third, secs(now, 300), true, "boom").await;
+    assert_eq!(retried, Ok(true));
+    assert_eq!(claim_one(p, secs(now, 301)).await.attempts, 2);
+}
+
+/// A dead-lettered job is never claimed again and shows as dead in `stats`.
+pub async fn job_dead_letter_shows_in_stats(p: &StorePorts) {
+    let ws = workspace(p, "dead").await;
+    let now = now_ms();
+    enqueue(p, &[job(&ws.id, now), job(&ws.id, secs(now, 3600))]).await;
+    let claimed = claim_one(p, now).await;
+    assert_eq!(p.jobs.dead_letter(&claimed, "hopeless").await, Ok(true));
+    let stats = p.jobs.stats(now).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 1,
+            running: 0,
+            dead: 1
+        }
+    );
+    assert_eq!(
+        p.jobs.dead_letter(&claimed, "again").await,
+        Ok(false),
+        "no longer leased"
+    );
+    assert_eq!(
+        p.jobs.complete(&claimed).await,
+        Ok(false),
+        "a dead job cannot complete"
+    );
+    let later = claim(p, secs(now, 7200), 10).await;
+    assert_eq!(later.len(), 1, "only the other job is claimable");
+    assert_ne!(later[0].id, claimed.id, "a dead job was claimed");
+}
+
+/// `complete` removes the job for good.
+pub async fn job_complete_removes(p: &StorePorts) {
+    let ws = workspace(p, "complete").await;
+    let now = now_ms();
+    enqueue(p, &[job(&ws.id, now)]).await;
+    let claimed = claim_one(p, now).await;
+    assert_eq!(p.jobs.complete(&claimed).await, Ok(true));
+    assert_eq!(
+        p.jobs.complete(&claimed).await,
+        Ok(false),
+        "completing twice"
+    );
+    assert_eq!(p.jobs.stats(now).await, Ok(JobStats::default()));
+    assert!(
+        claim(p, secs(now, 86_400), 10).await.is_empty(),
+        "a completed job came back"
+    );
+}
+
+/// Operations with a token that never was a lease (or a job that does not exist) return
+/// `false` and change nothing.
+pub async fn job_stale_token_changes_nothing(p: &StorePorts) {
+    let ws = workspace(p, "forged").await;
+    let now = now_ms();
+    enqueue(p, &[job(&ws.id, now)]).await;
+    let claimed = claim_one(p, now).await;
+    let forged = ClaimedJob {
+        lease_token: uuid::Uuid::new_v4().to_string(),
+        ..claimed.clone()
+    };
+    assert_eq!(p.jobs.complete(&forged).await, Ok(false));
+    assert_eq!(p.jobs.retry(&forged, now, true, "x").await, Ok(false));
+    assert_eq!(p.jobs.dead_letter(&forged, "x").await, Ok(false));
+    let unknown = ClaimedJob {
+        id: posthorn_core::model::new_id(),
+        ..claimed.clone()
+    };
+    assert_eq!(p.jobs.complete(&unknown).await, Ok(false));
+    let stats = p.jobs.stats(now).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 0,
+            running: 1,
+            dead: 0
+        },
+        "a forged token changed state"
+    );
+    assert_eq!(p.jobs.complete(&claimed).await, Ok(true));
+}
+
+/// `wait_for_work` waits while nothing happens and returns early when a commit enqueues a
+/// job.
+pub async fn job_wait_for_work_wakes_on_commit(p: &StorePorts) {
+    let ws = workspace(p, "wake").await;
+
+    let started = Instant::now();
+    p.jobs.wait_for_work(Duration::from_millis(300)).await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "wait_for_work returned after {:?} with no work at all",
+        started.elapsed()
+    );
+
+    let waiter = {
+        let queue = p.jobs.clone();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            queue.wait_for_work(Duration::from_secs(10)).await;
+            started.elapsed()
+        })
+    };
+    // Let the waiter start waiting before the commit.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    enqueue(p, &[job(&ws.id, now_ms())]).await;
+    let waited = tokio::time::timeout(Duration::from_secs(15), waiter)
+        .await
+        .expect("wait_for_work ignored its timeout")
+        .expect("the waiter panicked");
+    assert!(
+        waited < Duration::from_secs(5),
+        "wait_for_work took {waited:?}: a commit that enqueues a job must wake it"
+    );
+}

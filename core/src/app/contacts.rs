@@ -1,0 +1,372 @@
+//! Contacts: create-or-update by email, read, list, patch, delete, and the PENDING rules.
+
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::{on_conflict_retry, Caller, StepError};
+use crate::error::{Error, Resource, Result};
+use crate::model::{merge_data, Contact, ContactStatus, EmailAddress, Event, Workspace};
+use crate::ports::{ChangeSet, ContactQuery, StoreError, Write};
+use crate::validate::Checker;
+use crate::Engine;
+
+/// A change to apply to the contact with `email`, creating it when absent.
+#[derive(Debug, Clone)]
+pub struct Upsert<'a> {
+    /// The contact's address.
+    pub email: EmailAddress,
+    /// The flag to set; `None` leaves an existing contact's flag alone.
+    pub subscribed: Option<bool>,
+    /// Data merged shallowly into the contact's data (`null` removes a key).
+    pub data: Option<&'a Map<String, Value>>,
+    /// The flag of a new contact when `subscribed` is `None`.
+    pub default_subscribed: bool,
+}
+
+/// The contact after an upsert, and whether it was created.
+#[derive(Debug, Clone)]
+pub struct Upserted {
+    /// The contact as it will be stored.
+    pub contact: Contact,
+    /// True when the upsert creates it.
+    pub is_new: bool,
+}
+
+/// Room left under the active contact limit, counted once per request.
+#[derive(Debug, Default)]
+pub struct ActiveRoom {
+    remaining: Option<Option<u64>>,
+}
+
+impl ActiveRoom {
+    /// Whether one more ACTIVE contact fits; consumes the room when it does.
+    async fn take(&mut self, engine: &Engine, ws: &Workspace) -> Result<bool, StoreError> {
+        let Some(limit) = ws.active_contact_limit else {
+            return Ok(true);
+        };
+        if self.remaining.is_none() {
+            let active = engine.store.count_active_contacts(&ws.id).await?;
+            self.remaining = Some(Some(limit.saturating_sub(active)));
+        }
+        match &mut self.remaining {
+            Some(Some(n)) if *n > 0 => {
+                *n -= 1;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+}
+
+/// Plans an upsert into `changes` (contact write and subscription event) without committing.
+pub async fn plan_upsert(
+    engine: &Engine,
+    ws: &Workspace,
+    upsert: &Upsert<'_>,
+    room: &mut ActiveRoom,
+    now: DateTime<Utc>,
+    changes: &mut ChangeSet,
+) -> Result<Upserted, StoreError> {
+    match engine.store.contact_by_email(&ws.id, upsert.email.as_str()).await? {
+        None => {
+            let mut data = Map::new();
+            if let Some(patch) = upsert.data {
+                merge_data(&mut data, patch);
+            }
+            let fits = room.take(engine, ws).await?;
+            let contact = Contact::new(
+                &ws.id,
+                upsert.email.clone(),
+                upsert.subscribed.unwrap_or(upsert.default_subscribed),
+                data,
+                !fits,
+                now,
+            );
+            changes.push(Write::InsertContact(contact.clone()));
+            Ok(Upserted { contact, is_new: true })
+        }
+        Some(mut contact) => {
+            let was_subscribed = contact.subscribed;
+            let mut changed = false;
+            if let Some(flag) = upsert.subscribed {
+                changed |= flag != contact.subscribed;
+                contact.subscribed = flag;
+            }
+            if let Some(patch) = upsert.data {
+                let before = contact.data.clone();
+                merge_data(&mut contact.data, patch);
+                changed |= before != contact.data;
+            }
+            if changed {
+                contact.updated_at = now;
+                changes.push(Write::UpdateContact(contact.clone()));
+                push_subscription_event(ws, &contact, was_subscribed, None, now, changes);
+            }
+            Ok(Upserted { contact, is_new: false })
+        }
+    }
+}
+
+/// Appends `contact.subscribed` / `contact.unsubscribed` when the flag moved.
+pub fn push_subscription_event(
+    ws: &Workspace,
+    contact: &Contact,
+    was_subscribed: bool,
+    reason: Option<&str>,
+    now: DateTime<Utc>,
+    changes: &mut ChangeSet,
+) {
+    if was_subscribed == contact.subscribed {
+        return;
+    }
+    let (name, data) = if contact.subscribed {
+        ("contact.subscribed", serde_json::json!({}))
+    } else {
+        match reason {
+            Some(reason) => ("contact.unsubscribed", serde_json::json!({ "reason": reason })),
+            None => ("contact.unsubscribed", serde_json::json!({})),
+        }
+    };
+    changes.push(Write::AppendEvent(Event::new(
+        &ws.id,
+        name,
+        data,
+        Some(contact.id.clone()),
+        None,
+        now,
+    )));
+}
+
+/// A page of contacts for `GET /contacts`.
+#[derive(Debug, Clone)]
+pub struct ContactList {
+    /// The contacts, newest first.
+    pub contacts: Vec<Contact>,
+    /// Opaque cursor of the next page; `None` on the last page.
+    pub cursor: Option<String>,
+    /// Whether another page exists.
+    pub has_more: bool,
+    /// Number of matching contacts; only on the first page.
+    pub total: Option<u64>,
+}
+
+impl Engine {
+    /// `POST /contacts`: creates or updates the contact with the body's email.
+    pub async fn upsert_contact(&self, caller: &Caller, body: &Value) -> Result<Upserted> {
+        let obj = Checker::body(body)?;
+        let mut c = Checker::new();
+        let email = c.email(obj, "email", "", true);
+        let subscribed = c.boolean(obj, "subscribed", "", false);
+        let data = c.object(obj, "data", "", false);
+        c.finish()?;
+        let upsert = Upsert {
+            email: email.ok_or_else(|| Error::Internal("email checked above".into()))?,
+            subscribed,
+            data,
+            default_subscribed: true,
+        };
+        on_conflict_retry(|| async {
+            let now = self.clock.now();
+            let mut changes = ChangeSet::new();
+            let mut room = ActiveRoom::default();
+            let done =
+                plan_upsert(self, &caller.workspace, &upsert, &mut room, now, &mut changes).await?;
+            if !changes.is_empty() {
+                self.store.commit(changes).await?;
+            }
+            Ok(done)
+        })
+        .await
+    }
+
+    /// `GET /contacts/{id}`.
+    pub async fn contact(&self, caller: &Caller, id: &str) -> Result<Contact> {
+        self.store
+            .contact(caller.workspace_id(), id)
+            .await?
+            .ok_or(Error::NotFound(Resource::Contact))
+    }
+
+    /// `GET /contacts`: `limit` 1..100 (20), `cursor`, `subscribed`, `search`.
+    pub async fn list_contacts(
+        &self,
+        caller: &Caller,
+        query: &std::collections::HashMap<String, String>,
+    ) -> Result<ContactList> {
+        let mut c = Checker::new();
+        let limit = c.query_int(query, "limit", 1, 100, 20) as usize;
+        let subscribed = c.query_bool(query, "subscribed");
+        let before_id = match query.get("cursor").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            None => None,
+            Some(raw) => match decode_cursor(raw) {
+                Some(id) => Some(id),
+                None => {
+                    c.fail("cursor", "invalid_cursor", "cursor is not one this API returned");
+                    None
+                }
+            },
+        };
+        let search = query
+            .get("search")
+            .or_else(|| query.get("email"))
+            .map(|s| s.trim().to_lowercase())
+            .filter(|s| !s.is_empty());
+        c.finish()?;
+        let first_page = before_id.is_none();
+        let q = ContactQuery { subscribed, search, before_id, limit };
+        let page = self.store.contacts(caller.workspace_id(), &q).await?;
+        let total = if first_page {
+            Some(self.store.count_contacts(caller.workspace_id(), &q).await?)
+        } else {
+            None
+        };
+        let cursor = match (page.has_more, page.contacts.last()) {
+            (true, Some(last)) => Some(encode_cursor(&last.id)),
+            _ => None,
+        };
+        Ok(ContactList { contacts: page.contacts, cursor, has_more: page.has_more, total })
+    }
+
+    /// `PATCH /contacts/{id}`: `subscribed`, `data` (merged; `null` clears), `email`.
+    pub async fn patch_contact(&self, caller: &Caller, id: &str, body: &Value) -> Result<Contact> {
+        let obj = Checker::body(body)?;
+        let mut c = Checker::new();
+        let subscribed = c.boolean(obj, "subscribed", "", false);
+        let clear_data = matches!(obj.get("data"), Some(Value::Null));
+        let data = c.object(obj, "data", "", false);
+        let email = c.email(obj, "email", "", false);
+        c.finish()?;
+        on_conflict_retry(|| async {
+            let now = self.clock.now();
+            let ws = &caller.workspace;
+            let mut contact = self
+                .store
+                .contact(&ws.id, id)
+                .await?
+                .ok_or(Error::NotFound(Resource::Contact))?;
+            let before = contact.clone();
+            if let Some(email) = &email {
+                if *email != contact.email {
+                    if self.store.contact_by_email(&ws.id, email.as_str()).await?.is_some() {
+                        return Err(StepError::Domain(Error::Conflict(format!(
+                            "another contact already has the email {email}"
+                        ))));
+                    }
+                    contact.email = email.clone();
+                }
+            }
+            if let Some(flag) = subscribed {
+                contact.subscribed = flag;
+            }
+            if clear_data {
+                contact.data.clear();
+            } else if let Some(patch) = data {
+                merge_data(&mut contact.data, patch);
+            }
+            if contact == before {
+                return Ok(contact);
+            }
+            contact.updated_at = now;
+            let mut changes = ChangeSet::new();
+            changes.push(Write::UpdateContact(contact.clone()));
+            push_subscription_event(ws, &contact, before.subscribed, None, now, &mut changes);
+            self.store.commit(changes).await?;
+            contact.version += 1;
+            Ok(contact)
+        })
+        .await
+    }
+
+    /// `DELETE /contacts/{id}`; then lets a PENDING contact take the freed place.
+    pub async fn delete_contact(&self, caller: &Caller, id: &str) -> Result<()> {
+        let ws = &caller.workspace;
+        let contact = self.contact(caller, id).await?;
+        let mut changes = ChangeSet::new();
+        changes.push(Write::DeleteContact { workspace_id: ws.id.clone(), id: contact.id });
+        self.store.commit(changes).await?;
+        if contact.status == ContactStatus::Active {
+            self.promote_pending_contacts(ws).await?;
+        }
+        Ok(())
+    }
+
+    /// Makes PENDING contacts ACTIVE, oldest first, while the limit leaves room, and
+    /// deletes those whose `expiresAt` has passed. Safe to run at any time, repeatedly.
+    pub async fn promote_pending_contacts(&self, ws: &Workspace) -> Result<u64> {
+        const BATCH: usize = 500;
+        let now = self.clock.now();
+        let mut promoted = 0u64;
+        let mut room = match ws.active_contact_limit {
+            None => u64::MAX,
+            Some(limit) => limit.saturating_sub(self.store.count_active_contacts(&ws.id).await?),
+        };
+        loop {
+            let pending = self.store.pending_contacts(&ws.id, BATCH).await?;
+            if pending.is_empty() {
+                break;
+            }
+            let mut changes = ChangeSet::new();
+            for mut contact in pending.iter().cloned() {
+                if contact.expires_at.is_some_and(|at| at <= now) {
+                    changes.push(Write::DeleteContact {
+                        workspace_id: ws.id.clone(),
+                        id: contact.id,
+                    });
+                } else if room > 0 {
+                    room -= 1;
+                    promoted += 1;
+                    contact.status = ContactStatus::Active;
+                    contact.expires_at = None;
+                    contact.updated_at = now;
+                    changes.push(Write::UpdateContact(contact));
+                }
+            }
+            if changes.is_empty() {
+                break;
+            }
+            // A conflict means a concurrent change to one of these contacts: the next
+            // sweep picks them up again, so stop here rather than fail.
+            match self.store.commit(changes).await {
+                Ok(()) => {}
+                Err(StoreError::Conflict(_)) => break,
+                Err(e) => return Err(e.into()),
+            }
+            if pending.len() < BATCH {
+                break;
+            }
+        }
+        Ok(promoted)
+    }
+}
+
+/// Encodes a contact id as an opaque cursor.
+pub fn encode_cursor(id: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
+}
+
+/// Decodes a cursor made by [`encode_cursor`].
+pub fn decode_cursor(cursor: &str) -> Option<String> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    let id = String::from_utf8(bytes).ok()?;
+    uuid::Uuid::parse_str(&id).ok().map(|_| id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn cursors_round_trip(bytes in proptest::array::uniform16(any::<u8>())) {
+            let id = uuid::Uuid::from_bytes(bytes).to_string();
+            prop_assert_eq!(decode_cursor(&encode_cursor(&id)), Some(id));
+        }
+
+        #[test]
+        fn garbage_cursors_are_refused_not_panicking(raw in "\\PC{0,60}") {
+            let _ = decode_cursor(&raw);
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! Use cases, one module per capability. Each reads through the ports, decides, and
+//! commits its decision in one atomic change set.
+
+pub mod contacts;
+pub mod events;
+pub mod keys;
+pub mod send;
+pub mod templates;
+pub mod track;
+pub mod verify;
+pub mod workspaces;
+
+mod caller;
+mod retry;
+
+pub use caller::Caller;
+pub use retry::{on_conflict_retry, StepError};

@@ -1,0 +1,256 @@
+//! `POST /v1/send`: one email record and delivery job per recipient, all or nothing.
+
+mod request;
+
+pub use request::{
+    parse_mailbox_string, Recipient, SendRequest, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
+    MAX_RECIPIENTS,
+};
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
+
+use super::contacts::{plan_upsert, ActiveRoom, Upsert};
+use super::{on_conflict_retry, Caller, StepError};
+use crate::error::{Error, Resource, Result};
+use crate::model::{
+    new_id, Contact, EmailAddress, EmailRecord, EmailStatus, SourceType, Template, TemplateType,
+    Workspace,
+};
+use crate::ports::{ChangeSet, JobPayload, Mailbox, NewJob, Write};
+use crate::render::{html_to_text, render, Escape};
+use crate::Engine;
+
+/// One accepted recipient: its contact and its email record.
+#[derive(Debug, Clone)]
+pub struct SentTo {
+    /// Contact id.
+    pub contact_id: String,
+    /// Recipient address.
+    pub email: EmailAddress,
+    /// Email record id (the `emailId` of later events).
+    pub email_id: String,
+}
+
+/// The answer of `/v1/send`.
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    /// One entry per distinct recipient, in request order.
+    pub emails: Vec<SentTo>,
+    /// When the request was accepted.
+    pub at: DateTime<Utc>,
+}
+
+/// Subject, body, sender and reply-to after applying a template and the request's overrides.
+struct Resolved {
+    from: EmailAddress,
+    from_name: Option<String>,
+    reply_to: Option<String>,
+    subject: String,
+    body: String,
+    text: Option<String>,
+    template: Option<Template>,
+}
+
+impl Engine {
+    /// Validates and accepts a send: contacts, email records and delivery jobs in one commit.
+    pub async fn send(&self, caller: &Caller, body: &Value) -> Result<Accepted> {
+        let req = SendRequest::parse(body)?;
+        let ws = &caller.workspace;
+        let template = match &req.template {
+            Some(id) => Some(
+                self.store
+                    .template(&ws.id, id)
+                    .await?
+                    .ok_or(Error::NotFound(Resource::Template))?,
+            ),
+            None => None,
+        };
+        let resolved = resolve(&req, template)?;
+        self.check_sender(caller, &resolved.from).await?;
+        on_conflict_retry(|| self.accept_send(ws, &req, &resolved)).await
+    }
+
+    /// Refuses senders outside the workspace's verified domains or the key's scope.
+    pub async fn check_sender(&self, caller: &Caller, from: &EmailAddress) -> Result<()> {
+        let domain = from.domain();
+        let verified = self
+            .store
+            .domains(caller.workspace_id())
+            .await?
+            .iter()
+            .any(|d| d.verified && d.domain == domain);
+        if !verified {
+            return Err(Error::DomainNotVerified(format!(
+                "The sender domain {domain} is not a verified domain of this workspace"
+            )));
+        }
+        if !caller.key.may_send_from(domain) {
+            return Err(Error::Forbidden(format!(
+                "This API key may not send from {domain}; its key set is limited to: {}",
+                caller.key.key_set.domains.join(", ")
+            )));
+        }
+        Ok(())
+    }
+
+    async fn accept_send(
+        &self,
+        ws: &Workspace,
+        req: &SendRequest,
+        resolved: &Resolved,
+    ) -> Result<Accepted, StepError> {
+        let now = self.clock.now();
+        let mut changes = ChangeSet::new();
+        let mut room = ActiveRoom::default();
+        let mut emails = Vec::with_capacity(req.to.len());
+        let mut unsubscribed = Vec::new();
+        let marketing = resolved
+            .template
+            .as_ref()
+            .is_some_and(|t| t.template_type == TemplateType::Marketing);
+        for recipient in &req.to {
+            let upsert = Upsert {
+                email: recipient.email.clone(),
+                subscribed: req.subscribed,
+                data: None,
+                default_subscribed: false,
+            };
+            let done = plan_upsert(self, ws, &upsert, &mut room, now, &mut changes).await?;
+            if marketing && !done.contact.subscribed {
+                unsubscribed.push(recipient.email.to_string());
+                continue;
+            }
+            let record = build_record(ws, req, resolved, recipient, &done.contact, now)?;
+            emails.push(SentTo {
+                contact_id: done.contact.id.clone(),
+                email: recipient.email.clone(),
+                email_id: record.id.clone(),
+            });
+            changes.push(Write::EnqueueJob(NewJob::at(
+                JobPayload::DeliverEmail {
+                    workspace_id: ws.id.clone(),
+                    email_id: record.id.clone(),
+                },
+                now,
+            )));
+            changes.push(Write::InsertEmail(record));
+        }
+        if !unsubscribed.is_empty() {
+            return Err(StepError::Domain(Error::BadRequest(format!(
+                "The template is MARKETING and these recipients are unsubscribed: {}. \
+                 Use a TRANSACTIONAL template or resubscribe them.",
+                unsubscribed.join(", ")
+            ))));
+        }
+        self.store.commit(changes).await?;
+        Ok(Accepted { emails, at: now })
+    }
+}
+
+fn resolve(req: &SendRequest, template: Option<Template>) -> Result<Resolved> {
+    let t = template.as_ref();
+    let (from, mut from_name) = match (&req.from, t.and_then(|t| t.from.as_deref())) {
+        (Some((email, name)), _) => (email.clone(), name.clone()),
+        (None, Some(raw)) => {
+            let email = EmailAddress::parse(raw).map_err(|e| {
+                Error::field("from", "invalid_email", format!("template from address: {e}"))
+            })?;
+            (email, t.and_then(|t| t.from_name.clone()))
+        }
+        (None, None) => {
+            return Err(Error::field(
+                "from",
+                "required",
+                "from is required unless the template has a from address",
+            ))
+        }
+    };
+    if req.name.is_some() {
+        from_name = req.name.clone();
+    }
+    let subject = req
+        .subject
+        .clone()
+        .or_else(|| t.map(|t| t.subject.clone()))
+        .unwrap_or_default();
+    let body = req.body.clone().or_else(|| t.map(|t| t.body.clone())).unwrap_or_default();
+    let text = match &req.text {
+        Some(text) => Some(text.clone()),
+        None if req.body.is_none() => t.and_then(|t| t.text.clone()),
+        None => None,
+    };
+    let reply_to = req
+        .reply
+        .as_ref()
+        .map(|r| r.to_string())
+        .or_else(|| t.and_then(|t| t.reply_to.clone()));
+    Ok(Resolved { from, from_name, reply_to, subject, body, text, template })
+}
+
+/// The variables a message is rendered with: the request's `data` at the top level and
+/// under `data`, plus `contact` and `email`.
+pub fn render_context(data: &Map<String, Value>, contact: &Contact) -> Value {
+    let mut ctx = data.clone();
+    ctx.insert("data".into(), Value::Object(data.clone()));
+    ctx.insert(
+        "contact".into(),
+        json!({
+            "id": contact.id,
+            "email": contact.email,
+            "subscribed": contact.subscribed,
+            "data": contact.data,
+        }),
+    );
+    ctx.entry("email").or_insert_with(|| json!(contact.email));
+    Value::Object(ctx)
+}
+
+fn build_record(
+    ws: &Workspace,
+    req: &SendRequest,
+    resolved: &Resolved,
+    recipient: &Recipient,
+    contact: &Contact,
+    now: DateTime<Utc>,
+) -> Result<EmailRecord> {
+    let ctx = render_context(&req.data, contact);
+    let rendered = |field: &str, source: &str, escape: Escape| {
+        render(source, &ctx, escape)
+            .map_err(|e| Error::field(field, "invalid_template", e.to_string()))
+    };
+    let subject = rendered("subject", &resolved.subject, Escape::None)?;
+    if subject.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(Error::field("subject", "invalid_characters", "the rendered subject contains a line break"));
+    }
+    let html = rendered("body", &resolved.body, Escape::Html)?;
+    let text = match resolved.text.as_deref() {
+        Some("") => None,
+        Some(source) => Some(rendered("text", source, Escape::None)?),
+        None => Some(html_to_text(&html)),
+    };
+    let id = new_id();
+    Ok(EmailRecord {
+        message_id: format!("{id}@{}", resolved.from.domain()),
+        id,
+        workspace_id: ws.id.clone(),
+        contact_id: contact.id.clone(),
+        to: Mailbox { name: recipient.name.clone(), email: recipient.email.to_string() },
+        from: Mailbox { name: resolved.from_name.clone(), email: resolved.from.to_string() },
+        reply_to: resolved.reply_to.clone(),
+        subject,
+        html,
+        text,
+        headers: req.headers.clone(),
+        attachments: req.attachments.clone(),
+        template_id: resolved.template.as_ref().map(|t| t.id.clone()),
+        campaign_id: None,
+        source_type: SourceType::Transactional,
+        status: EmailStatus::Queued,
+        provider_message_id: None,
+        error: None,
+        created_at: now,
+        sent_at: None,
+        updated_at: now,
+    })
+}

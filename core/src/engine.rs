@@ -1,0 +1,69 @@
+//! The `Engine`: the ports bundled with the settings every use case needs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::ports::{Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, Store};
+
+/// Tunables of the engine; the defaults are what production uses.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Delivery attempts before an email is marked FAILED and its job dead-lettered.
+    pub max_delivery_attempts: u32,
+    /// How long a claimed job is leased to its worker.
+    pub job_lease: Duration,
+    /// First retry delay; doubled per attempt up to `max_retry_delay`.
+    pub base_retry_delay: Duration,
+    /// Longest retry delay.
+    pub max_retry_delay: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            max_delivery_attempts: 8,
+            job_lease: Duration::from_secs(120),
+            base_retry_delay: Duration::from_secs(30),
+            max_retry_delay: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// The ports a use case may reach, shared by the HTTP handlers and the workers.
+#[derive(Clone)]
+pub struct Engine {
+    /// Durable records.
+    pub store: Arc<dyn Store>,
+    /// Durable job queue (usually the same adapter as `store`).
+    pub jobs: Arc<dyn Jobs>,
+    /// Outbound mail.
+    pub transport: Arc<dyn MailTransport>,
+    /// Time.
+    pub clock: Arc<dyn Clock>,
+    /// DNS lookups.
+    pub dns: Arc<dyn Dns>,
+    /// Request and send budgets.
+    pub rate_limiter: Arc<dyn RateLimiter>,
+    /// Idempotency records and other short-lived values.
+    pub cache: Arc<dyn Cache>,
+    /// Tunables.
+    pub settings: Settings,
+}
+
+impl Engine {
+    /// Delay before retry number `attempt` (1-based): exponential, capped.
+    pub fn retry_delay(&self, attempt: u32) -> chrono::Duration {
+        let base = self.settings.base_retry_delay.as_millis() as u64;
+        let factor = 1u64 << attempt.saturating_sub(1).min(20);
+        let ms = base
+            .saturating_mul(factor)
+            .min(self.settings.max_retry_delay.as_millis() as u64);
+        chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX))
+    }
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("settings", &self.settings).finish_non_exhaustive()
+    }
+}

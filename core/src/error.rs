@@ -1,0 +1,117 @@
+//! The one domain error type. The server maps each variant to a status and `error.code`
+//! in a single table; nothing else decides statuses.
+
+use crate::ports::{PortError, StoreError};
+
+/// A failing field of a request, reported all at once.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FieldError {
+    /// JSON path of the field, dot separated (`to.3.email`).
+    pub field: String,
+    /// What is wrong, for people.
+    pub message: String,
+    /// What is wrong, for programs (`required`, `invalid_type`, `invalid_email`, ...).
+    pub code: String,
+}
+
+impl FieldError {
+    /// A field error.
+    pub fn new(field: impl Into<String>, code: &str, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+            code: code.to_string(),
+        }
+    }
+}
+
+/// Which kind of record was not found (it picks the error code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// A contact.
+    Contact,
+    /// A template.
+    Template,
+    /// A campaign.
+    Campaign,
+    /// A segment.
+    Segment,
+    /// A workflow.
+    Workflow,
+    /// A workspace.
+    Workspace,
+    /// A key set.
+    KeySet,
+    /// A domain.
+    Domain,
+    /// An email record.
+    Email,
+}
+
+impl Resource {
+    /// The singular English noun, for messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Resource::Contact => "contact",
+            Resource::Template => "template",
+            Resource::Campaign => "campaign",
+            Resource::Segment => "segment",
+            Resource::Workflow => "workflow",
+            Resource::Workspace => "workspace",
+            Resource::KeySet => "key set",
+            Resource::Domain => "domain",
+            Resource::Email => "email",
+        }
+    }
+}
+
+/// Everything a use case can refuse or fail with.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// Request fields failed validation (422).
+    #[error("request validation failed")]
+    Validation(Vec<FieldError>),
+    /// The request is well formed but makes no sense (400).
+    #[error("{0}")]
+    BadRequest(String),
+    /// The current state forbids the operation (400).
+    #[error("{0}")]
+    InvalidState(String),
+    /// No such record in this workspace (404).
+    #[error("{} not found", .0.noun())]
+    NotFound(Resource),
+    /// The key may not do this (403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// The sender domain is not verified for the workspace (403).
+    #[error("{0}")]
+    DomainNotVerified(String),
+    /// The change collides with existing state (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// Infrastructure failed; the message is for logs only (500).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// A validation error about one field.
+    pub fn field(field: impl Into<String>, code: &str, message: impl Into<String>) -> Self {
+        Error::Validation(vec![FieldError::new(field, code, message)])
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Self {
+        Error::Internal(e.to_string())
+    }
+}
+
+impl From<PortError> for Error {
+    fn from(e: PortError) -> Self {
+        Error::Internal(e.to_string())
+    }
+}
+
+/// Result with the domain error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

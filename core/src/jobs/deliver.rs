@@ -1,0 +1,143 @@
+//! Delivering one email: throttle, hand to the transport, record `email.sent`.
+
+use serde_json::json;
+
+use super::JobOutcome;
+use crate::model::{timestamp, EmailRecord, EmailStatus, Event};
+use crate::ports::{ChangeSet, ClaimedJob, OutgoingMessage, Quota, TransportError, Write};
+use crate::Engine;
+
+/// The workspace's sending budget as a rate-limiter quota.
+pub fn send_quota(per_second: f64) -> Quota {
+    if per_second >= 1.0 {
+        Quota { limit: per_second.floor() as u32, window: std::time::Duration::from_secs(1) }
+    } else {
+        let secs = (1.0 / per_second.max(1e-6)).ceil();
+        Quota { limit: 1, window: std::time::Duration::from_secs_f64(secs) }
+    }
+}
+
+/// The data of an email event: the base fields every email event carries.
+pub fn email_event_data(email: &EmailRecord) -> serde_json::Value {
+    json!({
+        "subject": email.subject,
+        "from": email.from.email,
+        "fromName": email.from.name,
+        "messageId": email.provider_message_id.clone().unwrap_or_else(|| email.message_id.clone()),
+        "emailId": email.id,
+        "templateId": email.template_id,
+        "campaignId": email.campaign_id,
+        "sourceType": email.source_type,
+    })
+}
+
+impl Engine {
+    /// Handles `DeliverEmail`. Idempotent: an email no longer QUEUED is left alone.
+    pub(super) async fn deliver_email(
+        &self,
+        job: &ClaimedJob,
+        workspace_id: &str,
+        email_id: &str,
+    ) -> crate::Result<JobOutcome> {
+        let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
+            self.jobs.complete(job).await?;
+            return Ok(JobOutcome::Done);
+        };
+        if email.status != EmailStatus::Queued {
+            self.jobs.complete(job).await?;
+            return Ok(JobOutcome::Done);
+        }
+        let Some(ws) = self.store.workspace(workspace_id).await? else {
+            self.jobs.complete(job).await?;
+            return Ok(JobOutcome::Done);
+        };
+        let now = self.clock.now();
+        // Throttle: wait for the next window instead of dropping the mail.
+        let decision = self
+            .rate_limiter
+            .take(&format!("send:{}", ws.id), 1, send_quota(ws.send_rate_per_second), now)
+            .await?;
+        if !decision.allowed {
+            self.jobs.retry(job, decision.reset_at, false, "throttled").await?;
+            return Ok(JobOutcome::Retried);
+        }
+        let message = OutgoingMessage {
+            email_id: email.id.clone(),
+            message_id: email.message_id.clone(),
+            from: email.from.clone(),
+            to: email.to.clone(),
+            reply_to: email.reply_to.clone(),
+            subject: email.subject.clone(),
+            html: email.html.clone(),
+            text: email.text.clone(),
+            headers: email.headers.clone(),
+            attachments: email.attachments.clone(),
+        };
+        match self.transport.send(&message).await {
+            Ok(provider_id) => {
+                let sent_at = self.clock.now();
+                email.status = EmailStatus::Sent;
+                email.provider_message_id = Some(provider_id);
+                email.sent_at = Some(sent_at);
+                email.updated_at = sent_at;
+                email.error = None;
+                let mut data = email_event_data(&email);
+                data["sentAt"] = json!(timestamp::format(&sent_at));
+                let event = Event::new(
+                    &ws.id,
+                    "email.sent",
+                    data,
+                    Some(email.contact_id.clone()),
+                    Some(email.id.clone()),
+                    sent_at,
+                );
+                let mut changes = ChangeSet::new();
+                changes.push(Write::UpdateEmail(email));
+                changes.push(Write::AppendEvent(event));
+                self.store.commit(changes).await?;
+                self.jobs.complete(job).await?;
+                Ok(JobOutcome::Done)
+            }
+            Err(TransportError::Transient(why))
+                if job.attempts + 1 < self.settings.max_delivery_attempts =>
+            {
+                tracing::warn!(email_id = %email.id, attempt = job.attempts + 1, %why, "delivery failed, will retry");
+                let at = now + self.retry_delay(job.attempts + 1);
+                self.jobs.retry(job, at, true, &why).await?;
+                Ok(JobOutcome::Retried)
+            }
+            Err(e) => {
+                tracing::warn!(email_id = %email.id, error = %e, "delivery failed for good");
+                email.status = EmailStatus::Failed;
+                email.error = Some(e.to_string());
+                email.updated_at = self.clock.now();
+                let mut changes = ChangeSet::new();
+                changes.push(Write::UpdateEmail(email));
+                self.store.commit(changes).await?;
+                match e {
+                    TransportError::Permanent(_) => {
+                        self.jobs.complete(job).await?;
+                        Ok(JobOutcome::Done)
+                    }
+                    TransportError::Transient(why) => {
+                        self.jobs.dead_letter(job, &why).await?;
+                        Ok(JobOutcome::Dead)
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotas_cover_fractional_rates() {
+        assert_eq!(send_quota(14.0).limit, 14);
+        assert_eq!(send_quota(14.7).limit, 14);
+        let slow = send_quota(0.5);
+        assert_eq!((slow.limit, slow.window.as_secs()), (1, 2));
+    }
+}

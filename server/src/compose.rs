@@ -1,0 +1,58 @@
+//! The one place that turns configuration into adapters.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use posthorn_core::ports::{Cache, Jobs, RateLimiter, Store, SystemClock};
+use posthorn_core::{Engine, Settings};
+use posthorn_memory::{MemoryCache, MemoryRateLimiter, MemoryStore};
+
+use crate::config::Config;
+
+/// Why the configuration cannot be composed.
+#[derive(Debug, thiserror::Error)]
+pub enum ComposeError {
+    /// `POSTHORN_STORE` is neither `memory` nor a known URL.
+    #[error("POSTHORN_STORE must be `memory` or a postgres:// URL, got `{0}`")]
+    UnknownStore(String),
+    /// `POSTHORN_TRANSPORT` is invalid.
+    #[error("POSTHORN_TRANSPORT: {0}")]
+    Transport(String),
+    /// An adapter could not start.
+    #[error("{0}")]
+    Adapter(String),
+}
+
+/// Builds the engine the configuration describes.
+pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
+    let (store, jobs): (Arc<dyn Store>, Arc<dyn Jobs>) = match config.store.as_str() {
+        "memory" => {
+            let store = Arc::new(MemoryStore::new());
+            (store.clone(), store)
+        }
+        other => return Err(ComposeError::UnknownStore(other.to_string())),
+    };
+    let (rate_limiter, cache): (Arc<dyn RateLimiter>, Arc<dyn Cache>) = match &config.redis_url {
+        None => (Arc::new(MemoryRateLimiter::new()), Arc::new(MemoryCache::new())),
+        Some(_) => {
+            return Err(ComposeError::Adapter(
+                "POSTHORN_REDIS_URL is not supported yet; unset it to use in-process limits".into(),
+            ))
+        }
+    };
+    let transport = posthorn_smtp::transport_from_spec(&config.transport)
+        .map_err(|e| ComposeError::Transport(e.to_string()))?;
+    let dns = Arc::new(posthorn_dns::HickoryDns::from_system_conf(Duration::from_millis(
+        config.dns_timeout_ms,
+    )));
+    Ok(Engine {
+        store,
+        jobs,
+        transport,
+        clock: Arc::new(SystemClock),
+        dns,
+        rate_limiter,
+        cache,
+        settings: Settings::default(),
+    })
+}

@@ -1,0 +1,70 @@
+//! Typed configuration: one struct, every field from a `POSTHORN_*` variable with a default.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Which parts of the server a process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Role {
+    /// HTTP API and workers.
+    All,
+    /// HTTP API only.
+    Api,
+    /// Job workers only.
+    Worker,
+}
+
+/// What `posthorn` does.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Run the server (the default).
+    Serve,
+}
+
+/// Server configuration.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(name = "posthorn", version, about = "Posthorn: a self-hostable email messaging and automation engine")]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "POSTHORN_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// `memory` (embedded, not durable) or a `postgres://` URL.
+    #[arg(long, env = "POSTHORN_STORE", default_value = "memory")]
+    pub store: String,
+    /// Redis URL for rate limits and idempotency shared across processes (optional).
+    #[arg(long, env = "POSTHORN_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Mail transport: `file:DIR`, `smtp://…` or `smtps://…`.
+    #[arg(long, env = "POSTHORN_TRANSPORT", default_value = "file:./posthorn-data/outbox")]
+    pub transport: String,
+    /// Bearer token of the operator API; the API is off when unset.
+    #[arg(long, env = "POSTHORN_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Public base URL (tracking links, unsubscribe pages).
+    #[arg(long, env = "POSTHORN_PUBLIC_URL", default_value = "http://127.0.0.1:8080")]
+    pub public_url: String,
+    /// `all`, `api` or `worker`.
+    #[arg(long, env = "POSTHORN_ROLE", value_enum, default_value = "all")]
+    pub role: Role,
+    /// Sender domain of the workspace created on first run.
+    #[arg(long, env = "POSTHORN_BOOTSTRAP_DOMAIN", default_value = "example.com")]
+    pub bootstrap_domain: String,
+    /// Largest request body in bytes.
+    #[arg(long, env = "POSTHORN_MAX_BODY_BYTES", default_value_t = 15 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+    /// Concurrent jobs per worker process.
+    #[arg(long, env = "POSTHORN_WORKER_CONCURRENCY", default_value_t = 16)]
+    pub worker_concurrency: usize,
+    /// Time-out of DNS lookups, in milliseconds.
+    #[arg(long, env = "POSTHORN_DNS_TIMEOUT_MS", default_value_t = 2000)]
+    pub dns_timeout_ms: u64,
+    /// Log as JSON lines instead of text.
+    #[arg(long, env = "POSTHORN_LOG_JSON", default_value_t = false)]
+    pub log_json: bool,
+    /// Data directory (first-run key file).
+    #[arg(long, env = "POSTHORN_DATA_DIR", default_value = "./posthorn-data")]
+    pub data_dir: PathBuf,
+    /// Subcommand.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}

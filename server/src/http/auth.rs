@@ -1,0 +1,106 @@
+//! Authentication, workspace rate limiting and the `RateLimit-*` headers.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use posthorn_core::app::workspaces::{AuthFailure, AuthOutcome};
+use posthorn_core::app::Caller;
+use posthorn_core::ports::{Quota, RateDecision};
+use std::time::Duration;
+
+use super::error::ApiError;
+use super::AppState;
+
+/// The bearer token of the request, if the header is well formed.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Paths a public key may call.
+fn public_key_allowed(path: &str) -> bool {
+    path == "/v1/track"
+}
+
+/// Authenticates the key, checks its kind, spends one unit of the workspace's budget, and
+/// puts the `Caller` into the request's extensions.
+pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let token = bearer(req.headers()).map(str::to_string);
+    let public_ok = public_key_allowed(req.uri().path());
+    let caller = match authenticate(&state, token.as_deref(), public_ok).await {
+        Ok(caller) => caller,
+        Err(e) => return e.into_response(),
+    };
+    let quota = Quota {
+        limit: caller.workspace.rate_limit_per_minute.max(1),
+        window: Duration::from_secs(60),
+    };
+    let now = state.engine.clock.now();
+    let key = format!("api:{}", caller.workspace.id);
+    let decision = match state.engine.rate_limiter.take(&key, 1, quota, now).await {
+        Ok(d) => d,
+        Err(e) => return ApiError::Domain(e.into()).into_response(),
+    };
+    let mut response = if decision.allowed {
+        req.extensions_mut().insert(caller);
+        next.run(req).await
+    } else {
+        let retry_after = (decision.reset_at - now).num_seconds().max(1) as u64;
+        ApiError::RateLimited { retry_after }.into_response()
+    };
+    rate_limit_headers(response.headers_mut(), &decision, now);
+    response
+}
+
+async fn authenticate(
+    state: &AppState,
+    token: Option<&str>,
+    public_ok: bool,
+) -> Result<Caller, ApiError> {
+    let token = token.ok_or(ApiError::MissingAuth)?;
+    let caller = state.engine.authenticate(token).await.map_err(|e| match e {
+        AuthOutcome::Refused(AuthFailure::Malformed) => ApiError::InvalidApiKey,
+        AuthOutcome::Refused(AuthFailure::Unknown) => ApiError::InvalidApiKey,
+        AuthOutcome::Refused(AuthFailure::Disabled) => ApiError::ProjectDisabled,
+        AuthOutcome::Store(e) => ApiError::Domain(e.into()),
+    })?;
+    if !caller.is_secret() && !public_ok {
+        return Err(ApiError::SecretKeyRequired);
+    }
+    Ok(caller)
+}
+
+fn rate_limit_headers(headers: &mut HeaderMap, d: &RateDecision, now: chrono::DateTime<chrono::Utc>) {
+    let reset = (d.reset_at - now).num_seconds().max(0);
+    for (name, value) in [
+        ("ratelimit-limit", d.limit.to_string()),
+        ("ratelimit-remaining", d.remaining.to_string()),
+        ("ratelimit-reset", reset.to_string()),
+    ] {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            headers.insert(name, v);
+        }
+    }
+}
+
+/// Checks the operator's admin token.
+pub async fn require_admin(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if state.admin_token.is_none() {
+        return ApiError::RouteNotFound(req.uri().path().to_string()).into_response();
+    }
+    let ok = match (&state.admin_token, bearer(req.headers())) {
+        (Some(expected), Some(given)) => constant_time_eq(expected.as_bytes(), given.as_bytes()),
+        _ => false,
+    };
+    if !ok {
+        return ApiError::AdminUnauthorized.into_response();
+    }
+    next.run(req).await
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,44 @@
+//! The JSON body extractor: enforces the size limit and content type, and maps every
+//! failure to the spec's envelope.
+
+use axum::extract::{FromRequest, Request};
+use axum::http::header::CONTENT_TYPE;
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::AppState;
+
+/// A request body parsed as JSON; an empty body reads as `{}`.
+#[derive(Debug)]
+pub struct JsonBody(pub Value);
+
+/// Reads the whole body up to `limit` bytes.
+pub async fn read_limited(body: axum::body::Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::PayloadTooLarge(limit))
+}
+
+impl FromRequest<AppState> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let content_type = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.to_ascii_lowercase());
+        let bytes = read_limited(req.into_body(), state.max_body_bytes).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(JsonBody(Value::Object(Default::default())));
+        }
+        let is_json = content_type.as_deref().is_some_and(|ct| {
+            let essence = ct.split(';').next().unwrap_or("").trim();
+            essence == "application/json" || essence.ends_with("+json")
+        });
+        if !is_json {
+            return Err(ApiError::UnsupportedContentType);
+        }
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|e| ApiError::InvalidJson(e.to_string()))
+    }
+}

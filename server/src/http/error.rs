@@ -1,0 +1,262 @@
+//! The one table from error to HTTP status, `error.code` and suggestion, and the envelope.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use posthorn_core::{Error, FieldError, Resource};
+use serde_json::json;
+
+use super::request_id::current_request_id;
+
+/// Every failure an HTTP request can end in.
+#[derive(Debug)]
+pub enum ApiError {
+    /// A use case refused or failed.
+    Domain(Error),
+    /// No `Authorization: Bearer` header, or a malformed one.
+    MissingAuth,
+    /// Unknown or revoked key.
+    InvalidApiKey,
+    /// A public key on a secret-key endpoint.
+    SecretKeyRequired,
+    /// The workspace is disabled.
+    ProjectDisabled,
+    /// The operator API is off or the admin token is wrong.
+    AdminUnauthorized,
+    /// The workspace's request budget is spent.
+    RateLimited {
+        /// Seconds until the budget resets.
+        retry_after: u64,
+    },
+    /// The body is not JSON.
+    InvalidJson(String),
+    /// A body was sent with a content type other than JSON.
+    UnsupportedContentType,
+    /// The body is larger than allowed.
+    PayloadTooLarge(usize),
+    /// No such route.
+    RouteNotFound(String),
+    /// The route exists with other methods.
+    MethodNotAllowed,
+    /// `Idempotency-Key` is malformed.
+    InvalidIdempotencyKey,
+    /// The same `Idempotency-Key` came with another body.
+    IdempotencyKeyReused,
+    /// The first request with this `Idempotency-Key` is still running.
+    IdempotencyInFlight,
+    /// A handler panicked.
+    Panic,
+}
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError::Domain(e)
+    }
+}
+
+struct Parts {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    errors: Option<Vec<FieldError>>,
+    suggestion: &'static str,
+}
+
+fn not_found_code(resource: Resource) -> &'static str {
+    match resource {
+        Resource::Contact => "CONTACT_NOT_FOUND",
+        Resource::Template => "TEMPLATE_NOT_FOUND",
+        Resource::Campaign => "CAMPAIGN_NOT_FOUND",
+        Resource::Segment => "SEGMENT_NOT_FOUND",
+        Resource::Workflow => "WORKFLOW_NOT_FOUND",
+        _ => "NOT_FOUND",
+    }
+}
+
+impl ApiError {
+    fn parts(self) -> Parts {
+        use StatusCode as S;
+        let p = |status, code, message: String, suggestion| Parts {
+            status,
+            code,
+            message,
+            errors: None,
+            suggestion,
+        };
+        match self {
+            ApiError::Domain(Error::Validation(errors)) => Parts {
+                status: S::UNPROCESSABLE_ENTITY,
+                code: "VALIDATION_ERROR",
+                message: match errors.as_slice() {
+                    [one] => format!("Validation failed: {}: {}", one.field, one.message),
+                    many => format!("Validation failed for {} fields", many.len()),
+                },
+                errors: Some(errors),
+                suggestion: "Fix the fields listed in `errors` and send the request again.",
+            },
+            ApiError::Domain(Error::BadRequest(m)) => {
+                p(S::BAD_REQUEST, "BAD_REQUEST", m, "Change the request as the message says.")
+            }
+            ApiError::Domain(Error::InvalidState(m)) => p(
+                S::BAD_REQUEST,
+                "INVALID_STATE",
+                m,
+                "Read the resource's current state and pick an operation it allows.",
+            ),
+            ApiError::Domain(Error::NotFound(r)) => p(
+                S::NOT_FOUND,
+                not_found_code(r),
+                format!("The {} does not exist in this workspace", r.noun()),
+                "Check the id; ids from another workspace are not visible with this key.",
+            ),
+            ApiError::Domain(Error::Forbidden(m)) => p(
+                S::FORBIDDEN,
+                "FORBIDDEN",
+                m,
+                "Use a key whose key set allows this operation.",
+            ),
+            ApiError::Domain(Error::DomainNotVerified(m)) => p(
+                S::FORBIDDEN,
+                "DOMAIN_NOT_VERIFIED",
+                m,
+                "Add and verify the sender domain, or send from a verified one.",
+            ),
+            ApiError::Domain(Error::Conflict(m)) => {
+                p(S::CONFLICT, "CONFLICT", m, "Re-read the resource and try again.")
+            }
+            ApiError::Domain(Error::Internal(cause)) => {
+                tracing::error!(%cause, "internal error");
+                p(
+                    S::INTERNAL_SERVER_ERROR,
+                    "INTERNAL_ERROR",
+                    "An unexpected error occurred".into(),
+                    "Try again later; report the requestId if it persists.",
+                )
+            }
+            ApiError::MissingAuth => p(
+                S::UNAUTHORIZED,
+                "MISSING_AUTH",
+                "Missing or malformed Authorization header".into(),
+                "Send `Authorization: Bearer <API key>`.",
+            ),
+            ApiError::InvalidApiKey => p(
+                S::UNAUTHORIZED,
+                "INVALID_API_KEY",
+                "The API key is invalid or was revoked".into(),
+                "Check the key, or create a new key set.",
+            ),
+            ApiError::SecretKeyRequired => p(
+                S::FORBIDDEN,
+                "FORBIDDEN",
+                "This endpoint needs a secret key (sk_); public keys only work with /v1/track".into(),
+                "Call this endpoint from your server with the secret key.",
+            ),
+            ApiError::ProjectDisabled => p(
+                S::FORBIDDEN,
+                "PROJECT_DISABLED",
+                "This workspace is disabled".into(),
+                "Contact the operator of this Posthorn installation.",
+            ),
+            ApiError::AdminUnauthorized => p(
+                S::UNAUTHORIZED,
+                "INVALID_API_KEY",
+                "The operator API needs a valid admin token".into(),
+                "Set POSTHORN_ADMIN_TOKEN and send it as a Bearer token.",
+            ),
+            ApiError::RateLimited { retry_after } => p(
+                S::TOO_MANY_REQUESTS,
+                "RATE_LIMIT_EXCEEDED",
+                format!("Too many requests; the budget resets in {retry_after} s"),
+                "Wait for Retry-After seconds, or ask the operator for a higher limit.",
+            ),
+            ApiError::InvalidJson(detail) => p(
+                S::BAD_REQUEST,
+                "VALIDATION_ERROR",
+                format!("Invalid JSON in request body: {detail}"),
+                "Send a valid JSON object with Content-Type: application/json.",
+            ),
+            ApiError::UnsupportedContentType => p(
+                S::BAD_REQUEST,
+                "VALIDATION_ERROR",
+                "Invalid JSON in request body: Content-Type must be application/json".into(),
+                "Send a valid JSON object with Content-Type: application/json.",
+            ),
+            ApiError::PayloadTooLarge(limit) => p(
+                S::PAYLOAD_TOO_LARGE,
+                "PAYLOAD_TOO_LARGE",
+                format!("The request body is larger than {limit} bytes"),
+                "Send less data per request (attachments are limited to 10 MB).",
+            ),
+            ApiError::RouteNotFound(path) => p(
+                S::NOT_FOUND,
+                "NOT_FOUND",
+                format!("No route for {path}"),
+                "See GET /openapi.json for the routes this server offers.",
+            ),
+            ApiError::MethodNotAllowed => p(
+                S::METHOD_NOT_ALLOWED,
+                "BAD_REQUEST",
+                "This method is not allowed on this route".into(),
+                "See GET /openapi.json for the methods of each route.",
+            ),
+            ApiError::InvalidIdempotencyKey => p(
+                S::BAD_REQUEST,
+                "BAD_REQUEST",
+                "Idempotency-Key must be 1 to 255 printable ASCII characters".into(),
+                "Use a UUID as the idempotency key.",
+            ),
+            ApiError::IdempotencyKeyReused => p(
+                S::UNPROCESSABLE_ENTITY,
+                "IDEMPOTENCY_KEY_REUSED",
+                "This Idempotency-Key was used with a different request body".into(),
+                "Use a new key for a new request.",
+            ),
+            ApiError::IdempotencyInFlight => p(
+                S::CONFLICT,
+                "CONFLICT",
+                "A request with this Idempotency-Key is still being processed".into(),
+                "Retry after the first request has finished.",
+            ),
+            ApiError::Panic => p(
+                S::INTERNAL_SERVER_ERROR,
+                "INTERNAL_ERROR",
+                "An unexpected error occurred".into(),
+                "Try again later; report the requestId if it persists.",
+            ),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retry_after = match &self {
+            ApiError::RateLimited { retry_after } => Some(*retry_after),
+            _ => None,
+        };
+        let parts = self.parts();
+        let mut error = json!({
+            "code": parts.code,
+            "message": parts.message,
+            "statusCode": parts.status.as_u16(),
+            "requestId": current_request_id(),
+            "suggestion": parts.suggestion,
+        });
+        if let Some(errors) = parts.errors {
+            error["errors"] = json!(errors);
+        }
+        let body = json!({
+            "success": false,
+            "error": error,
+            "timestamp": posthorn_core::model::timestamp::format(&chrono::Utc::now()),
+        });
+        let mut response = (parts.status, axum::Json(body)).into_response();
+        if let Some(secs) = retry_after {
+            if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
+                response.headers_mut().insert("retry-after", v);
+            }
+        }
+        response
+    }
+}
+
+/// Result of a handler.
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,92 @@
+//! The HTTP edge: routes, middleware and the envelope. Handlers are thin: they parse,
+//! call a use case on the `Engine`, and render.
+
+pub mod auth;
+pub mod body;
+pub mod error;
+pub mod idempotency;
+pub mod openapi;
+pub mod query;
+pub mod request_id;
+mod routes;
+
+use axum::http::Uri;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use posthorn_core::Engine;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use error::ApiError;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    /// The engine and its ports.
+    pub engine: Engine,
+    /// Operator token; the operator API is off when `None`.
+    pub admin_token: Option<String>,
+    /// Largest accepted request body in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl AppState {
+    /// State with the default body limit (15 MB).
+    pub fn new(engine: Engine, admin_token: Option<String>) -> Self {
+        Self { engine, admin_token, max_body_bytes: 15 * 1024 * 1024 }
+    }
+}
+
+/// The whole HTTP API as one router.
+pub fn router(state: AppState) -> Router {
+    let workspace_api = Router::new()
+        .route("/v1/send", post(routes::public::send))
+        .route("/v1/track", post(routes::public::track))
+        .route("/v1/verify", post(routes::public::verify))
+        .route("/contacts", post(routes::contacts::upsert).get(routes::contacts::list))
+        .route(
+            "/contacts/{id}",
+            get(routes::contacts::read).patch(routes::contacts::patch).delete(routes::contacts::delete),
+        )
+        .route("/templates", post(routes::templates::create).get(routes::templates::list))
+        .route(
+            "/templates/{id}",
+            get(routes::templates::read)
+                .patch(routes::templates::patch)
+                .put(routes::templates::patch)
+                .delete(routes::templates::delete),
+        )
+        .route("/events", get(routes::events::list))
+        .route("/events/names", get(routes::events::names))
+        .route("/keys", get(routes::keys::list).post(routes::keys::create))
+        .route("/keys/{id}", axum::routing::delete(routes::keys::revoke))
+        .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
+        .route_layer(from_fn_with_state(state.clone(), auth::require_key));
+
+    let admin_api = Router::new()
+        .route("/admin/workspaces", post(routes::admin::create).get(routes::admin::list))
+        .route("/admin/workspaces/{id}", get(routes::admin::read).patch(routes::admin::patch))
+        .route("/admin/workspaces/{id}/key-sets", post(routes::admin::create_key_set))
+        .route("/admin/workspaces/{id}/domains", post(routes::admin::add_domain))
+        .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
+
+    Router::new()
+        .route("/health", get(routes::health::health))
+        .route("/openapi.json", get(openapi::serve))
+        .merge(workspace_api)
+        .merge(admin_api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(state)
+        .layer(CatchPanicLayer::custom(|_| ApiError::Panic.into_response()))
+        .layer(from_fn(request_id::assign))
+}
+
+async fn not_found(uri: Uri) -> Response {
+    ApiError::RouteNotFound(uri.path().to_string()).into_response()
+}
+
+async fn method_not_allowed() -> Response {
+    ApiError::MethodNotAllowed.into_response()
+}

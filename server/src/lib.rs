@@ -1,0 +1,11 @@
+//! Posthorn's server: the HTTP API, the job workers and the one place that composes
+//! adapters from configuration.
+
+pub mod compose;
+pub mod config;
+pub mod http;
+pub mod worker;
+
+pub use compose::build_engine;
+pub use config::Config;
+pub use http::{router, AppState};

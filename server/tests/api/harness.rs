@@ -1,0 +1,211 @@
+//! The test app: the real router on the memory adapters, a capturing transport, a fake DNS
+//! and a manual clock, driven in-process with `tower::ServiceExt::oneshot`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use axum::Router;
+use chrono::{TimeZone, Utc};
+use http_body_util::BodyExt;
+use posthorn_core::ports::{ManualClock, RecordKind};
+use posthorn_core::{Engine, Settings};
+use posthorn_dns::StaticDns;
+use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
+use posthorn_server::{router, AppState};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+pub const ADMIN: &str = "admin-token-for-tests";
+
+/// A response: status, headers and the body as JSON (`Null` when empty).
+#[derive(Debug)]
+pub struct Res {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Res {
+    /// Asserts the status and returns self.
+    #[track_caller]
+    pub fn expect(self, status: u16) -> Self {
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
+        self
+    }
+
+    /// Asserts the spec's error envelope with `status` and `code`.
+    #[track_caller]
+    pub fn expect_error(self, status: u16, code: &str) -> Self {
+        let b = &self.body;
+        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {b}");
+        assert_eq!(b["success"], json!(false), "{b}");
+        assert_eq!(b["error"]["code"], json!(code), "{b}");
+        assert_eq!(b["error"]["statusCode"], json!(status), "{b}");
+        assert!(b["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{b}");
+        assert!(b["error"]["suggestion"].as_str().is_some_and(|m| !m.is_empty()), "{b}");
+        let rid = b["error"]["requestId"].as_str().unwrap_or_default();
+        assert!(!rid.is_empty(), "{b}");
+        assert_eq!(self.headers.get("x-request-id").and_then(|v| v.to_str().ok()), Some(rid));
+        assert!(b["timestamp"].as_str().is_some(), "{b}");
+        self
+    }
+
+    /// The `field`s of `error.errors`.
+    pub fn error_fields(&self) -> Vec<String> {
+        self.body["error"]["errors"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|e| e["field"].as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    }
+}
+
+pub struct TestApp {
+    pub router: Router,
+    pub engine: Engine,
+    pub transport: Arc<CapturingTransport>,
+    pub clock: Arc<ManualClock>,
+    pub workspace_id: String,
+    pub sk: String,
+    pub pk: String,
+}
+
+pub fn fake_dns() -> StaticDns {
+    StaticDns::new()
+        .with_mail_domain("gmail.com")
+        .with_mail_domain("example.com")
+        .with("nomail.io", RecordKind::A, ["192.0.2.1"])
+        .nxdomain("does-not-exist-posthorn.com")
+}
+
+impl TestApp {
+    pub async fn new() -> Self {
+        Self::with_settings(Settings::default()).await
+    }
+
+    pub async fn with_settings(settings: Settings) -> Self {
+        let store = Arc::new(MemoryStore::new());
+        let transport = Arc::new(CapturingTransport::new());
+        let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0).single().expect("date")));
+        let engine = Engine {
+            store: store.clone(),
+            jobs: store,
+            transport: transport.clone(),
+            clock: clock.clone(),
+            dns: Arc::new(fake_dns()),
+            rate_limiter: Arc::new(MemoryRateLimiter::new()),
+            cache: Arc::new(MemoryCache::new()),
+            settings,
+        };
+        let router = router(AppState::new(engine.clone(), Some(ADMIN.to_string())));
+        let mut app = TestApp {
+            router,
+            engine,
+            transport,
+            clock,
+            workspace_id: String::new(),
+            sk: String::new(),
+            pk: String::new(),
+        };
+        let (id, pk, sk) = app.new_workspace("Acme").await;
+        app.workspace_id = id;
+        app.pk = pk;
+        app.sk = sk;
+        app
+    }
+
+    /// Creates a workspace with the verified domain example.com; returns (id, pk, sk).
+    pub async fn new_workspace(&self, name: &str) -> (String, String, String) {
+        let res = self.admin(Method::POST, "/admin/workspaces", Some(json!({"name": name}))).await.expect(201);
+        let id = res.body["workspace"]["id"].as_str().expect("id").to_string();
+        let pk = res.body["keySet"]["publicKey"].as_str().expect("pk").to_string();
+        let sk = res.body["keySet"]["secretKey"].as_str().expect("sk").to_string();
+        self.admin(
+            Method::POST,
+            &format!("/admin/workspaces/{id}/domains"),
+            Some(json!({"domain": "example.com", "verified": true})),
+        )
+        .await
+        .expect(201);
+        (id, pk, sk)
+    }
+
+    pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> Res {
+        self.call(method, path, Some(ADMIN), body, &[]).await
+    }
+
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<Value>,
+        headers: &[(&str, &str)],
+    ) -> Res {
+        let raw = body.map(|b| b.to_string());
+        self.raw(method, path, bearer, raw.as_deref(), Some("application/json"), headers).await
+    }
+
+    pub async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        bearer: Option<&str>,
+        body: Option<&str>,
+        content_type: Option<&str>,
+        headers: &[(&str, &str)],
+    ) -> Res {
+        let mut req = Request::builder().method(method).uri(path);
+        if let Some(key) = bearer {
+            req = req.header("authorization", format!("Bearer {key}"));
+        }
+        if let (Some(ct), Some(_)) = (content_type, body) {
+            req = req.header("content-type", ct);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(Body::from(body.unwrap_or("").to_string())).expect("request");
+        let res = self.router.clone().oneshot(req).await.expect("infallible");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.into_body().collect().await.expect("body").to_bytes();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+        };
+        Res { status, headers, body }
+    }
+
+    pub async fn get(&self, path: &str) -> Res {
+        self.call(Method::GET, path, Some(&self.sk), None, &[]).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Res {
+        self.call(Method::POST, path, Some(&self.sk), Some(body), &[]).await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Res {
+        self.call(Method::PATCH, path, Some(&self.sk), Some(body), &[]).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Res {
+        self.call(Method::DELETE, path, Some(&self.sk), None, &[]).await
+    }
+
+    /// Runs every due job (deliveries) to completion.
+    pub async fn run_jobs(&self) -> usize {
+        self.engine.run_due_jobs().await.expect("jobs run")
+    }
+
+    /// Sets a workspace's limits through the operator API.
+    pub async fn set_workspace(&self, id: &str, patch: Value) {
+        self.admin(Method::PATCH, &format!("/admin/workspaces/{id}"), Some(patch)).await.expect(200);
+    }
+}
+
+/// A minimal valid send body.
+pub fn send_body(to: Value) -> Value {
+    json!({"to": to, "from": "hello@example.com", "subject": "Hi {{name ?? \"there\"}}", "body": "<p>Hello {{name}}</p>"})
+}

@@ -1,0 +1,15 @@
+//! In-process HTTP tests of the whole API (one test binary, a module per area).
+
+mod admin;
+mod auth;
+mod contacts;
+mod delivery;
+mod errors;
+mod events;
+mod harness;
+mod idempotency;
+mod rate_limit;
+mod send;
+mod templates;
+mod track;
+mod verify;
