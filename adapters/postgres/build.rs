@@ -8,6 +8,8 @@
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(posthorn_pg_tests)");
     println!("cargo::rerun-if-env-changed=POSTHORN_TEST_DATABASE_URL");
+    // `sqlx::migrate!` embeds these files: rebuild when they change.
+    println!("cargo::rerun-if-changed=migrations");
     let configured = std::env::var("POSTHORN_TEST_DATABASE_URL").is_ok_and(|url| !url.is_empty());
     if configured {
         println!("cargo::rustc-cfg=posthorn_pg_tests");

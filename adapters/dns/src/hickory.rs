@@ -33,7 +33,15 @@ pub struct HickoryDns {
     resolver: Option<TokioResolver>,
     timeout: Duration,
     cache: Mutex<AnswerCache>,
+    /// Whether the resolver knows a name that must exist, and when that was last checked.
+    canary: Mutex<Option<(Instant, bool)>>,
 }
+
+/// A name every honest resolver can answer; a resolver that calls it non-existent is
+/// sandboxed or broken, and its NXDOMAIN answers say nothing.
+const CANARY: &str = "com";
+/// How long the canary's verdict is trusted.
+const CANARY_TTL: Duration = Duration::from_secs(300);
 
 impl HickoryDns {
     /// Uses the name servers of the system configuration (`/etc/resolv.conf`); when it cannot
@@ -77,7 +85,29 @@ impl HickoryDns {
             resolver,
             timeout,
             cache: Mutex::new(AnswerCache::new(CACHE_CAPACITY)),
+            canary: Mutex::new(None),
         }
+    }
+
+    /// Whether NXDOMAIN answers of this resolver can be believed (cached for a while).
+    async fn resolver_is_honest(&self, resolver: &TokioResolver) -> bool {
+        let now = Instant::now();
+        let known = *self.canary.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((at, honest)) = known {
+            if now.duration_since(at) < CANARY_TTL {
+                return honest;
+            }
+        }
+        let probe =
+            tokio::time::timeout(self.timeout, query(resolver, CANARY, RecordKind::Ns)).await;
+        let honest = matches!(probe, Ok(Ok((Ok(ref records), _))) if !records.is_empty());
+        if !honest {
+            tracing::warn!(
+                "the DNS resolver does not know `com`; its negative answers are ignored"
+            );
+        }
+        *self.canary.lock().unwrap_or_else(PoisonError::into_inner) = Some((now, honest));
+        honest
     }
 }
 
@@ -113,7 +143,7 @@ impl Dns for HickoryDns {
             .unwrap_or_else(PoisonError::into_inner)
             .get(&key, Instant::now());
         if let Some(answer) = cached {
-            return answer;
+            return self.checked(resolver, answer).await;
         }
         // hickory's own time-out applies per name server; this one bounds the whole lookup.
         let outcome = tokio::time::timeout(self.timeout, query(resolver, &key.0, kind)).await;
@@ -131,7 +161,21 @@ impl Dns for HickoryDns {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(key, answer.clone(), ttl, Instant::now());
-        answer
+        self.checked(resolver, answer).await
+    }
+}
+
+impl HickoryDns {
+    /// Turns NXDOMAIN into `Unavailable` when the resolver denies names that must exist.
+    async fn checked(&self, resolver: &TokioResolver, answer: Answer) -> Answer {
+        match answer {
+            Err(DnsError::NoSuchDomain) if !self.resolver_is_honest(resolver).await => {
+                Err(DnsError::Unavailable(
+                    "the DNS resolver answers that even well-known names do not exist, so it cannot be trusted".into(),
+                ))
+            }
+            other => other,
+        }
     }
 }
 
@@ -242,6 +286,38 @@ mod tests {
         // Failures are not cached: asking again still goes to the (dead) server.
         let again = dns.lookup("example.com", RecordKind::Mx).await;
         assert!(matches!(again, Err(DnsError::Unavailable(_))));
+    }
+
+    /// A name server that answers NXDOMAIN to every question, as sandboxes do.
+    async fn lying_name_server() -> SocketAddr {
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = socket.local_addr().expect("addr");
+        tokio::spawn(async move {
+            let mut buf = [0u8; 512];
+            while let Ok((n, peer)) = socket.recv_from(&mut buf).await {
+                if n < 12 {
+                    continue;
+                }
+                let mut reply = buf[..n].to_vec();
+                reply[2] = 0x81; // response, recursion desired
+                reply[3] = 0x83; // recursion available, NXDOMAIN
+                let _ = socket.send_to(&reply, peer).await;
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn a_resolver_that_denies_everything_is_unavailable_not_negative() {
+        let dns =
+            HickoryDns::with_nameserver(lying_name_server().await, Duration::from_millis(500));
+        let answer = dns.lookup("gmail.com", RecordKind::Mx).await;
+        assert!(
+            matches!(answer, Err(DnsError::Unavailable(_))),
+            "{answer:?}"
+        );
     }
 
     #[tokio::test]

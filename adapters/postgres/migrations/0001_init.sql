@@ -57,7 +57,7 @@ CREATE TABLE contacts (
     PRIMARY KEY (workspace_id, id),
     UNIQUE (workspace_id, email)
 );
-CREATE INDEX contacts_status ON contacts (workspace_id, status, id);
+CREATE INDEX contacts_status ON contacts (workspace_id, status, created_at, id);
 
 CREATE TABLE templates (
     workspace_id  text COLLATE "C" NOT NULL,

@@ -131,7 +131,7 @@ pub(crate) async fn count_active(pool: &PgPool, workspace_id: &str) -> Result<u6
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// Up to `limit` PENDING contacts, oldest (smallest time-ordered id) first.
+/// Up to `limit` PENDING contacts, oldest first (creation time, then id).
 pub(crate) async fn pending(
     pool: &PgPool,
     workspace_id: &str,
@@ -140,7 +140,8 @@ pub(crate) async fn pending(
     let found = sqlx::query(concat!(
         "SELECT ",
         contact_cols!(),
-        " FROM contacts WHERE workspace_id = $1 AND status = 'PENDING' ORDER BY id LIMIT $2"
+        " FROM contacts WHERE workspace_id = $1 AND status = 'PENDING' \
+         ORDER BY created_at, id LIMIT $2"
     ))
     .bind(workspace_id)
     .bind(sql_limit(limit))

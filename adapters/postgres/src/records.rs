@@ -27,12 +27,12 @@ pub(crate) async fn workspace(pool: &PgPool, id: &str) -> Result<Option<Workspac
     row.as_ref().map(rows::workspace).transpose()
 }
 
-/// Every workspace, oldest (smallest time-ordered id) first.
+/// Every workspace, oldest first (creation time, then id).
 pub(crate) async fn workspaces(pool: &PgPool) -> Result<Vec<Workspace>, StoreError> {
     let found = sqlx::query(concat!(
         "SELECT ",
         workspace_cols!(),
-        " FROM workspaces ORDER BY id"
+        " FROM workspaces ORDER BY created_at, id"
     ))
     .fetch_all(pool)
     .await
@@ -62,12 +62,12 @@ pub(crate) async fn key_by_hash(pool: &PgPool, hash: &str) -> Result<Option<ApiK
     Ok(Some(ApiKey { key_set, kind }))
 }
 
-/// The key sets of a workspace, oldest first.
+/// The key sets of a workspace, oldest first (creation time, then id).
 pub(crate) async fn key_sets(pool: &PgPool, workspace_id: &str) -> Result<Vec<KeySet>, StoreError> {
     let found = sqlx::query(concat!(
         "SELECT ",
         key_set_cols!(),
-        " FROM key_sets WHERE workspace_id = $1 ORDER BY id"
+        " FROM key_sets WHERE workspace_id = $1 ORDER BY created_at, id"
     ))
     .bind(workspace_id)
     .fetch_all(pool)
@@ -76,12 +76,12 @@ pub(crate) async fn key_sets(pool: &PgPool, workspace_id: &str) -> Result<Vec<Ke
     rows::all(&found, rows::key_set)
 }
 
-/// The domains of a workspace, oldest first.
+/// The domains of a workspace, oldest first (creation time, then id).
 pub(crate) async fn domains(pool: &PgPool, workspace_id: &str) -> Result<Vec<Domain>, StoreError> {
     let found = sqlx::query(concat!(
         "SELECT ",
         domain_cols!(),
-        " FROM domains WHERE workspace_id = $1 ORDER BY id"
+        " FROM domains WHERE workspace_id = $1 ORDER BY created_at, id"
     ))
     .bind(workspace_id)
     .fetch_all(pool)
@@ -126,7 +126,7 @@ fn push_template_filters(sql: &mut QueryBuilder<Postgres>, workspace_id: &str, q
     }
 }
 
-/// A newest-first page of templates and how many match the filters in all.
+/// A newest-first (creation time, then id) page of templates and how many match the filters in all.
 pub(crate) async fn templates(
     pool: &PgPool,
     workspace_id: &str,
@@ -135,7 +135,7 @@ pub(crate) async fn templates(
     let mut sql =
         QueryBuilder::<Postgres>::new(concat!("SELECT ", template_cols!(), " FROM templates"));
     push_template_filters(&mut sql, workspace_id, q);
-    sql.push(" ORDER BY id DESC LIMIT ")
+    sql.push(" ORDER BY created_at DESC, id DESC LIMIT ")
         .push_bind(sql_limit(q.limit))
         .push(" OFFSET ")
         .push_bind(sql_limit(q.offset));

@@ -231,6 +231,8 @@ pub async fn contact_concurrent_upserts_keep_one(p: &StorePorts) {
                     .contact_by_email(&ws_id, address.as_str())
                     .await
                     .expect("contact_by_email failed");
+                // Widen the window between read and write so that races really happen.
+                tokio::task::yield_now().await;
                 let write = match existing {
                     None => {
                         let mut data = Map::new();

@@ -8,7 +8,6 @@
 mod sugar;
 mod text;
 
-use std::fmt::Write as _;
 use std::io;
 use std::sync::LazyLock;
 

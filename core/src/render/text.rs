@@ -267,4 +267,11 @@ mod tests {
         assert_eq!(html_to_text(""), "");
         assert_eq!(html_to_text("just text"), "just text");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(html in "(<[a-z/]{1,6}( href=\"[^\"]{0,20}\")?>|[^<]{0,20}){0,30}") {
+            let _ = html_to_text(&html);
+        }
+    }
 }

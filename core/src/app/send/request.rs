@@ -32,6 +32,8 @@ const RESERVED_HEADERS: &[&str] = &[
     "content-type",
     "content-transfer-encoding",
     "return-path",
+    "content-disposition",
+    "x-posthorn-email-id",
 ];
 
 /// A recipient as given: address and optional display name.
