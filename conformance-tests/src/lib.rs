@@ -12,6 +12,8 @@
 //! The macros need `tokio` (with `macros` and `rt-multi-thread`) among the caller's
 //! dev-dependencies.
 
+#![warn(missing_docs)]
+
 use std::sync::Arc;
 
 use posthorn_core::ports::{Jobs, Store};

@@ -5,12 +5,13 @@
 
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod model;
 pub mod ports;
 pub mod render;
-pub mod verify;
-pub mod error;
+pub mod segment;
 pub mod validate;
+pub mod verify;
 
 pub use error::{Error, FieldError, Resource, Result};
 pub mod app;

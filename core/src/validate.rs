@@ -66,7 +66,10 @@ impl Checker {
             Error::field(
                 "body",
                 "invalid_type",
-                format!("Request body must be a JSON object, got {}", type_name(value)),
+                format!(
+                    "Request body must be a JSON object, got {}",
+                    type_name(value)
+                ),
             )
         })
     }
@@ -229,7 +232,11 @@ impl Checker {
         match value.as_i64() {
             Some(n) if (min..=max).contains(&n) => Some(n),
             Some(_) => {
-                self.fail(field, "out_of_range", format!("{key} must be between {min} and {max}"));
+                self.fail(
+                    field,
+                    "out_of_range",
+                    format!("{key} must be between {min} and {max}"),
+                );
                 None
             }
             None => {
@@ -256,7 +263,11 @@ impl Checker {
         match value.as_f64() {
             Some(n) if n > 0.0 && n <= max => Some(n),
             Some(_) => {
-                self.fail(field, "out_of_range", format!("{key} must be above 0 and at most {max}"));
+                self.fail(
+                    field,
+                    "out_of_range",
+                    format!("{key} must be above 0 and at most {max}"),
+                );
                 None
             }
             None => {
@@ -284,7 +295,11 @@ impl Checker {
             Some(raw) => match raw.trim().parse::<i64>() {
                 Ok(n) if (min..=max).contains(&n) => n,
                 Ok(_) => {
-                    self.fail(key, "out_of_range", format!("{key} must be between {min} and {max}"));
+                    self.fail(
+                        key,
+                        "out_of_range",
+                        format!("{key} must be between {min} and {max}"),
+                    );
                     default
                 }
                 Err(_) => {
@@ -329,7 +344,9 @@ mod tests {
         assert!(c.boolean(obj, "subscribed", "", false).is_none());
         assert!(c.object(obj, "data", "", false).is_none());
         assert!(c.string(obj, "event", "", true).is_none());
-        let Err(Error::Validation(errors)) = c.finish() else { panic!("expected errors") };
+        let Err(Error::Validation(errors)) = c.finish() else {
+            panic!("expected errors")
+        };
         let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["email", "subscribed", "data", "event"]);
     }

@@ -30,10 +30,21 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
             let store = Arc::new(MemoryStore::new());
             (store.clone(), store)
         }
+        url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            let store = Arc::new(
+                posthorn_postgres::PgStore::connect(url)
+                    .await
+                    .map_err(|e| ComposeError::Adapter(format!("PostgreSQL: {e}")))?,
+            );
+            (store.clone(), store)
+        }
         other => return Err(ComposeError::UnknownStore(other.to_string())),
     };
     let (rate_limiter, cache): (Arc<dyn RateLimiter>, Arc<dyn Cache>) = match &config.redis_url {
-        None => (Arc::new(MemoryRateLimiter::new()), Arc::new(MemoryCache::new())),
+        None => (
+            Arc::new(MemoryRateLimiter::new()),
+            Arc::new(MemoryCache::new()),
+        ),
         Some(_) => {
             return Err(ComposeError::Adapter(
                 "POSTHORN_REDIS_URL is not supported yet; unset it to use in-process limits".into(),
@@ -42,9 +53,9 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
     };
     let transport = posthorn_smtp::transport_from_spec(&config.transport)
         .map_err(|e| ComposeError::Transport(e.to_string()))?;
-    let dns = Arc::new(posthorn_dns::HickoryDns::from_system_conf(Duration::from_millis(
-        config.dns_timeout_ms,
-    )));
+    let dns = Arc::new(posthorn_dns::HickoryDns::from_system_conf(
+        Duration::from_millis(config.dns_timeout_ms),
+    ));
     Ok(Engine {
         store,
         jobs,

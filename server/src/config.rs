@@ -19,11 +19,17 @@ pub enum Role {
 pub enum Command {
     /// Run the server (the default).
     Serve,
+    /// Apply the database migrations of `POSTHORN_STORE` and exit.
+    Migrate,
 }
 
 /// Server configuration.
 #[derive(Debug, Clone, clap::Parser)]
-#[command(name = "posthorn", version, about = "Posthorn: a self-hostable email messaging and automation engine")]
+#[command(
+    name = "posthorn",
+    version,
+    about = "Posthorn: a self-hostable email messaging and automation engine"
+)]
 pub struct Config {
     /// Address to listen on.
     #[arg(long, env = "POSTHORN_LISTEN", default_value = "127.0.0.1:8080")]
@@ -35,13 +41,21 @@ pub struct Config {
     #[arg(long, env = "POSTHORN_REDIS_URL")]
     pub redis_url: Option<String>,
     /// Mail transport: `file:DIR`, `smtp://…` or `smtps://…`.
-    #[arg(long, env = "POSTHORN_TRANSPORT", default_value = "file:./posthorn-data/outbox")]
+    #[arg(
+        long,
+        env = "POSTHORN_TRANSPORT",
+        default_value = "file:./posthorn-data/outbox"
+    )]
     pub transport: String,
     /// Bearer token of the operator API; the API is off when unset.
     #[arg(long, env = "POSTHORN_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
     /// Public base URL (tracking links, unsubscribe pages).
-    #[arg(long, env = "POSTHORN_PUBLIC_URL", default_value = "http://127.0.0.1:8080")]
+    #[arg(
+        long,
+        env = "POSTHORN_PUBLIC_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
     pub public_url: String,
     /// `all`, `api` or `worker`.
     #[arg(long, env = "POSTHORN_ROLE", value_enum, default_value = "all")]

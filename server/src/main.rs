@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use posthorn_server::config::Role;
+use posthorn_server::config::{Command, Role};
 use posthorn_server::{build_engine, router, worker, AppState, Config};
 use tokio::sync::watch;
 
@@ -33,6 +33,12 @@ fn init_tracing(config: &Config) {
 }
 
 async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
+    if matches!(config.command, Some(Command::Migrate)) {
+        // Connecting applies the migrations.
+        build_engine(&config).await?;
+        println!("migrations applied to {}", redact(&config.store));
+        return Ok(());
+    }
     let engine = build_engine(&config).await?;
     if config.store == "memory" {
         tracing::warn!("POSTHORN_STORE=memory: data lives only in this process and is lost when it stops; use a postgres:// URL in production");
@@ -45,7 +51,11 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     }
     let (stop_tx, stop_rx) = watch::channel(false);
     let worker = (config.role != Role::Api).then(|| {
-        tokio::spawn(worker::run(engine.clone(), config.worker_concurrency, stop_rx.clone()))
+        tokio::spawn(worker::run(
+            engine.clone(),
+            config.worker_concurrency,
+            stop_rx.clone(),
+        ))
     });
     if config.role == Role::Worker {
         shutdown_signal().await;
@@ -66,13 +76,26 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// The store URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
     #[cfg(unix)]
     let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
             s.recv().await;
         }
     };

@@ -27,7 +27,11 @@ pub async fn run(engine: Engine, concurrency: usize, mut shutdown: watch::Receiv
         let claimed = if free == 0 {
             Vec::new()
         } else {
-            match engine.jobs.claim(engine.clock.now(), engine.settings.job_lease, free).await {
+            match engine
+                .jobs
+                .claim(engine.clock.now(), engine.settings.job_lease, free)
+                .await
+            {
                 Ok(jobs) => jobs,
                 Err(e) => {
                     tracing::error!(error = %e, "claiming jobs failed");
@@ -68,7 +72,10 @@ async fn maintain(engine: &Engine) {
             return;
         }
     };
-    for ws in workspaces.iter().filter(|ws| ws.active_contact_limit.is_some()) {
+    for ws in workspaces
+        .iter()
+        .filter(|ws| ws.active_contact_limit.is_some())
+    {
         if let Err(e) = engine.promote_pending_contacts(ws).await {
             tracing::error!(workspace = %ws.id, error = %e, "pending contact sweep failed");
         }

@@ -7,6 +7,8 @@
 //!
 //! Everything lives in this process only: data is lost when it stops.
 
+#![warn(missing_docs)]
+
 mod cache;
 mod jobs;
 mod rate_limiter;

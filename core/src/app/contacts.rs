@@ -68,7 +68,11 @@ pub async fn plan_upsert(
     now: DateTime<Utc>,
     changes: &mut ChangeSet,
 ) -> Result<Upserted, StoreError> {
-    match engine.store.contact_by_email(&ws.id, upsert.email.as_str()).await? {
+    match engine
+        .store
+        .contact_by_email(&ws.id, upsert.email.as_str())
+        .await?
+    {
         None => {
             let mut data = Map::new();
             if let Some(patch) = upsert.data {
@@ -84,7 +88,10 @@ pub async fn plan_upsert(
                 now,
             );
             changes.push(Write::InsertContact(contact.clone()));
-            Ok(Upserted { contact, is_new: true })
+            Ok(Upserted {
+                contact,
+                is_new: true,
+            })
         }
         Some(mut contact) => {
             let was_subscribed = contact.subscribed;
@@ -103,7 +110,10 @@ pub async fn plan_upsert(
                 changes.push(Write::UpdateContact(contact.clone()));
                 push_subscription_event(ws, &contact, was_subscribed, None, now, changes);
             }
-            Ok(Upserted { contact, is_new: false })
+            Ok(Upserted {
+                contact,
+                is_new: false,
+            })
         }
     }
 }
@@ -124,7 +134,10 @@ pub fn push_subscription_event(
         ("contact.subscribed", serde_json::json!({}))
     } else {
         match reason {
-            Some(reason) => ("contact.unsubscribed", serde_json::json!({ "reason": reason })),
+            Some(reason) => (
+                "contact.unsubscribed",
+                serde_json::json!({ "reason": reason }),
+            ),
             None => ("contact.unsubscribed", serde_json::json!({})),
         }
     };
@@ -170,8 +183,15 @@ impl Engine {
             let now = self.clock.now();
             let mut changes = ChangeSet::new();
             let mut room = ActiveRoom::default();
-            let done =
-                plan_upsert(self, &caller.workspace, &upsert, &mut room, now, &mut changes).await?;
+            let done = plan_upsert(
+                self,
+                &caller.workspace,
+                &upsert,
+                &mut room,
+                now,
+                &mut changes,
+            )
+            .await?;
             if !changes.is_empty() {
                 self.store.commit(changes).await?;
             }
@@ -197,12 +217,20 @@ impl Engine {
         let mut c = Checker::new();
         let limit = c.query_int(query, "limit", 1, 100, 20) as usize;
         let subscribed = c.query_bool(query, "subscribed");
-        let before_id = match query.get("cursor").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let before_id = match query
+            .get("cursor")
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+        {
             None => None,
             Some(raw) => match decode_cursor(raw) {
                 Some(id) => Some(id),
                 None => {
-                    c.fail("cursor", "invalid_cursor", "cursor is not one this API returned");
+                    c.fail(
+                        "cursor",
+                        "invalid_cursor",
+                        "cursor is not one this API returned",
+                    );
                     None
                 }
             },
@@ -214,7 +242,12 @@ impl Engine {
             .filter(|s| !s.is_empty());
         c.finish()?;
         let first_page = before_id.is_none();
-        let q = ContactQuery { subscribed, search, before_id, limit };
+        let q = ContactQuery {
+            subscribed,
+            search,
+            before_id,
+            limit,
+        };
         let page = self.store.contacts(caller.workspace_id(), &q).await?;
         let total = if first_page {
             Some(self.store.count_contacts(caller.workspace_id(), &q).await?)
@@ -225,7 +258,12 @@ impl Engine {
             (true, Some(last)) => Some(encode_cursor(&last.id)),
             _ => None,
         };
-        Ok(ContactList { contacts: page.contacts, cursor, has_more: page.has_more, total })
+        Ok(ContactList {
+            contacts: page.contacts,
+            cursor,
+            has_more: page.has_more,
+            total,
+        })
     }
 
     /// `PATCH /contacts/{id}`: `subscribed`, `data` (merged; `null` clears), `email`.
@@ -248,7 +286,12 @@ impl Engine {
             let before = contact.clone();
             if let Some(email) = &email {
                 if *email != contact.email {
-                    if self.store.contact_by_email(&ws.id, email.as_str()).await?.is_some() {
+                    if self
+                        .store
+                        .contact_by_email(&ws.id, email.as_str())
+                        .await?
+                        .is_some()
+                    {
                         return Err(StepError::Domain(Error::Conflict(format!(
                             "another contact already has the email {email}"
                         ))));
@@ -283,7 +326,10 @@ impl Engine {
         let ws = &caller.workspace;
         let contact = self.contact(caller, id).await?;
         let mut changes = ChangeSet::new();
-        changes.push(Write::DeleteContact { workspace_id: ws.id.clone(), id: contact.id });
+        changes.push(Write::DeleteContact {
+            workspace_id: ws.id.clone(),
+            id: contact.id,
+        });
         self.store.commit(changes).await?;
         if contact.status == ContactStatus::Active {
             self.promote_pending_contacts(ws).await?;
@@ -347,7 +393,9 @@ pub fn encode_cursor(id: &str) -> String {
 
 /// Decodes a cursor made by [`encode_cursor`].
 pub fn decode_cursor(cursor: &str) -> Option<String> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
     let id = String::from_utf8(bytes).ok()?;
     uuid::Uuid::parse_str(&id).ok().map(|_| id)
 }

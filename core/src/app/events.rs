@@ -19,15 +19,28 @@ impl Engine {
         let mut c = Checker::new();
         let limit = c.query_int(query, "limit", 1, 1000, 100) as usize;
         c.finish()?;
-        let pick = |key: &str| query.get(key).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-        let q = EventQuery { name: pick("eventName"), contact_id: pick("contactId"), limit };
+        let pick = |key: &str| {
+            query
+                .get(key)
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let q = EventQuery {
+            name: pick("eventName"),
+            contact_id: pick("contactId"),
+            limit,
+        };
         Ok(self.store.events(caller.workspace_id(), &q).await?)
     }
 
     /// `GET /events/names`: every stored name plus the internal ones, sorted.
     pub async fn event_names(&self, caller: &Caller) -> Result<Vec<String>> {
-        let mut names: BTreeSet<String> =
-            self.store.event_names(caller.workspace_id()).await?.into_iter().collect();
+        let mut names: BTreeSet<String> = self
+            .store
+            .event_names(caller.workspace_id())
+            .await?
+            .into_iter()
+            .collect();
         names.extend(INTERNAL_EVENT_NAMES.iter().map(|n| n.to_string()));
         Ok(names.into_iter().collect())
     }

@@ -15,7 +15,11 @@ pub fn read_domains(c: &mut Checker, obj: &serde_json::Map<String, Value>) -> Ve
         return Vec::new();
     };
     let Value::Array(items) = value else {
-        c.fail("domains", "invalid_type", format!("domains must be an array, got {}", type_name(value)));
+        c.fail(
+            "domains",
+            "invalid_type",
+            format!("domains must be an array, got {}", type_name(value)),
+        );
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -23,7 +27,11 @@ pub fn read_domains(c: &mut Checker, obj: &serde_json::Map<String, Value>) -> Ve
         match item.as_str().and_then(parse_domain_name) {
             Some(d) if !out.contains(&d) => out.push(d),
             Some(_) => {}
-            None => c.fail(format!("domains.{i}"), "invalid_domain", "not a domain name"),
+            None => c.fail(
+                format!("domains.{i}"),
+                "invalid_domain",
+                "not a domain name",
+            ),
         }
     }
     out

@@ -5,8 +5,10 @@ use std::future::Future;
 use crate::error::Error;
 use crate::ports::StoreError;
 
-/// How many times a step is tried before a conflict is reported.
-const ATTEMPTS: usize = 8;
+/// How many times a step is tried before a conflict is reported. Every round has a winner,
+/// so this bounds how many writers of one record can race before one of them is told to
+/// retry; 64 covers bursts far beyond what one contact sees in practice.
+const ATTEMPTS: usize = 64;
 
 /// Runs `step` until it does not fail with a store conflict (at most a few times).
 /// `step` must re-read everything it decides on, so each run sees the winner's write.

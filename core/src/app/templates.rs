@@ -53,7 +53,9 @@ fn nullable(
     match obj.get(key) {
         None => None,
         Some(Value::Null) => Some(None),
-        Some(_) => c.line(obj, key, "", false, max).map(|s| Some(s.to_string())),
+        Some(_) => c
+            .line(obj, key, "", false, max)
+            .map(|s| Some(s.to_string())),
     }
 }
 
@@ -63,12 +65,16 @@ fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
     let mut f = Fields {
         name: c.line(obj, "name", "", creating, 255).map(str::to_string),
         description: nullable(&mut c, obj, "description", 2000),
-        subject: c.line(obj, "subject", "", creating, 998).map(str::to_string),
+        subject: c
+            .line(obj, "subject", "", creating, 998)
+            .map(str::to_string),
         body: c.string(obj, "body", "", creating).map(str::to_string),
         text: match obj.get("text") {
             None => None,
             Some(Value::Null) => Some(None),
-            Some(_) => c.string(obj, "text", "", false).map(|s| Some(s.to_string())),
+            Some(_) => c
+                .string(obj, "text", "", false)
+                .map(|s| Some(s.to_string())),
         },
         from: None,
         from_name: nullable(&mut c, obj, "fromName", 256),
@@ -87,7 +93,11 @@ fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
         Some(raw) => match TemplateType::parse(raw) {
             Some(t) => Some(t),
             None => {
-                c.fail("type", "invalid_enum", "type must be TRANSACTIONAL or MARKETING");
+                c.fail(
+                    "type",
+                    "invalid_enum",
+                    "type must be TRANSACTIONAL or MARKETING",
+                );
                 None
             }
         },
@@ -147,7 +157,12 @@ impl Engine {
     }
 
     /// `PATCH /templates/{id}`: any editable field; `null` clears optional ones.
-    pub async fn patch_template(&self, caller: &Caller, id: &str, body: &Value) -> Result<Template> {
+    pub async fn patch_template(
+        &self,
+        caller: &Caller,
+        id: &str,
+        body: &Value,
+    ) -> Result<Template> {
         let f = read_fields(body, false)?;
         let mut t = self.template(caller, id).await?;
         if let Some(from) = &f.from {
@@ -189,7 +204,10 @@ impl Engine {
     pub async fn delete_template(&self, caller: &Caller, id: &str) -> Result<()> {
         let t = self.template(caller, id).await?;
         let mut changes = ChangeSet::new();
-        changes.push(Write::DeleteTemplate { workspace_id: t.workspace_id, id: t.id });
+        changes.push(Write::DeleteTemplate {
+            workspace_id: t.workspace_id,
+            id: t.id,
+        });
         self.store.commit(changes).await?;
         Ok(())
     }
@@ -207,24 +225,43 @@ impl Engine {
             c.query_int(query, "limit", 1, 100, 20)
         } as u64;
         let mut page = c.query_int(query, "page", 1, 1_000_000, 1) as u64;
-        if let Some(raw) = query.get("cursor").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        if let Some(raw) = query
+            .get("cursor")
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+        {
             match decode_page_cursor(raw) {
                 Some(p) => page = p,
-                None => c.fail("cursor", "invalid_cursor", "cursor is not one this API returned"),
+                None => c.fail(
+                    "cursor",
+                    "invalid_cursor",
+                    "cursor is not one this API returned",
+                ),
             }
         }
-        let template_type = match query.get("type").map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let template_type = match query
+            .get("type")
+            .map(|s| s.trim())
+            .filter(|s| !s.is_empty())
+        {
             None => None,
             Some(raw) => {
                 let parsed = TemplateType::parse(raw);
                 if parsed.is_none() {
-                    c.fail("type", "invalid_enum", "type must be TRANSACTIONAL or MARKETING");
+                    c.fail(
+                        "type",
+                        "invalid_enum",
+                        "type must be TRANSACTIONAL or MARKETING",
+                    );
                 }
                 parsed
             }
         };
         c.finish()?;
-        let search = query.get("search").map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let search = query
+            .get("search")
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
         let q = TemplateQuery {
             template_type,
             search,
@@ -234,7 +271,14 @@ impl Engine {
         let (templates, total) = self.store.templates(caller.workspace_id(), &q).await?;
         let total_pages = total.div_ceil(page_size);
         let cursor = (page < total_pages).then(|| encode_page_cursor(page + 1));
-        Ok(TemplatePage { templates, total, page, page_size, total_pages, cursor })
+        Ok(TemplatePage {
+            templates,
+            total,
+            page,
+            page_size,
+            total_pages,
+            cursor,
+        })
     }
 }
 
@@ -243,7 +287,9 @@ fn encode_page_cursor(page: u64) -> String {
 }
 
 fn decode_page_cursor(raw: &str) -> Option<u64> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(raw).ok()?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(raw)
+        .ok()?;
     let text = String::from_utf8(bytes).ok()?;
     text.strip_prefix("page:")?.parse().ok().filter(|p| *p >= 1)
 }

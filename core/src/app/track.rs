@@ -42,7 +42,12 @@ impl Engine {
         };
         let event_data = Value::Object(data.cloned().unwrap_or_default());
         // Event data also lands on the contact, as Plunk does, so segments can use it.
-        let upsert = Upsert { email, subscribed, data, default_subscribed: true };
+        let upsert = Upsert {
+            email,
+            subscribed,
+            data,
+            default_subscribed: true,
+        };
         on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace;
@@ -60,7 +65,11 @@ impl Engine {
             let event_id = event.id.clone();
             changes.push(Write::AppendEvent(event));
             self.store.commit(changes).await?;
-            Ok(Tracked { contact_id: done.contact.id, event_id, at: now })
+            Ok(Tracked {
+                contact_id: done.contact.id,
+                event_id,
+                at: now,
+            })
         })
         .await
     }

@@ -17,7 +17,11 @@ impl Engine {
         c.finish()?;
         let raw = raw.ok_or_else(|| Error::Internal("email checked above".into()))?;
         if raw.len() > 512 {
-            return Err(Error::field("email", "too_long", "email must be at most 512 characters"));
+            return Err(Error::field(
+                "email",
+                "too_long",
+                "email must be at most 512 characters",
+            ));
         }
         Ok(verify_email(&*self.dns, &raw).await)
     }

@@ -46,7 +46,11 @@ impl Engine {
         if !(key.starts_with("pk_") || key.starts_with("sk_")) || key.len() > 200 {
             return Err(AuthOutcome::Refused(AuthFailure::Malformed));
         }
-        let found = self.store.key_by_hash(&hash_key(key)).await.map_err(AuthOutcome::Store)?;
+        let found = self
+            .store
+            .key_by_hash(&hash_key(key))
+            .await
+            .map_err(AuthOutcome::Store)?;
         let Some(api_key) = found else {
             return Err(AuthOutcome::Refused(AuthFailure::Unknown));
         };
@@ -59,7 +63,10 @@ impl Engine {
         if workspace.disabled {
             return Err(AuthOutcome::Refused(AuthFailure::Disabled));
         }
-        Ok(Caller { workspace, key: api_key })
+        Ok(Caller {
+            workspace,
+            key: api_key,
+        })
     }
 
     /// `POST /admin/workspaces`: a workspace and its first key set.
@@ -81,7 +88,10 @@ impl Engine {
 
     /// `GET /admin/workspaces/{id}`.
     pub async fn workspace(&self, id: &str) -> Result<Workspace> {
-        self.store.workspace(id).await?.ok_or(Error::NotFound(Resource::Workspace))
+        self.store
+            .workspace(id)
+            .await?
+            .ok_or(Error::NotFound(Resource::Workspace))
     }
 
     /// `GET /admin/workspaces`.
@@ -125,7 +135,11 @@ impl Engine {
         let name = c.string(obj, "domain", "", true).and_then(|raw| {
             let parsed = parse_domain_name(raw);
             if parsed.is_none() {
-                c.fail("domain", "invalid_domain", format!("'{raw}' is not a domain name"));
+                c.fail(
+                    "domain",
+                    "invalid_domain",
+                    format!("'{raw}' is not a domain name"),
+                );
             }
             parsed
         });
@@ -160,9 +174,14 @@ impl Engine {
         if !self.store.workspaces().await?.is_empty() {
             return Ok(None);
         }
-        let (ws, keys) = self.create_workspace(&serde_json::json!({"name": "default"})).await?;
-        self.admin_add_domain(&ws.id, &serde_json::json!({"domain": domain, "verified": true}))
+        let (ws, keys) = self
+            .create_workspace(&serde_json::json!({"name": "default"}))
             .await?;
+        self.admin_add_domain(
+            &ws.id,
+            &serde_json::json!({"domain": domain, "verified": true}),
+        )
+        .await?;
         Ok(Some((ws, keys)))
     }
 }
@@ -175,4 +194,3 @@ pub enum AuthOutcome {
     /// The store could not answer.
     Store(StoreError),
 }
-

@@ -10,10 +10,16 @@ use crate::Engine;
 /// The workspace's sending budget as a rate-limiter quota.
 pub fn send_quota(per_second: f64) -> Quota {
     if per_second >= 1.0 {
-        Quota { limit: per_second.floor() as u32, window: std::time::Duration::from_secs(1) }
+        Quota {
+            limit: per_second.floor() as u32,
+            window: std::time::Duration::from_secs(1),
+        }
     } else {
         let secs = (1.0 / per_second.max(1e-6)).ceil();
-        Quota { limit: 1, window: std::time::Duration::from_secs_f64(secs) }
+        Quota {
+            limit: 1,
+            window: std::time::Duration::from_secs_f64(secs),
+        }
     }
 }
 
@@ -55,10 +61,17 @@ impl Engine {
         // Throttle: wait for the next window instead of dropping the mail.
         let decision = self
             .rate_limiter
-            .take(&format!("send:{}", ws.id), 1, send_quota(ws.send_rate_per_second), now)
+            .take(
+                &format!("send:{}", ws.id),
+                1,
+                send_quota(ws.send_rate_per_second),
+                now,
+            )
             .await?;
         if !decision.allowed {
-            self.jobs.retry(job, decision.reset_at, false, "throttled").await?;
+            self.jobs
+                .retry(job, decision.reset_at, false, "throttled")
+                .await?;
             return Ok(JobOutcome::Retried);
         }
         let message = OutgoingMessage {

@@ -22,9 +22,10 @@ impl Engine {
     /// Runs one claimed job and settles it with the queue (complete, retry or dead-letter).
     pub async fn run_job(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
         match &job.payload {
-            JobPayload::DeliverEmail { workspace_id, email_id } => {
-                self.deliver_email(job, workspace_id, email_id).await
-            }
+            JobPayload::DeliverEmail {
+                workspace_id,
+                email_id,
+            } => self.deliver_email(job, workspace_id, email_id).await,
         }
     }
 
@@ -33,7 +34,10 @@ impl Engine {
     pub async fn run_due_jobs(&self) -> crate::Result<usize> {
         let mut ran = 0;
         loop {
-            let claimed = self.jobs.claim(self.clock.now(), self.settings.job_lease, 64).await?;
+            let claimed = self
+                .jobs
+                .claim(self.clock.now(), self.settings.job_lease, 64)
+                .await?;
             if claimed.is_empty() {
                 return Ok(ran);
             }

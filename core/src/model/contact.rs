@@ -97,9 +97,18 @@ mod tests {
 
     #[test]
     fn merge_is_shallow_and_null_removes() {
-        let mut data = json!({"a": 1, "b": {"x": 1}, "c": 3}).as_object().cloned().unwrap_or_default();
-        let patch = json!({"b": {"y": 2}, "c": null, "d": "new"}).as_object().cloned().unwrap_or_default();
+        let mut data = json!({"a": 1, "b": {"x": 1}, "c": 3})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let patch = json!({"b": {"y": 2}, "c": null, "d": "new"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         merge_data(&mut data, &patch);
-        assert_eq!(Value::Object(data), json!({"a": 1, "b": {"y": 2}, "d": "new"}));
+        assert_eq!(
+            Value::Object(data),
+            json!({"a": 1, "b": {"y": 2}, "d": "new"})
+        );
     }
 }

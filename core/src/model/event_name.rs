@@ -91,7 +91,12 @@ mod tests {
 
     #[test]
     fn accepts_custom_names() {
-        for name in ["signup", "order.placed", "contact.created", "segment.viewed"] {
+        for name in [
+            "signup",
+            "order.placed",
+            "contact.created",
+            "segment.viewed",
+        ] {
             assert_eq!(EventName::parse_custom(name).expect("valid").as_str(), name);
         }
     }

@@ -145,7 +145,10 @@ mod tests {
     #[test]
     fn scope_is_case_insensitive_and_empty_means_any() {
         let mut set = NewKeySet::generate("w", None, vec![], Utc::now()).record;
-        let key = |s: &KeySet| ApiKey { key_set: s.clone(), kind: KeyKind::Secret };
+        let key = |s: &KeySet| ApiKey {
+            key_set: s.clone(),
+            kind: KeyKind::Secret,
+        };
         assert!(key(&set).may_send_from("anything.io"));
         set.domains = vec!["example.com".into()];
         assert!(key(&set).may_send_from("EXAMPLE.com"));

@@ -1,6 +1,6 @@
 //! The `Clock` port: every use of "now" goes through it so tests can move time by hand.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, DurationRound, Utc};
 use std::sync::Mutex;
 
 /// A source of the current time.
@@ -9,13 +9,15 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> DateTime<Utc>;
 }
 
-/// The real wall clock.
+/// The real wall clock, truncated to milliseconds: the precision every timestamp is
+/// shown and stored with, so a record reads back equal from any store.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
-        Utc::now()
+        let now = Utc::now();
+        now.duration_trunc(Duration::milliseconds(1)).unwrap_or(now)
     }
 }
 
@@ -28,7 +30,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock standing at `start`.
     pub fn new(start: DateTime<Utc>) -> Self {
-        Self { now: Mutex::new(start) }
+        Self {
+            now: Mutex::new(start),
+        }
     }
 
     /// Moves the clock forward by `by`.

@@ -48,7 +48,7 @@ pub trait RateLimiter: Send + Sync {
 pub fn window_bounds(now: DateTime<Utc>, window: Duration) -> (i64, DateTime<Utc>) {
     let width = i64::try_from(window.as_millis()).unwrap_or(i64::MAX).max(1);
     let index = now.timestamp_millis().div_euclid(width);
-    let end = DateTime::<Utc>::from_timestamp_millis((index + 1).saturating_mul(width))
-        .unwrap_or(now);
+    let end =
+        DateTime::<Utc>::from_timestamp_millis((index + 1).saturating_mul(width)).unwrap_or(now);
     (index, end)
 }

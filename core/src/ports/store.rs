@@ -158,10 +158,8 @@ pub trait Store: Send + Sync {
     async fn workspaces(&self) -> Result<Vec<Workspace>, StoreError>;
 
     /// The key set holding a key whose hash is `key_hash`, and which of its two keys it is.
-    async fn key_by_hash(
-        &self,
-        key_hash: &str,
-    ) -> Result<Option<crate::model::ApiKey>, StoreError>;
+    async fn key_by_hash(&self, key_hash: &str)
+        -> Result<Option<crate::model::ApiKey>, StoreError>;
     /// The key sets of a workspace, oldest first.
     async fn key_sets(&self, workspace_id: &str) -> Result<Vec<KeySet>, StoreError>;
 
@@ -198,8 +196,7 @@ pub trait Store: Send + Sync {
     ) -> Result<Vec<Contact>, StoreError>;
 
     /// A template by id.
-    async fn template(&self, workspace_id: &str, id: &str)
-        -> Result<Option<Template>, StoreError>;
+    async fn template(&self, workspace_id: &str, id: &str) -> Result<Option<Template>, StoreError>;
     /// A page of templates (newest first) and the number matching the filters.
     async fn templates(
         &self,
@@ -208,12 +205,14 @@ pub trait Store: Send + Sync {
     ) -> Result<(Vec<Template>, u64), StoreError>;
 
     /// An email record by id.
-    async fn email(&self, workspace_id: &str, id: &str)
-        -> Result<Option<EmailRecord>, StoreError>;
+    async fn email(&self, workspace_id: &str, id: &str) -> Result<Option<EmailRecord>, StoreError>;
 
     /// Events matching `query`, newest first.
-    async fn events(&self, workspace_id: &str, query: &EventQuery)
-        -> Result<Vec<Event>, StoreError>;
+    async fn events(
+        &self,
+        workspace_id: &str,
+        query: &EventQuery,
+    ) -> Result<Vec<Event>, StoreError>;
     /// The distinct event names stored in the workspace, sorted.
     async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError>;
 }

@@ -337,7 +337,10 @@ impl Operator {
     pub fn allowed_for(self, kind: FieldKind) -> bool {
         use Operator as O;
         match kind {
-            FieldKind::Email => matches!(self, O::Equals | O::NotEquals | O::Contains | O::NotContains),
+            FieldKind::Email => matches!(
+                self,
+                O::Equals | O::NotEquals | O::Contains | O::NotContains
+            ),
             FieldKind::Subscribed => matches!(self, O::Equals | O::NotEquals),
             FieldKind::Timestamp => matches!(
                 self,
@@ -498,7 +501,17 @@ mod tests {
             let field = Field::parse(raw).expect(raw);
             assert_eq!(field.to_string(), raw);
         }
-        for bad in ["", "data", "data.", "data.a..b", "event.", "email.read", "segment.", "Email", "x"] {
+        for bad in [
+            "",
+            "data",
+            "data.",
+            "data.a..b",
+            "event.",
+            "email.read",
+            "segment.",
+            "Email",
+            "x",
+        ] {
             assert_eq!(Field::parse(bad), None, "{bad:?}");
         }
     }
@@ -551,13 +564,22 @@ mod tests {
             value: Some(value),
             unit: Some(unit),
         };
-        assert_eq!(f(json!(2), TimeUnit::Hours).window(), Some(Duration::hours(2)));
-        assert_eq!(f(json!(1.5), TimeUnit::Minutes).window(), Some(Duration::seconds(90)));
+        assert_eq!(
+            f(json!(2), TimeUnit::Hours).window(),
+            Some(Duration::hours(2))
+        );
+        assert_eq!(
+            f(json!(1.5), TimeUnit::Minutes).window(),
+            Some(Duration::seconds(90))
+        );
         assert_eq!(f(json!(0), TimeUnit::Days).window(), None);
         assert_eq!(f(json!(-1), TimeUnit::Days).window(), None);
         assert_eq!(f(json!(36_501), TimeUnit::Days).window(), None);
         assert_eq!(f(json!("1"), TimeUnit::Days).window(), None);
         let now = Utc::now();
-        assert_eq!(f(json!(1), TimeUnit::Days).cutoff(now), Some(now - Duration::days(1)));
+        assert_eq!(
+            f(json!(1), TimeUnit::Days).cutoff(now),
+            Some(now - Duration::days(1))
+        );
     }
 }

@@ -47,8 +47,14 @@ mod tests {
     #[test]
     fn accepts_the_subset() {
         let utc = |s: &str| parse_timestamp(s).map(|t| t.to_rfc3339());
-        assert_eq!(utc("2024-03-01T10:00:00Z").as_deref(), Some("2024-03-01T10:00:00+00:00"));
-        assert_eq!(utc("2024-03-01t10:00:00z").as_deref(), Some("2024-03-01T10:00:00+00:00"));
+        assert_eq!(
+            utc("2024-03-01T10:00:00Z").as_deref(),
+            Some("2024-03-01T10:00:00+00:00")
+        );
+        assert_eq!(
+            utc("2024-03-01t10:00:00z").as_deref(),
+            Some("2024-03-01T10:00:00+00:00")
+        );
         assert_eq!(
             utc("2024-03-01T10:00:00.5+02:00").as_deref(),
             Some("2024-03-01T08:00:00.500+00:00")

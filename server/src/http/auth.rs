@@ -14,7 +14,10 @@ use super::AppState;
 
 /// The bearer token of the request, if the header is well formed.
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let value = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     let (scheme, token) = value.trim().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
@@ -61,19 +64,27 @@ async fn authenticate(
     public_ok: bool,
 ) -> Result<Caller, ApiError> {
     let token = token.ok_or(ApiError::MissingAuth)?;
-    let caller = state.engine.authenticate(token).await.map_err(|e| match e {
-        AuthOutcome::Refused(AuthFailure::Malformed) => ApiError::InvalidApiKey,
-        AuthOutcome::Refused(AuthFailure::Unknown) => ApiError::InvalidApiKey,
-        AuthOutcome::Refused(AuthFailure::Disabled) => ApiError::ProjectDisabled,
-        AuthOutcome::Store(e) => ApiError::Domain(e.into()),
-    })?;
+    let caller = state
+        .engine
+        .authenticate(token)
+        .await
+        .map_err(|e| match e {
+            AuthOutcome::Refused(AuthFailure::Malformed) => ApiError::InvalidApiKey,
+            AuthOutcome::Refused(AuthFailure::Unknown) => ApiError::InvalidApiKey,
+            AuthOutcome::Refused(AuthFailure::Disabled) => ApiError::ProjectDisabled,
+            AuthOutcome::Store(e) => ApiError::Domain(e.into()),
+        })?;
     if !caller.is_secret() && !public_ok {
         return Err(ApiError::SecretKeyRequired);
     }
     Ok(caller)
 }
 
-fn rate_limit_headers(headers: &mut HeaderMap, d: &RateDecision, now: chrono::DateTime<chrono::Utc>) {
+fn rate_limit_headers(
+    headers: &mut HeaderMap,
+    d: &RateDecision,
+    now: chrono::DateTime<chrono::Utc>,
+) {
     let reset = (d.reset_at - now).num_seconds().max(0);
     for (name, value) in [
         ("ratelimit-limit", d.limit.to_string()),

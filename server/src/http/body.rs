@@ -13,8 +13,13 @@ use super::AppState;
 pub struct JsonBody(pub Value);
 
 /// Reads the whole body up to `limit` bytes.
-pub async fn read_limited(body: axum::body::Body, limit: usize) -> Result<axum::body::Bytes, ApiError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| ApiError::PayloadTooLarge(limit))
+pub async fn read_limited(
+    body: axum::body::Body,
+    limit: usize,
+) -> Result<axum::body::Bytes, ApiError> {
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| ApiError::PayloadTooLarge(limit))
 }
 
 impl FromRequest<AppState> for JsonBody {

@@ -93,9 +93,12 @@ impl ApiError {
                 errors: Some(errors),
                 suggestion: "Fix the fields listed in `errors` and send the request again.",
             },
-            ApiError::Domain(Error::BadRequest(m)) => {
-                p(S::BAD_REQUEST, "BAD_REQUEST", m, "Change the request as the message says.")
-            }
+            ApiError::Domain(Error::BadRequest(m)) => p(
+                S::BAD_REQUEST,
+                "BAD_REQUEST",
+                m,
+                "Change the request as the message says.",
+            ),
             ApiError::Domain(Error::InvalidState(m)) => p(
                 S::BAD_REQUEST,
                 "INVALID_STATE",
@@ -120,9 +123,12 @@ impl ApiError {
                 m,
                 "Add and verify the sender domain, or send from a verified one.",
             ),
-            ApiError::Domain(Error::Conflict(m)) => {
-                p(S::CONFLICT, "CONFLICT", m, "Re-read the resource and try again.")
-            }
+            ApiError::Domain(Error::Conflict(m)) => p(
+                S::CONFLICT,
+                "CONFLICT",
+                m,
+                "Re-read the resource and try again.",
+            ),
             ApiError::Domain(Error::Internal(cause)) => {
                 tracing::error!(%cause, "internal error");
                 p(
@@ -147,7 +153,8 @@ impl ApiError {
             ApiError::SecretKeyRequired => p(
                 S::FORBIDDEN,
                 "FORBIDDEN",
-                "This endpoint needs a secret key (sk_); public keys only work with /v1/track".into(),
+                "This endpoint needs a secret key (sk_); public keys only work with /v1/track"
+                    .into(),
                 "Call this endpoint from your server with the secret key.",
             ),
             ApiError::ProjectDisabled => p(

@@ -21,8 +21,15 @@ const IN_FLIGHT_TTL: Duration = Duration::from_secs(120);
 
 #[derive(Serialize, Deserialize)]
 enum Record {
-    InFlight { body_hash: String },
-    Done { body_hash: String, status: u16, content_type: Option<String>, body: Vec<u8> },
+    InFlight {
+        body_hash: String,
+    },
+    Done {
+        body_hash: String,
+        status: u16,
+        content_type: Option<String>,
+        body: Vec<u8>,
+    },
 }
 
 fn valid_key(key: &str) -> bool {
@@ -52,23 +59,39 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         Err(e) => return e.into_response(),
     };
     let body_hash = hex::encode(Sha256::digest(
-        [parts.method.as_str().as_bytes(), parts.uri.path().as_bytes(), &bytes].concat(),
+        [
+            parts.method.as_str().as_bytes(),
+            parts.uri.path().as_bytes(),
+            &bytes,
+        ]
+        .concat(),
     ));
     let cache_key = format!("idem:{workspace}:{key}");
     let cache = &state.engine.cache;
     let now = state.engine.clock.now();
-    let marker = match serde_json::to_vec(&Record::InFlight { body_hash: body_hash.clone() }) {
+    let marker = match serde_json::to_vec(&Record::InFlight {
+        body_hash: body_hash.clone(),
+    }) {
         Ok(m) => m,
-        Err(e) => return ApiError::Domain(posthorn_core::Error::Internal(e.to_string())).into_response(),
+        Err(e) => {
+            return ApiError::Domain(posthorn_core::Error::Internal(e.to_string())).into_response()
+        }
     };
-    match cache.put_if_absent(&cache_key, marker, IN_FLIGHT_TTL, now).await {
+    match cache
+        .put_if_absent(&cache_key, marker, IN_FLIGHT_TTL, now)
+        .await
+    {
         Ok(true) => {}
         Ok(false) => return replay(&state, &cache_key, &body_hash).await,
         Err(e) => return ApiError::Domain(e.into()).into_response(),
     }
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
     let (resp_parts, resp_body) = response.into_parts();
-    let resp_bytes = axum::body::to_bytes(resp_body, usize::MAX).await.unwrap_or_default();
+    let resp_bytes = axum::body::to_bytes(resp_body, usize::MAX)
+        .await
+        .unwrap_or_default();
     let outcome = if resp_parts.status.is_server_error() {
         // A failure may succeed on retry: forget the key.
         cache.delete(&cache_key).await
@@ -84,7 +107,11 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
             body: resp_bytes.to_vec(),
         };
         match serde_json::to_vec(&record) {
-            Ok(v) => cache.put(&cache_key, v, TTL, state.engine.clock.now()).await,
+            Ok(v) => {
+                cache
+                    .put(&cache_key, v, TTL, state.engine.clock.now())
+                    .await
+            }
             Err(_) => cache.delete(&cache_key).await,
         }
     };
@@ -101,13 +128,20 @@ async fn replay(state: &AppState, cache_key: &str, body_hash: &str) -> Response 
         Err(e) => return ApiError::Domain(e.into()).into_response(),
     };
     match stored {
-        Some(Record::Done { body_hash: h, status, content_type, body }) if h == body_hash => {
+        Some(Record::Done {
+            body_hash: h,
+            status,
+            content_type,
+            body,
+        }) if h == body_hash => {
             let mut response = Response::new(Body::from(body));
             *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
             if let Some(ct) = content_type.and_then(|ct| HeaderValue::from_str(&ct).ok()) {
                 response.headers_mut().insert("content-type", ct);
             }
-            response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+            response
+                .headers_mut()
+                .insert("idempotent-replayed", HeaderValue::from_static("true"));
             response
         }
         Some(Record::Done { .. }) => ApiError::IdempotencyKeyReused.into_response(),

@@ -34,7 +34,11 @@ pub struct AppState {
 impl AppState {
     /// State with the default body limit (15 MB).
     pub fn new(engine: Engine, admin_token: Option<String>) -> Self {
-        Self { engine, admin_token, max_body_bytes: 15 * 1024 * 1024 }
+        Self {
+            engine,
+            admin_token,
+            max_body_bytes: 15 * 1024 * 1024,
+        }
     }
 }
 
@@ -44,12 +48,20 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/send", post(routes::public::send))
         .route("/v1/track", post(routes::public::track))
         .route("/v1/verify", post(routes::public::verify))
-        .route("/contacts", post(routes::contacts::upsert).get(routes::contacts::list))
+        .route(
+            "/contacts",
+            post(routes::contacts::upsert).get(routes::contacts::list),
+        )
         .route(
             "/contacts/{id}",
-            get(routes::contacts::read).patch(routes::contacts::patch).delete(routes::contacts::delete),
+            get(routes::contacts::read)
+                .patch(routes::contacts::patch)
+                .delete(routes::contacts::delete),
         )
-        .route("/templates", post(routes::templates::create).get(routes::templates::list))
+        .route(
+            "/templates",
+            post(routes::templates::create).get(routes::templates::list),
+        )
         .route(
             "/templates/{id}",
             get(routes::templates::read)
@@ -65,10 +77,22 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(state.clone(), auth::require_key));
 
     let admin_api = Router::new()
-        .route("/admin/workspaces", post(routes::admin::create).get(routes::admin::list))
-        .route("/admin/workspaces/{id}", get(routes::admin::read).patch(routes::admin::patch))
-        .route("/admin/workspaces/{id}/key-sets", post(routes::admin::create_key_set))
-        .route("/admin/workspaces/{id}/domains", post(routes::admin::add_domain))
+        .route(
+            "/admin/workspaces",
+            post(routes::admin::create).get(routes::admin::list),
+        )
+        .route(
+            "/admin/workspaces/{id}",
+            get(routes::admin::read).patch(routes::admin::patch),
+        )
+        .route(
+            "/admin/workspaces/{id}/key-sets",
+            post(routes::admin::create_key_set),
+        )
+        .route(
+            "/admin/workspaces/{id}/domains",
+            post(routes::admin::add_domain),
+        )
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
 
     Router::new()

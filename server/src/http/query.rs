@@ -18,6 +18,10 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryMap {
         Query::<HashMap<String, String>>::from_request_parts(parts, state)
             .await
             .map(|Query(map)| QueryMap(map))
-            .map_err(|e| ApiError::Domain(posthorn_core::Error::BadRequest(format!("Invalid query string: {e}"))))
+            .map_err(|e| {
+                ApiError::Domain(posthorn_core::Error::BadRequest(format!(
+                    "Invalid query string: {e}"
+                )))
+            })
     }
 }

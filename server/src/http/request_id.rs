@@ -24,7 +24,11 @@ pub async fn assign(req: Request, next: Next) -> Response {
         .scope(id.clone(), next.run(req).instrument(span.clone()))
         .await;
     span.in_scope(|| {
-        tracing::debug!(status = response.status().as_u16(), elapsed_ms = started.elapsed().as_millis() as u64, "handled");
+        tracing::debug!(
+            status = response.status().as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "handled"
+        );
     });
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert("x-request-id", v);

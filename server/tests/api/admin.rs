@@ -16,59 +16,106 @@ async fn operator_creates_workspaces_with_keys_and_domains() {
     assert_eq!(ws["activeContactLimit"], json!(5));
     assert_eq!(ws["rateLimitPerMinute"], json!(50));
     assert_eq!(ws["sendRatePerSecond"], json!(2.5));
-    assert!(res.body["keySet"]["publicKey"].as_str().is_some_and(|k| k.starts_with("pk_")));
+    assert!(res.body["keySet"]["publicKey"]
+        .as_str()
+        .is_some_and(|k| k.starts_with("pk_")));
     assert_eq!(res.body["keySet"]["domains"], json!([]));
     let id = ws["id"].as_str().expect("id");
 
-    let read = app.admin(Method::GET, &format!("/admin/workspaces/{id}"), None).await.expect(200);
+    let read = app
+        .admin(Method::GET, &format!("/admin/workspaces/{id}"), None)
+        .await
+        .expect(200);
     assert_eq!(read.body["name"], json!("Beta"));
     let patched = app
-        .admin(Method::PATCH, &format!("/admin/workspaces/{id}"), Some(json!({"activeContactLimit": null, "name": "Gamma"})))
+        .admin(
+            Method::PATCH,
+            &format!("/admin/workspaces/{id}"),
+            Some(json!({"activeContactLimit": null, "name": "Gamma"})),
+        )
         .await
         .expect(200);
     assert_eq!(patched.body["activeContactLimit"], json!(null));
     assert_eq!(patched.body["name"], json!("Gamma"));
 
     let set = app
-        .admin(Method::POST, &format!("/admin/workspaces/{id}/key-sets"), Some(json!({"domains": ["mail.example.com"]})))
+        .admin(
+            Method::POST,
+            &format!("/admin/workspaces/{id}/key-sets"),
+            Some(json!({"domains": ["mail.example.com"]})),
+        )
         .await
         .expect(201);
     assert_eq!(set.body["domains"], json!(["mail.example.com"]));
-    assert!(set.body["secretKey"].as_str().is_some_and(|k| k.starts_with("sk_")));
+    assert!(set.body["secretKey"]
+        .as_str()
+        .is_some_and(|k| k.starts_with("sk_")));
 
     let domain = app
-        .admin(Method::POST, &format!("/admin/workspaces/{id}/domains"), Some(json!({"domain": "Mail.Example.com", "verified": true, "inboundEnabled": true})))
+        .admin(
+            Method::POST,
+            &format!("/admin/workspaces/{id}/domains"),
+            Some(json!({"domain": "Mail.Example.com", "verified": true, "inboundEnabled": true})),
+        )
         .await
         .expect(201);
     assert_eq!(domain.body["domain"], json!("mail.example.com"));
     assert_eq!(domain.body["verified"], json!(true));
     assert_eq!(domain.body["inboundEnabled"], json!(true));
-    app.admin(Method::POST, &format!("/admin/workspaces/{id}/domains"), Some(json!({"domain": "mail.example.com"})))
-        .await
-        .expect_error(409, "CONFLICT");
+    app.admin(
+        Method::POST,
+        &format!("/admin/workspaces/{id}/domains"),
+        Some(json!({"domain": "mail.example.com"})),
+    )
+    .await
+    .expect_error(409, "CONFLICT");
 
-    let list = app.admin(Method::GET, "/admin/workspaces", None).await.expect(200);
+    let list = app
+        .admin(Method::GET, "/admin/workspaces", None)
+        .await
+        .expect(200);
     assert_eq!(list.body["data"].as_array().map(Vec::len), Some(2));
 }
 
 #[tokio::test]
 async fn operator_api_validates_and_guards() {
     let app = TestApp::new().await;
-    app.call(Method::GET, "/admin/workspaces", None, None, &[]).await.expect_error(401, "INVALID_API_KEY");
+    app.call(Method::GET, "/admin/workspaces", None, None, &[])
+        .await
+        .expect_error(401, "INVALID_API_KEY");
     let sk = app.sk.clone();
-    app.call(Method::GET, "/admin/workspaces", Some(&sk), None, &[]).await.expect_error(401, "INVALID_API_KEY");
+    app.call(Method::GET, "/admin/workspaces", Some(&sk), None, &[])
+        .await
+        .expect_error(401, "INVALID_API_KEY");
     let bad = app
-        .admin(Method::POST, "/admin/workspaces", Some(json!({"name": 3, "rateLimitPerMinute": 0, "sendRatePerSecond": -1})))
+        .admin(
+            Method::POST,
+            "/admin/workspaces",
+            Some(json!({"name": 3, "rateLimitPerMinute": 0, "sendRatePerSecond": -1})),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
-    assert_eq!(bad.error_fields(), ["name", "rateLimitPerMinute", "sendRatePerSecond"]);
-    app.admin(Method::GET, "/admin/workspaces/nope", None).await.expect_error(404, "NOT_FOUND");
-    app.admin(Method::POST, "/admin/workspaces/nope/domains", Some(json!({"domain": "x.com"})))
+    assert_eq!(
+        bad.error_fields(),
+        ["name", "rateLimitPerMinute", "sendRatePerSecond"]
+    );
+    app.admin(Method::GET, "/admin/workspaces/nope", None)
         .await
         .expect_error(404, "NOT_FOUND");
+    app.admin(
+        Method::POST,
+        "/admin/workspaces/nope/domains",
+        Some(json!({"domain": "x.com"})),
+    )
+    .await
+    .expect_error(404, "NOT_FOUND");
     let id = app.workspace_id.clone();
     let bad = app
-        .admin(Method::POST, &format!("/admin/workspaces/{id}/domains"), Some(json!({"domain": "not_a domain"})))
+        .admin(
+            Method::POST,
+            &format!("/admin/workspaces/{id}/domains"),
+            Some(json!({"domain": "not_a domain"})),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(bad.error_fields(), ["domain"]);

@@ -6,47 +6,89 @@ use crate::harness::TestApp;
 #[tokio::test]
 async fn missing_or_malformed_auth_is_401_missing_auth() {
     let app = TestApp::new().await;
-    app.call(Method::GET, "/contacts", None, None, &[]).await.expect_error(401, "MISSING_AUTH");
-    app.call(Method::GET, "/contacts", None, None, &[("authorization", "Basic abc")])
+    app.call(Method::GET, "/contacts", None, None, &[])
         .await
         .expect_error(401, "MISSING_AUTH");
-    app.call(Method::GET, "/contacts", None, None, &[("authorization", "Bearer ")])
-        .await
-        .expect_error(401, "MISSING_AUTH");
+    app.call(
+        Method::GET,
+        "/contacts",
+        None,
+        None,
+        &[("authorization", "Basic abc")],
+    )
+    .await
+    .expect_error(401, "MISSING_AUTH");
+    app.call(
+        Method::GET,
+        "/contacts",
+        None,
+        None,
+        &[("authorization", "Bearer ")],
+    )
+    .await
+    .expect_error(401, "MISSING_AUTH");
 }
 
 #[tokio::test]
 async fn unknown_keys_are_401_invalid_api_key() {
     let app = TestApp::new().await;
     let fake = format!("sk_{}", "0".repeat(64));
-    app.call(Method::GET, "/contacts", Some(&fake), None, &[]).await.expect_error(401, "INVALID_API_KEY");
-    app.call(Method::GET, "/contacts", Some("nonsense"), None, &[]).await.expect_error(401, "INVALID_API_KEY");
+    app.call(Method::GET, "/contacts", Some(&fake), None, &[])
+        .await
+        .expect_error(401, "INVALID_API_KEY");
+    app.call(Method::GET, "/contacts", Some("nonsense"), None, &[])
+        .await
+        .expect_error(401, "INVALID_API_KEY");
 }
 
 #[tokio::test]
 async fn public_key_only_tracks() {
     let app = TestApp::new().await;
     let pk = app.pk.clone();
-    app.call(Method::POST, "/v1/track", Some(&pk), Some(json!({"email": "a@x.com", "event": "e"})), &[])
+    app.call(
+        Method::POST,
+        "/v1/track",
+        Some(&pk),
+        Some(json!({"email": "a@x.com", "event": "e"})),
+        &[],
+    )
+    .await
+    .expect(200);
+    app.call(Method::GET, "/contacts", Some(&pk), None, &[])
+        .await
+        .expect_error(403, "FORBIDDEN");
+    app.call(Method::GET, "/events", Some(&pk), None, &[])
+        .await
+        .expect_error(403, "FORBIDDEN");
+    app.call(Method::POST, "/v1/send", Some(&pk), Some(json!({})), &[])
+        .await
+        .expect_error(403, "FORBIDDEN");
+    // The secret key tracks too (as the official client does).
+    app.post("/v1/track", json!({"email": "a@x.com", "event": "e"}))
         .await
         .expect(200);
-    app.call(Method::GET, "/contacts", Some(&pk), None, &[]).await.expect_error(403, "FORBIDDEN");
-    app.call(Method::GET, "/events", Some(&pk), None, &[]).await.expect_error(403, "FORBIDDEN");
-    app.call(Method::POST, "/v1/send", Some(&pk), Some(json!({})), &[]).await.expect_error(403, "FORBIDDEN");
-    // The secret key tracks too (as the official client does).
-    app.post("/v1/track", json!({"email": "a@x.com", "event": "e"})).await.expect(200);
 }
 
 #[tokio::test]
 async fn disabled_workspace_is_403_for_every_request() {
     let app = TestApp::new().await;
-    app.set_workspace(&app.workspace_id, json!({"disabled": true})).await;
-    app.get("/contacts").await.expect_error(403, "PROJECT_DISABLED");
-    let pk = app.pk.clone();
-    app.call(Method::POST, "/v1/track", Some(&pk), Some(json!({"email": "a@x.com", "event": "e"})), &[])
+    app.set_workspace(&app.workspace_id, json!({"disabled": true}))
+        .await;
+    app.get("/contacts")
         .await
         .expect_error(403, "PROJECT_DISABLED");
-    app.set_workspace(&app.workspace_id, json!({"disabled": false})).await;
+    let pk = app.pk.clone();
+    app.call(
+        Method::POST,
+        "/v1/track",
+        Some(&pk),
+        Some(json!({"email": "a@x.com", "event": "e"})),
+        &[],
+    )
+    .await
+    .expect_error(403, "PROJECT_DISABLED");
+    app.set_workspace(&app.workspace_id, json!({"disabled": false}))
+        .await;
     app.get("/contacts").await.expect(200);
 }
 
@@ -54,10 +96,16 @@ async fn disabled_workspace_is_403_for_every_request() {
 async fn workspaces_never_see_each_other() {
     let app = TestApp::new().await;
     let (_, _, other_sk) = app.new_workspace("Other").await;
-    let created = app.post("/contacts", json!({"email": "secret@x.com"})).await.expect(201);
+    let created = app
+        .post("/contacts", json!({"email": "secret@x.com"}))
+        .await
+        .expect(201);
     let id = created.body["id"].as_str().expect("id").to_string();
     let tpl = app
-        .post("/templates", json!({"name": "t", "subject": "s", "body": "b", "type": "TRANSACTIONAL"}))
+        .post(
+            "/templates",
+            json!({"name": "t", "subject": "s", "body": "b", "type": "TRANSACTIONAL"}),
+        )
         .await
         .expect(201);
     let tpl_id = tpl.body["id"].as_str().expect("id").to_string();
@@ -66,13 +114,25 @@ async fn workspaces_never_see_each_other() {
         let app = &app;
         async move { app.call(m, &p, Some(&sk), b, &[]).await }
     };
-    other(Method::GET, format!("/contacts/{id}"), None).await.expect_error(404, "CONTACT_NOT_FOUND");
-    other(Method::PATCH, format!("/contacts/{id}"), Some(json!({"subscribed": false})))
+    other(Method::GET, format!("/contacts/{id}"), None)
         .await
         .expect_error(404, "CONTACT_NOT_FOUND");
-    other(Method::DELETE, format!("/contacts/{id}"), None).await.expect_error(404, "CONTACT_NOT_FOUND");
-    other(Method::GET, format!("/templates/{tpl_id}"), None).await.expect_error(404, "TEMPLATE_NOT_FOUND");
-    let list = other(Method::GET, "/contacts".into(), None).await.expect(200);
+    other(
+        Method::PATCH,
+        format!("/contacts/{id}"),
+        Some(json!({"subscribed": false})),
+    )
+    .await
+    .expect_error(404, "CONTACT_NOT_FOUND");
+    other(Method::DELETE, format!("/contacts/{id}"), None)
+        .await
+        .expect_error(404, "CONTACT_NOT_FOUND");
+    other(Method::GET, format!("/templates/{tpl_id}"), None)
+        .await
+        .expect_error(404, "TEMPLATE_NOT_FOUND");
+    let list = other(Method::GET, "/contacts".into(), None)
+        .await
+        .expect(200);
     assert_eq!(list.body["data"], json!([]));
     assert_eq!(list.body["total"], json!(0));
     let events = other(Method::GET, "/events".into(), None).await.expect(200);
@@ -92,23 +152,38 @@ async fn workspaces_never_see_each_other() {
 #[tokio::test]
 async fn key_sets_can_be_created_listed_and_revoked() {
     let app = TestApp::new().await;
-    let created = app.post("/keys", json!({"name": "ci", "domains": ["example.com"]})).await.expect(201);
+    let created = app
+        .post("/keys", json!({"name": "ci", "domains": ["example.com"]}))
+        .await
+        .expect(201);
     let new_sk = created.body["secretKey"].as_str().expect("sk").to_string();
     assert!(new_sk.starts_with("sk_") && new_sk.len() == 67);
     assert_eq!(created.body["domains"], json!(["example.com"]));
     let list = app.get("/keys").await.expect(200);
     let sets = list.body["data"].as_array().expect("array");
     assert_eq!(sets.len(), 2);
-    assert!(sets.iter().all(|s| s.get("secretKeyHash").is_none() && s.get("secretKey").is_none()));
+    assert!(sets
+        .iter()
+        .all(|s| s.get("secretKeyHash").is_none() && s.get("secretKey").is_none()));
     // The new key works, then stops working once revoked.
-    app.call(Method::GET, "/contacts", Some(&new_sk), None, &[]).await.expect(200);
+    app.call(Method::GET, "/contacts", Some(&new_sk), None, &[])
+        .await
+        .expect(200);
     let id = created.body["id"].as_str().expect("id");
     app.delete(&format!("/keys/{id}")).await.expect(204);
-    app.call(Method::GET, "/contacts", Some(&new_sk), None, &[]).await.expect_error(401, "INVALID_API_KEY");
+    app.call(Method::GET, "/contacts", Some(&new_sk), None, &[])
+        .await
+        .expect_error(401, "INVALID_API_KEY");
     // The last key set cannot be revoked.
     let list = app.get("/keys").await.expect(200);
     let last = list.body["data"][0]["id"].as_str().expect("id").to_string();
-    app.delete(&format!("/keys/{last}")).await.expect_error(409, "CONFLICT");
-    app.delete("/keys/00000000-0000-0000-0000-000000000000").await.expect_error(404, "NOT_FOUND");
-    app.post("/keys", json!({"domains": ["not a domain"]})).await.expect_error(422, "VALIDATION_ERROR");
+    app.delete(&format!("/keys/{last}"))
+        .await
+        .expect_error(409, "CONFLICT");
+    app.delete("/keys/00000000-0000-0000-0000-000000000000")
+        .await
+        .expect_error(404, "NOT_FOUND");
+    app.post("/keys", json!({"domains": ["not a domain"]}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
 }

@@ -5,7 +5,11 @@ use crate::harness::TestApp;
 fn names(events: &serde_json::Value) -> Vec<String> {
     events["events"]
         .as_array()
-        .map(|a| a.iter().filter_map(|e| e["name"].as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e["name"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -13,7 +17,10 @@ fn names(events: &serde_json::Value) -> Vec<String> {
 async fn create_then_update_by_email() {
     let app = TestApp::new().await;
     let created = app
-        .post("/contacts", json!({"email": "  Ada@Example.COM ", "data": {"plan": "pro", "age": 36}}))
+        .post(
+            "/contacts",
+            json!({"email": "  Ada@Example.COM ", "data": {"plan": "pro", "age": 36}}),
+        )
         .await
         .expect(201);
     let c = &created.body;
@@ -23,37 +30,72 @@ async fn create_then_update_by_email() {
     assert_eq!(c["expiresAt"], json!(null));
     assert_eq!(c["projectId"], json!(app.workspace_id));
     assert_eq!(c["_meta"], json!({"isNew": true, "isUpdate": false}));
-    assert!(c["createdAt"].as_str().is_some_and(|t| t.ends_with('Z') && t.contains('.')));
+    assert!(c["createdAt"]
+        .as_str()
+        .is_some_and(|t| t.ends_with('Z') && t.contains('.')));
     assert!(c.get("version").is_none());
 
     let updated = app
-        .post("/contacts", json!({"email": "ada@example.com", "data": {"age": null, "city": "London"}}))
+        .post(
+            "/contacts",
+            json!({"email": "ada@example.com", "data": {"age": null, "city": "London"}}),
+        )
         .await
         .expect(200);
     assert_eq!(updated.body["id"], c["id"]);
-    assert_eq!(updated.body["data"], json!({"plan": "pro", "city": "London"}));
-    assert_eq!(updated.body["subscribed"], json!(true), "left alone when not given");
-    assert_eq!(updated.body["_meta"], json!({"isNew": false, "isUpdate": true}));
+    assert_eq!(
+        updated.body["data"],
+        json!({"plan": "pro", "city": "London"})
+    );
+    assert_eq!(
+        updated.body["subscribed"],
+        json!(true),
+        "left alone when not given"
+    );
+    assert_eq!(
+        updated.body["_meta"],
+        json!({"isNew": false, "isUpdate": true})
+    );
 }
 
 #[tokio::test]
 async fn subscription_changes_emit_events_once() {
     let app = TestApp::new().await;
-    let id = app.post("/contacts", json!({"email": "s@x.com"})).await.expect(201).body["id"]
+    let id = app
+        .post("/contacts", json!({"email": "s@x.com"}))
+        .await
+        .expect(201)
+        .body["id"]
         .as_str()
         .expect("id")
         .to_string();
-    app.patch(&format!("/contacts/{id}"), json!({"subscribed": false})).await.expect(200);
-    app.patch(&format!("/contacts/{id}"), json!({"subscribed": false})).await.expect(200);
-    app.post("/contacts", json!({"email": "s@x.com", "subscribed": true})).await.expect(200);
-    let events = app.get(&format!("/events?contactId={id}")).await.expect(200);
-    assert_eq!(names(&events.body), ["contact.subscribed", "contact.unsubscribed"]);
+    app.patch(&format!("/contacts/{id}"), json!({"subscribed": false}))
+        .await
+        .expect(200);
+    app.patch(&format!("/contacts/{id}"), json!({"subscribed": false}))
+        .await
+        .expect(200);
+    app.post("/contacts", json!({"email": "s@x.com", "subscribed": true}))
+        .await
+        .expect(200);
+    let events = app
+        .get(&format!("/events?contactId={id}"))
+        .await
+        .expect(200);
+    assert_eq!(
+        names(&events.body),
+        ["contact.subscribed", "contact.unsubscribed"]
+    );
 }
 
 #[tokio::test]
 async fn read_patch_delete() {
     let app = TestApp::new().await;
-    let id = app.post("/contacts", json!({"email": "p@x.com", "data": {"a": 1}})).await.expect(201).body["id"]
+    let id = app
+        .post("/contacts", json!({"email": "p@x.com", "data": {"a": 1}}))
+        .await
+        .expect(201)
+        .body["id"]
         .as_str()
         .expect("id")
         .to_string();
@@ -61,24 +103,43 @@ async fn read_patch_delete() {
     assert_eq!(read.body["email"], json!("p@x.com"));
     assert!(read.body.get("_meta").is_none());
     let patched = app
-        .patch(&format!("/contacts/{id}"), json!({"data": {"b": 2}, "email": "P2@x.com"}))
+        .patch(
+            &format!("/contacts/{id}"),
+            json!({"data": {"b": 2}, "email": "P2@x.com"}),
+        )
         .await
         .expect(200);
     assert_eq!(patched.body["data"], json!({"a": 1, "b": 2}));
     assert_eq!(patched.body["email"], json!("p2@x.com"));
-    let cleared = app.patch(&format!("/contacts/{id}"), json!({"data": null})).await.expect(200);
+    let cleared = app
+        .patch(&format!("/contacts/{id}"), json!({"data": null}))
+        .await
+        .expect(200);
     assert_eq!(cleared.body["data"], json!({}));
-    app.post("/contacts", json!({"email": "taken@x.com"})).await.expect(201);
-    app.patch(&format!("/contacts/{id}"), json!({"email": "taken@x.com"})).await.expect_error(409, "CONFLICT");
+    app.post("/contacts", json!({"email": "taken@x.com"}))
+        .await
+        .expect(201);
+    app.patch(&format!("/contacts/{id}"), json!({"email": "taken@x.com"}))
+        .await
+        .expect_error(409, "CONFLICT");
     let bad = app
-        .patch(&format!("/contacts/{id}"), json!({"subscribed": "no", "data": [1], "email": "x"}))
+        .patch(
+            &format!("/contacts/{id}"),
+            json!({"subscribed": "no", "data": [1], "email": "x"}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(bad.error_fields(), ["subscribed", "data", "email"]);
     app.delete(&format!("/contacts/{id}")).await.expect(204);
-    app.get(&format!("/contacts/{id}")).await.expect_error(404, "CONTACT_NOT_FOUND");
-    app.delete(&format!("/contacts/{id}")).await.expect_error(404, "CONTACT_NOT_FOUND");
-    app.patch("/contacts/not-an-id", json!({})).await.expect_error(404, "CONTACT_NOT_FOUND");
+    app.get(&format!("/contacts/{id}"))
+        .await
+        .expect_error(404, "CONTACT_NOT_FOUND");
+    app.delete(&format!("/contacts/{id}"))
+        .await
+        .expect_error(404, "CONTACT_NOT_FOUND");
+    app.patch("/contacts/not-an-id", json!({}))
+        .await
+        .expect_error(404, "CONTACT_NOT_FOUND");
 }
 
 #[tokio::test]
@@ -86,23 +147,39 @@ async fn list_pages_with_cursor_filters_and_search() {
     let app = TestApp::new().await;
     for i in 0..25 {
         let subscribed = i % 5 != 0;
-        app.post("/contacts", json!({"email": format!("user{i:02}@list.io"), "subscribed": subscribed}))
-            .await
-            .expect(201);
+        app.post(
+            "/contacts",
+            json!({"email": format!("user{i:02}@list.io"), "subscribed": subscribed}),
+        )
+        .await
+        .expect(201);
     }
     let first = app.get("/contacts").await.expect(200);
     assert_eq!(first.body["data"].as_array().map(Vec::len), Some(20));
     assert_eq!(first.body["total"], json!(25));
     assert_eq!(first.body["hasMore"], json!(true));
-    assert_eq!(first.body["data"][0]["email"], json!("user24@list.io"), "newest first");
+    assert_eq!(
+        first.body["data"][0]["email"],
+        json!("user24@list.io"),
+        "newest first"
+    );
     let cursor = first.body["cursor"].as_str().expect("cursor");
-    let second = app.get(&format!("/contacts?cursor={cursor}")).await.expect(200);
+    let second = app
+        .get(&format!("/contacts?cursor={cursor}"))
+        .await
+        .expect(200);
     assert_eq!(second.body["data"].as_array().map(Vec::len), Some(5));
     assert_eq!(second.body["hasMore"], json!(false));
     assert_eq!(second.body["cursor"], json!(null));
-    assert!(second.body.get("total").is_none(), "total only on the first page");
+    assert!(
+        second.body.get("total").is_none(),
+        "total only on the first page"
+    );
 
-    let unsub = app.get("/contacts?subscribed=false&limit=100").await.expect(200);
+    let unsub = app
+        .get("/contacts?subscribed=false&limit=100")
+        .await
+        .expect(200);
     assert_eq!(unsub.body["total"], json!(5));
     let search = app.get("/contacts?search=USER1").await.expect(200);
     assert_eq!(search.body["total"], json!(10));
@@ -113,12 +190,26 @@ async fn list_pages_with_cursor_filters_and_search() {
 #[tokio::test]
 async fn list_rejects_bad_parameters() {
     let app = TestApp::new().await;
-    for q in ["limit=101", "limit=0", "limit=abc", "subscribed=maybe", "cursor=%%%"] {
-        app.get(&format!("/contacts?{q}")).await.expect_error(422, "VALIDATION_ERROR");
+    for q in [
+        "limit=101",
+        "limit=0",
+        "limit=abc",
+        "subscribed=maybe",
+        "cursor=%%%",
+    ] {
+        app.get(&format!("/contacts?{q}"))
+            .await
+            .expect_error(422, "VALIDATION_ERROR");
     }
-    let res = app.get("/contacts?limit=101").await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .get("/contacts?limit=101")
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["limit"]);
-    let res = app.get("/contacts?cursor=bm9wZQ").await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .get("/contacts?cursor=bm9wZQ")
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["cursor"]);
 }
 
@@ -126,32 +217,59 @@ async fn list_rejects_bad_parameters() {
 async fn create_validates_every_field() {
     let app = TestApp::new().await;
     let res = app
-        .post("/contacts", json!({"email": "not-an-email", "subscribed": 1, "data": "x"}))
+        .post(
+            "/contacts",
+            json!({"email": "not-an-email", "subscribed": 1, "data": "x"}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["email", "subscribed", "data"]);
-    let res = app.post("/contacts", json!({})).await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .post("/contacts", json!({}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["email"]);
-    let res = app.post("/contacts", json!([1, 2])).await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .post("/contacts", json!([1, 2]))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["body"]);
-    let ok = app.post("/contacts", json!({"email": "Jürgen@Bücher.de"})).await.expect(201);
+    let ok = app
+        .post("/contacts", json!({"email": "Jürgen@Bücher.de"}))
+        .await
+        .expect(201);
     assert_eq!(ok.body["email"], json!("jürgen@bücher.de"));
 }
 
 #[tokio::test]
 async fn active_contact_limit_makes_pending_contacts_and_promotes_them() {
     let app = TestApp::new().await;
-    app.set_workspace(&app.workspace_id, json!({"activeContactLimit": 2})).await;
-    let a = app.post("/contacts", json!({"email": "a@lim.io"})).await.expect(201);
-    app.post("/contacts", json!({"email": "b@lim.io"})).await.expect(201);
-    let c = app.post("/contacts", json!({"email": "c@lim.io"})).await.expect(201);
+    app.set_workspace(&app.workspace_id, json!({"activeContactLimit": 2}))
+        .await;
+    let a = app
+        .post("/contacts", json!({"email": "a@lim.io"}))
+        .await
+        .expect(201);
+    app.post("/contacts", json!({"email": "b@lim.io"}))
+        .await
+        .expect(201);
+    let c = app
+        .post("/contacts", json!({"email": "c@lim.io"}))
+        .await
+        .expect(201);
     assert_eq!(c.body["status"], json!("PENDING"));
     let expires = c.body["expiresAt"].as_str().expect("expiresAt");
     assert!(expires.starts_with("2026-12-21T10:00:00"), "{expires}");
     // Tracking a new contact at the limit also makes it PENDING, and the event is stored.
-    let t = app.post("/v1/track", json!({"email": "d@lim.io", "event": "signup"})).await.expect(200);
+    let t = app
+        .post("/v1/track", json!({"email": "d@lim.io", "event": "signup"}))
+        .await
+        .expect(200);
     let d_id = t.body["data"]["contact"].as_str().expect("id");
-    assert_eq!(app.get(&format!("/contacts/{d_id}")).await.expect(200).body["status"], json!("PENDING"));
+    assert_eq!(
+        app.get(&format!("/contacts/{d_id}")).await.expect(200).body["status"],
+        json!("PENDING")
+    );
     // Deleting an active contact promotes the oldest pending one.
     let a_id = a.body["id"].as_str().expect("id");
     app.delete(&format!("/contacts/{a_id}")).await.expect(204);
@@ -159,23 +277,39 @@ async fn active_contact_limit_makes_pending_contacts_and_promotes_them() {
     let c_now = app.get(&format!("/contacts/{c_id}")).await.expect(200);
     assert_eq!(c_now.body["status"], json!("ACTIVE"));
     assert_eq!(c_now.body["expiresAt"], json!(null));
-    assert_eq!(app.get(&format!("/contacts/{d_id}")).await.body["status"], json!("PENDING"));
+    assert_eq!(
+        app.get(&format!("/contacts/{d_id}")).await.body["status"],
+        json!("PENDING")
+    );
     // Raising the limit promotes the rest.
-    app.set_workspace(&app.workspace_id, json!({"activeContactLimit": 10})).await;
-    assert_eq!(app.get(&format!("/contacts/{d_id}")).await.body["status"], json!("ACTIVE"));
+    app.set_workspace(&app.workspace_id, json!({"activeContactLimit": 10}))
+        .await;
+    assert_eq!(
+        app.get(&format!("/contacts/{d_id}")).await.body["status"],
+        json!("ACTIVE")
+    );
 }
 
 #[tokio::test]
 async fn expired_pending_contacts_are_swept() {
     let app = TestApp::new().await;
-    app.set_workspace(&app.workspace_id, json!({"activeContactLimit": 0})).await;
-    let p = app.post("/contacts", json!({"email": "late@lim.io"})).await.expect(201);
+    app.set_workspace(&app.workspace_id, json!({"activeContactLimit": 0}))
+        .await;
+    let p = app
+        .post("/contacts", json!({"email": "late@lim.io"}))
+        .await
+        .expect(201);
     assert_eq!(p.body["status"], json!("PENDING"));
     app.clock.advance(chrono::Duration::days(31));
     let ws = app.engine.workspace(&app.workspace_id).await.expect("ws");
-    app.engine.promote_pending_contacts(&ws).await.expect("sweep");
+    app.engine
+        .promote_pending_contacts(&ws)
+        .await
+        .expect("sweep");
     let id = p.body["id"].as_str().expect("id");
-    app.get(&format!("/contacts/{id}")).await.expect_error(404, "CONTACT_NOT_FOUND");
+    app.get(&format!("/contacts/{id}"))
+        .await
+        .expect_error(404, "CONTACT_NOT_FOUND");
 }
 
 #[tokio::test]
@@ -185,7 +319,11 @@ async fn concurrent_upserts_of_one_email_make_one_contact() {
     for i in 0..20 {
         let app = app.clone();
         tasks.push(tokio::spawn(async move {
-            app.post("/contacts", json!({"email": "race@x.com", "data": {format!("k{i}"): i}})).await
+            app.post(
+                "/contacts",
+                json!({"email": "race@x.com", "data": {format!("k{i}"): i}}),
+            )
+            .await
         }));
     }
     let mut created = 0;
@@ -197,5 +335,9 @@ async fn concurrent_upserts_of_one_email_make_one_contact() {
     assert_eq!(created, 1);
     let list = app.get("/contacts?search=race").await.expect(200);
     assert_eq!(list.body["total"], json!(1));
-    assert_eq!(list.body["data"][0]["data"].as_object().map(|m| m.len()), Some(20), "no data lost");
+    assert_eq!(
+        list.body["data"][0]["data"].as_object().map(|m| m.len()),
+        Some(20),
+        "no data lost"
+    );
 }

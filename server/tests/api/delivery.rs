@@ -6,16 +6,29 @@ use crate::harness::{send_body, TestApp};
 
 async fn email_status(app: &TestApp, email_id: &str) -> String {
     let ws = app.workspace_id.clone();
-    let email = app.engine.store.email(&ws, email_id).await.expect("store").expect("email");
-    serde_json::to_value(email.status).expect("json").as_str().expect("str").to_string()
+    let email = app
+        .engine
+        .store
+        .email(&ws, email_id)
+        .await
+        .expect("store")
+        .expect("email");
+    serde_json::to_value(email.status)
+        .expect("json")
+        .as_str()
+        .expect("str")
+        .to_string()
 }
 
 #[tokio::test]
 async fn sending_is_throttled_to_the_workspace_rate_without_dropping() {
     let app = TestApp::new().await;
-    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 3})).await;
+    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 3}))
+        .await;
     let ten: Vec<_> = (0..10).map(|i| json!(format!("r{i}@x.com"))).collect();
-    app.post("/v1/send", send_body(json!(ten))).await.expect(200);
+    app.post("/v1/send", send_body(json!(ten)))
+        .await
+        .expect(200);
     app.run_jobs().await;
     assert_eq!(app.transport.messages().len(), 3, "one second's budget");
     for expected in [6, 9, 10] {
@@ -23,7 +36,12 @@ async fn sending_is_throttled_to_the_workspace_rate_without_dropping() {
         app.run_jobs().await;
         assert_eq!(app.transport.messages().len(), expected);
     }
-    let mut to: Vec<_> = app.transport.messages().iter().map(|m| m.to.email.clone()).collect();
+    let mut to: Vec<_> = app
+        .transport
+        .messages()
+        .iter()
+        .map(|m| m.to.email.clone())
+        .collect();
     to.sort();
     to.dedup();
     assert_eq!(to.len(), 10, "each recipient exactly once");
@@ -32,9 +50,16 @@ async fn sending_is_throttled_to_the_workspace_rate_without_dropping() {
 #[tokio::test]
 async fn transient_failures_retry_with_backoff_then_succeed() {
     let app = TestApp::new().await;
-    app.transport.fail_next(2, TransportError::Transient("421 try later".into()));
-    let res = app.post("/v1/send", send_body(json!("retry@x.com"))).await.expect(200);
-    let id = res.body["data"]["emails"][0]["email"].as_str().expect("id").to_string();
+    app.transport
+        .fail_next(2, TransportError::Transient("421 try later".into()));
+    let res = app
+        .post("/v1/send", send_body(json!("retry@x.com")))
+        .await
+        .expect(200);
+    let id = res.body["data"]["emails"][0]["email"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.run_jobs().await;
     assert_eq!(email_status(&app, &id).await, "QUEUED");
     app.clock.advance(chrono::Duration::seconds(31));
@@ -49,10 +74,22 @@ async fn transient_failures_retry_with_backoff_then_succeed() {
 #[tokio::test]
 async fn permanent_failures_mark_the_email_failed() {
     let app = TestApp::new().await;
-    app.transport.fail_for("bounce@x.com", TransportError::Permanent("550 no such user".into()));
-    let res = app.post("/v1/send", send_body(json!(["bounce@x.com", "fine@x.com"]))).await.expect(200);
-    let bad = res.body["data"]["emails"][0]["email"].as_str().expect("id").to_string();
-    let good = res.body["data"]["emails"][1]["email"].as_str().expect("id").to_string();
+    app.transport.fail_for(
+        "bounce@x.com",
+        TransportError::Permanent("550 no such user".into()),
+    );
+    let res = app
+        .post("/v1/send", send_body(json!(["bounce@x.com", "fine@x.com"])))
+        .await
+        .expect(200);
+    let bad = res.body["data"]["emails"][0]["email"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let good = res.body["data"]["emails"][1]["email"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.run_jobs().await;
     assert_eq!(email_status(&app, &bad).await, "FAILED");
     assert_eq!(email_status(&app, &good).await, "SENT");
@@ -62,11 +99,21 @@ async fn permanent_failures_mark_the_email_failed() {
 
 #[tokio::test]
 async fn exhausted_retries_dead_letter_the_job() {
-    let settings = Settings { max_delivery_attempts: 2, ..Settings::default() };
+    let settings = Settings {
+        max_delivery_attempts: 2,
+        ..Settings::default()
+    };
     let app = TestApp::with_settings(settings).await;
-    app.transport.fail_next(5, TransportError::Transient("timeout".into()));
-    let res = app.post("/v1/send", send_body(json!("dead@x.com"))).await.expect(200);
-    let id = res.body["data"]["emails"][0]["email"].as_str().expect("id").to_string();
+    app.transport
+        .fail_next(5, TransportError::Transient("timeout".into()));
+    let res = app
+        .post("/v1/send", send_body(json!("dead@x.com")))
+        .await
+        .expect(200);
+    let id = res.body["data"]["emails"][0]["email"]
+        .as_str()
+        .expect("id")
+        .to_string();
     app.run_jobs().await;
     app.clock.advance(chrono::Duration::minutes(5));
     app.run_jobs().await;
@@ -78,13 +125,23 @@ async fn exhausted_retries_dead_letter_the_job() {
 #[tokio::test]
 async fn a_crashed_worker_lease_expires_and_the_email_is_still_sent_once() {
     let app = TestApp::new().await;
-    app.post("/v1/send", send_body(json!("crash@x.com"))).await.expect(200);
+    app.post("/v1/send", send_body(json!("crash@x.com")))
+        .await
+        .expect(200);
     // A worker claims the job and dies without settling it.
-    let claimed = app.engine.jobs.claim(app.clock.now(), app.engine.settings.job_lease, 10).await.expect("claim");
+    let claimed = app
+        .engine
+        .jobs
+        .claim(app.clock.now(), app.engine.settings.job_lease, 10)
+        .await
+        .expect("claim");
     assert_eq!(claimed.len(), 1);
     drop(claimed);
     app.run_jobs().await;
-    assert!(app.transport.messages().is_empty(), "leased to the dead worker");
+    assert!(
+        app.transport.messages().is_empty(),
+        "leased to the dead worker"
+    );
     app.clock.advance(chrono::Duration::seconds(121));
     app.run_jobs().await;
     assert_eq!(app.transport.messages().len(), 1);
@@ -95,7 +152,9 @@ async fn the_background_worker_delivers_and_stops_gracefully() {
     let app = TestApp::new().await;
     let (stop, rx) = tokio::sync::watch::channel(false);
     let worker = tokio::spawn(posthorn_server::worker::run(app.engine.clone(), 4, rx));
-    app.post("/v1/send", send_body(json!(["w1@x.com", "w2@x.com"]))).await.expect(200);
+    app.post("/v1/send", send_body(json!(["w1@x.com", "w2@x.com"])))
+        .await
+        .expect(200);
     for _ in 0..200 {
         if app.transport.messages().len() == 2 {
             break;
@@ -104,5 +163,8 @@ async fn the_background_worker_delivers_and_stops_gracefully() {
     }
     assert_eq!(app.transport.messages().len(), 2);
     stop.send(true).expect("stop");
-    tokio::time::timeout(std::time::Duration::from_secs(5), worker).await.expect("stops").expect("joins");
+    tokio::time::timeout(std::time::Duration::from_secs(5), worker)
+        .await
+        .expect("stops")
+        .expect("joins");
 }

@@ -7,8 +7,12 @@ use crate::harness::TestApp;
 async fn unknown_routes_and_methods_use_the_envelope() {
     let app = TestApp::new().await;
     app.get("/nope").await.expect_error(404, "NOT_FOUND");
-    app.call(Method::GET, "/v2/send", None, None, &[]).await.expect_error(404, "NOT_FOUND");
-    let res = app.call(Method::DELETE, "/v1/send", Some(&app.sk.clone()), None, &[]).await;
+    app.call(Method::GET, "/v2/send", None, None, &[])
+        .await
+        .expect_error(404, "NOT_FOUND");
+    let res = app
+        .call(Method::DELETE, "/v1/send", Some(&app.sk.clone()), None, &[])
+        .await;
     assert_eq!(res.status, 405);
     assert_eq!(res.body["success"], json!(false));
 }
@@ -18,29 +22,69 @@ async fn malformed_json_and_wrong_content_type_are_400() {
     let app = TestApp::new().await;
     let sk = app.sk.clone();
     let res = app
-        .raw(Method::POST, "/v1/track", Some(&sk), Some("{\"email\": "), Some("application/json"), &[])
+        .raw(
+            Method::POST,
+            "/v1/track",
+            Some(&sk),
+            Some("{\"email\": "),
+            Some("application/json"),
+            &[],
+        )
         .await
         .expect_error(400, "VALIDATION_ERROR");
-    assert!(res.body["error"]["message"].as_str().is_some_and(|m| m.starts_with("Invalid JSON in request body")));
-    app.raw(Method::POST, "/contacts", Some(&sk), Some("email=a@x.com"), Some("application/x-www-form-urlencoded"), &[])
-        .await
-        .expect_error(400, "VALIDATION_ERROR");
-    app.raw(Method::POST, "/contacts", Some(&sk), Some("{\"email\":\"a@x.com\"}"), None, &[])
-        .await
-        .expect_error(400, "VALIDATION_ERROR");
-    app.raw(Method::POST, "/contacts", Some(&sk), Some("{\"email\":\"a@x.com\"}"), Some("application/json; charset=utf-8"), &[])
-        .await
-        .expect(201);
+    assert!(res.body["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("Invalid JSON in request body")));
+    app.raw(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some("email=a@x.com"),
+        Some("application/x-www-form-urlencoded"),
+        &[],
+    )
+    .await
+    .expect_error(400, "VALIDATION_ERROR");
+    app.raw(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some("{\"email\":\"a@x.com\"}"),
+        None,
+        &[],
+    )
+    .await
+    .expect_error(400, "VALIDATION_ERROR");
+    app.raw(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some("{\"email\":\"a@x.com\"}"),
+        Some("application/json; charset=utf-8"),
+        &[],
+    )
+    .await
+    .expect(201);
 }
 
 #[tokio::test]
 async fn oversized_bodies_are_413() {
     let app = TestApp::new().await;
     let sk = app.sk.clone();
-    let huge = format!("{{\"email\":\"a@x.com\",\"event\":\"e\",\"data\":{{\"x\":\"{}\"}}}}", "a".repeat(16 * 1024 * 1024));
-    app.raw(Method::POST, "/v1/track", Some(&sk), Some(&huge), Some("application/json"), &[])
-        .await
-        .expect_error(413, "PAYLOAD_TOO_LARGE");
+    let huge = format!(
+        "{{\"email\":\"a@x.com\",\"event\":\"e\",\"data\":{{\"x\":\"{}\"}}}}",
+        "a".repeat(16 * 1024 * 1024)
+    );
+    app.raw(
+        Method::POST,
+        "/v1/track",
+        Some(&sk),
+        Some(&huge),
+        Some("application/json"),
+        &[],
+    )
+    .await
+    .expect_error(413, "PAYLOAD_TOO_LARGE");
 }
 
 #[tokio::test]
@@ -48,8 +92,18 @@ async fn request_ids_are_unique_and_echoed() {
     let app = TestApp::new().await;
     let a = app.get("/nope").await;
     let b = app.get("/nope").await;
-    let ida = a.headers.get("x-request-id").and_then(|v| v.to_str().ok()).expect("id").to_string();
-    let idb = b.headers.get("x-request-id").and_then(|v| v.to_str().ok()).expect("id").to_string();
+    let ida = a
+        .headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("id")
+        .to_string();
+    let idb = b
+        .headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("id")
+        .to_string();
     assert_ne!(ida, idb);
     assert_eq!(a.body["error"]["requestId"], json!(ida));
     let ok = app.get("/contacts").await.expect(200);
@@ -59,8 +113,16 @@ async fn request_ids_are_unique_and_echoed() {
 #[tokio::test]
 async fn health_and_openapi_need_no_key() {
     let app = TestApp::new().await;
-    let h = app.call(Method::GET, "/health", None, None, &[]).await.expect(200);
+    let h = app
+        .call(Method::GET, "/health", None, None, &[])
+        .await
+        .expect(200);
     assert_eq!(h.body["status"], json!("ok"));
-    let o = app.call(Method::GET, "/openapi.json", None, None, &[]).await.expect(200);
-    assert!(o.body["openapi"].as_str().is_some_and(|v| v.starts_with('3')));
+    let o = app
+        .call(Method::GET, "/openapi.json", None, None, &[])
+        .await
+        .expect(200);
+    assert!(o.body["openapi"]
+        .as_str()
+        .is_some_and(|v| v.starts_with('3')));
 }

@@ -21,7 +21,10 @@ async fn events_are_newest_first_filtered_and_limited() {
     let two = app.get("/events?limit=2").await.expect(200);
     assert_eq!(two.body["events"].as_array().map(Vec::len), Some(2));
     for bad in ["limit=0", "limit=1001", "limit=x"] {
-        let res = app.get(&format!("/events?{bad}")).await.expect_error(422, "VALIDATION_ERROR");
+        let res = app
+            .get(&format!("/events?{bad}"))
+            .await
+            .expect_error(422, "VALIDATION_ERROR");
         assert_eq!(res.error_fields(), ["limit"]);
     }
     app.get("/events?limit=1000").await.expect(200);
@@ -30,8 +33,18 @@ async fn events_are_newest_first_filtered_and_limited() {
 #[tokio::test]
 async fn event_names_include_custom_and_internal() {
     let app = TestApp::new().await;
-    app.post("/v1/track", json!({"email": "n@x.com", "event": "purchase"})).await.expect(200);
-    app.post("/v1/track", json!({"email": "n@x.com", "event": "purchase"})).await.expect(200);
+    app.post(
+        "/v1/track",
+        json!({"email": "n@x.com", "event": "purchase"}),
+    )
+    .await
+    .expect(200);
+    app.post(
+        "/v1/track",
+        json!({"email": "n@x.com", "event": "purchase"}),
+    )
+    .await
+    .expect(200);
     let res = app.get("/events/names").await.expect(200);
     let names = res.body["eventNames"].as_array().expect("array");
     assert_eq!(names.iter().filter(|n| *n == "purchase").count(), 1);

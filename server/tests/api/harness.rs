@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::Router;
 use chrono::{TimeZone, Utc};
 use http_body_util::BodyExt;
-use posthorn_core::ports::{ManualClock, RecordKind};
+use posthorn_core::ports::{Jobs, ManualClock, RecordKind, Store};
 use posthorn_core::{Engine, Settings};
 use posthorn_dns::StaticDns;
 use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
@@ -30,7 +30,12 @@ impl Res {
     /// Asserts the status and returns self.
     #[track_caller]
     pub fn expect(self, status: u16) -> Self {
-        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.body
+        );
         self
     }
 
@@ -42,11 +47,26 @@ impl Res {
         assert_eq!(b["success"], json!(false), "{b}");
         assert_eq!(b["error"]["code"], json!(code), "{b}");
         assert_eq!(b["error"]["statusCode"], json!(status), "{b}");
-        assert!(b["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{b}");
-        assert!(b["error"]["suggestion"].as_str().is_some_and(|m| !m.is_empty()), "{b}");
+        assert!(
+            b["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{b}"
+        );
+        assert!(
+            b["error"]["suggestion"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{b}"
+        );
         let rid = b["error"]["requestId"].as_str().unwrap_or_default();
         assert!(!rid.is_empty(), "{b}");
-        assert_eq!(self.headers.get("x-request-id").and_then(|v| v.to_str().ok()), Some(rid));
+        assert_eq!(
+            self.headers
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok()),
+            Some(rid)
+        );
         assert!(b["timestamp"].as_str().is_some(), "{b}");
         self
     }
@@ -55,7 +75,11 @@ impl Res {
     pub fn error_fields(&self) -> Vec<String> {
         self.body["error"]["errors"]
             .as_array()
-            .map(|a| a.iter().filter_map(|e| e["field"].as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e["field"].as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -68,6 +92,22 @@ pub struct TestApp {
     pub workspace_id: String,
     pub sk: String,
     pub pk: String,
+}
+
+/// The store under test: memory, or a fresh PostgreSQL database when
+/// `POSTHORN_API_TEST_STORE=postgres` (with `POSTHORN_TEST_DATABASE_URL`).
+async fn test_store() -> (Arc<dyn Store>, Arc<dyn Jobs>) {
+    if std::env::var("POSTHORN_API_TEST_STORE").as_deref() == Ok("postgres") {
+        let url = std::env::var("POSTHORN_TEST_DATABASE_URL")
+            .expect("POSTHORN_API_TEST_STORE=postgres needs POSTHORN_TEST_DATABASE_URL");
+        let (store, _name) = posthorn_postgres::testing::fresh_database(&url)
+            .await
+            .expect("a fresh test database");
+        let store = Arc::new(store);
+        return (store.clone(), store);
+    }
+    let store = Arc::new(MemoryStore::new());
+    (store.clone(), store)
 }
 
 pub fn fake_dns() -> StaticDns {
@@ -84,12 +124,16 @@ impl TestApp {
     }
 
     pub async fn with_settings(settings: Settings) -> Self {
-        let store = Arc::new(MemoryStore::new());
+        let (store, jobs) = test_store().await;
         let transport = Arc::new(CapturingTransport::new());
-        let clock = Arc::new(ManualClock::new(Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0).single().expect("date")));
+        let clock = Arc::new(ManualClock::new(
+            Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0)
+                .single()
+                .expect("date"),
+        ));
         let engine = Engine {
-            store: store.clone(),
-            jobs: store,
+            store,
+            jobs,
             transport: transport.clone(),
             clock: clock.clone(),
             dns: Arc::new(fake_dns()),
@@ -116,10 +160,26 @@ impl TestApp {
 
     /// Creates a workspace with the verified domain example.com; returns (id, pk, sk).
     pub async fn new_workspace(&self, name: &str) -> (String, String, String) {
-        let res = self.admin(Method::POST, "/admin/workspaces", Some(json!({"name": name}))).await.expect(201);
-        let id = res.body["workspace"]["id"].as_str().expect("id").to_string();
-        let pk = res.body["keySet"]["publicKey"].as_str().expect("pk").to_string();
-        let sk = res.body["keySet"]["secretKey"].as_str().expect("sk").to_string();
+        let res = self
+            .admin(
+                Method::POST,
+                "/admin/workspaces",
+                Some(json!({"name": name})),
+            )
+            .await
+            .expect(201);
+        let id = res.body["workspace"]["id"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        let pk = res.body["keySet"]["publicKey"]
+            .as_str()
+            .expect("pk")
+            .to_string();
+        let sk = res.body["keySet"]["secretKey"]
+            .as_str()
+            .expect("sk")
+            .to_string();
         self.admin(
             Method::POST,
             &format!("/admin/workspaces/{id}/domains"),
@@ -143,7 +203,15 @@ impl TestApp {
         headers: &[(&str, &str)],
     ) -> Res {
         let raw = body.map(|b| b.to_string());
-        self.raw(method, path, bearer, raw.as_deref(), Some("application/json"), headers).await
+        self.raw(
+            method,
+            path,
+            bearer,
+            raw.as_deref(),
+            Some("application/json"),
+            headers,
+        )
+        .await
     }
 
     pub async fn raw(
@@ -165,7 +233,9 @@ impl TestApp {
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
-        let req = req.body(Body::from(body.unwrap_or("").to_string())).expect("request");
+        let req = req
+            .body(Body::from(body.unwrap_or("").to_string()))
+            .expect("request");
         let res = self.router.clone().oneshot(req).await.expect("infallible");
         let status = res.status();
         let headers = res.headers().clone();
@@ -173,25 +243,34 @@ impl TestApp {
         let body = if bytes.is_empty() {
             Value::Null
         } else {
-            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
         };
-        Res { status, headers, body }
+        Res {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub async fn get(&self, path: &str) -> Res {
-        self.call(Method::GET, path, Some(&self.sk), None, &[]).await
+        self.call(Method::GET, path, Some(&self.sk), None, &[])
+            .await
     }
 
     pub async fn post(&self, path: &str, body: Value) -> Res {
-        self.call(Method::POST, path, Some(&self.sk), Some(body), &[]).await
+        self.call(Method::POST, path, Some(&self.sk), Some(body), &[])
+            .await
     }
 
     pub async fn patch(&self, path: &str, body: Value) -> Res {
-        self.call(Method::PATCH, path, Some(&self.sk), Some(body), &[]).await
+        self.call(Method::PATCH, path, Some(&self.sk), Some(body), &[])
+            .await
     }
 
     pub async fn delete(&self, path: &str) -> Res {
-        self.call(Method::DELETE, path, Some(&self.sk), None, &[]).await
+        self.call(Method::DELETE, path, Some(&self.sk), None, &[])
+            .await
     }
 
     /// Runs every due job (deliveries) to completion.
@@ -201,7 +280,13 @@ impl TestApp {
 
     /// Sets a workspace's limits through the operator API.
     pub async fn set_workspace(&self, id: &str, patch: Value) {
-        self.admin(Method::PATCH, &format!("/admin/workspaces/{id}"), Some(patch)).await.expect(200);
+        self.admin(
+            Method::PATCH,
+            &format!("/admin/workspaces/{id}"),
+            Some(patch),
+        )
+        .await
+        .expect(200);
     }
 }
 

@@ -8,10 +8,34 @@ async fn same_key_same_body_replays_the_first_answer() {
     let app = TestApp::new().await;
     let sk = app.sk.clone();
     let body = send_body(json!("idem@x.com"));
-    let first = app.call(Method::POST, "/v1/send", Some(&sk), Some(body.clone()), &[("idempotency-key", "k-1")]).await.expect(200);
-    let second = app.call(Method::POST, "/v1/send", Some(&sk), Some(body), &[("idempotency-key", "k-1")]).await.expect(200);
+    let first = app
+        .call(
+            Method::POST,
+            "/v1/send",
+            Some(&sk),
+            Some(body.clone()),
+            &[("idempotency-key", "k-1")],
+        )
+        .await
+        .expect(200);
+    let second = app
+        .call(
+            Method::POST,
+            "/v1/send",
+            Some(&sk),
+            Some(body),
+            &[("idempotency-key", "k-1")],
+        )
+        .await
+        .expect(200);
     assert_eq!(first.body, second.body);
-    assert_eq!(second.headers.get("idempotent-replayed").and_then(|v| v.to_str().ok()), Some("true"));
+    assert_eq!(
+        second
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
     assert!(first.headers.get("idempotent-replayed").is_none());
     app.run_jobs().await;
     assert_eq!(app.transport.messages().len(), 1, "sent once");
@@ -21,14 +45,34 @@ async fn same_key_same_body_replays_the_first_answer() {
 async fn same_key_other_body_is_refused() {
     let app = TestApp::new().await;
     let sk = app.sk.clone();
-    app.call(Method::POST, "/contacts", Some(&sk), Some(json!({"email": "a@x.com"})), &[("idempotency-key", "k-2")]).await.expect(201);
-    app.call(Method::POST, "/contacts", Some(&sk), Some(json!({"email": "b@x.com"})), &[("idempotency-key", "k-2")])
-        .await
-        .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
+    app.call(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some(json!({"email": "a@x.com"})),
+        &[("idempotency-key", "k-2")],
+    )
+    .await
+    .expect(201);
+    app.call(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some(json!({"email": "b@x.com"})),
+        &[("idempotency-key", "k-2")],
+    )
+    .await
+    .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
     let long = "k".repeat(256);
-    app.call(Method::POST, "/contacts", Some(&sk), Some(json!({"email": "b@x.com"})), &[("idempotency-key", &long)])
-        .await
-        .expect_error(400, "BAD_REQUEST");
+    app.call(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some(json!({"email": "b@x.com"})),
+        &[("idempotency-key", &long)],
+    )
+    .await
+    .expect_error(400, "BAD_REQUEST");
 }
 
 #[tokio::test]
@@ -36,9 +80,23 @@ async fn keys_are_scoped_to_the_workspace() {
     let app = TestApp::new().await;
     let (_, _, other) = app.new_workspace("Other").await;
     let sk = app.sk.clone();
-    app.call(Method::POST, "/contacts", Some(&sk), Some(json!({"email": "a@x.com"})), &[("idempotency-key", "shared")]).await.expect(201);
+    app.call(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some(json!({"email": "a@x.com"})),
+        &[("idempotency-key", "shared")],
+    )
+    .await
+    .expect(201);
     let res = app
-        .call(Method::POST, "/contacts", Some(&other), Some(json!({"email": "a@x.com"})), &[("idempotency-key", "shared")])
+        .call(
+            Method::POST,
+            "/contacts",
+            Some(&other),
+            Some(json!({"email": "a@x.com"})),
+            &[("idempotency-key", "shared")],
+        )
         .await
         .expect(201);
     assert!(res.headers.get("idempotent-replayed").is_none());
@@ -48,12 +106,30 @@ async fn keys_are_scoped_to_the_workspace() {
 async fn validation_failures_are_replayed_too() {
     let app = TestApp::new().await;
     let sk = app.sk.clone();
-    app.call(Method::POST, "/contacts", Some(&sk), Some(json!({"email": "bad"})), &[("idempotency-key", "k-3")])
-        .await
-        .expect_error(422, "VALIDATION_ERROR");
+    app.call(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some(json!({"email": "bad"})),
+        &[("idempotency-key", "k-3")],
+    )
+    .await
+    .expect_error(422, "VALIDATION_ERROR");
     let again = app
-        .call(Method::POST, "/contacts", Some(&sk), Some(json!({"email": "bad"})), &[("idempotency-key", "k-3")])
+        .call(
+            Method::POST,
+            "/contacts",
+            Some(&sk),
+            Some(json!({"email": "bad"})),
+            &[("idempotency-key", "k-3")],
+        )
         .await
         .expect(422);
-    assert_eq!(again.headers.get("idempotent-replayed").and_then(|v| v.to_str().ok()), Some("true"));
+    assert_eq!(
+        again
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
 }

@@ -8,7 +8,10 @@ use crate::harness::{send_body, TestApp};
 async fn send_answers_with_the_spec_shape_and_creates_contacts() {
     let app = TestApp::new().await;
     let res = app
-        .post("/v1/send", send_body(json!(["a@x.com", {"name": "Bee", "email": "B@x.com"}])))
+        .post(
+            "/v1/send",
+            send_body(json!(["a@x.com", {"name": "Bee", "email": "B@x.com"}])),
+        )
         .await
         .expect(200);
     assert_eq!(res.body["success"], json!(true));
@@ -20,7 +23,11 @@ async fn send_answers_with_the_spec_shape_and_creates_contacts() {
     assert!(res.body["data"]["timestamp"].as_str().is_some());
     let id = emails[0]["contact"]["id"].as_str().expect("id");
     let contact = app.get(&format!("/contacts/{id}")).await.expect(200);
-    assert_eq!(contact.body["subscribed"], json!(false), "contacts created by a send default to unsubscribed");
+    assert_eq!(
+        contact.body["subscribed"],
+        json!(false),
+        "contacts created by a send default to unsubscribed"
+    );
 }
 
 #[tokio::test]
@@ -39,8 +46,15 @@ async fn delivery_renders_and_emits_email_sent() {
         )
         .await
         .expect(200);
-    let email_id = res.body["data"]["emails"][0]["email"].as_str().expect("id").to_string();
-    assert_eq!(app.transport.messages().len(), 0, "nothing is sent before the job runs");
+    let email_id = res.body["data"]["emails"][0]["email"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    assert_eq!(
+        app.transport.messages().len(),
+        0,
+        "nothing is sent before the job runs"
+    );
     app.run_jobs().await;
     let sent = app.transport.messages();
     assert_eq!(sent.len(), 1);
@@ -48,18 +62,38 @@ async fn delivery_renders_and_emits_email_sent() {
     assert_eq!(m.email_id, email_id);
     assert_eq!(m.subject, "Hi Ada");
     assert!(m.html.contains("Hello <b>Ada</b>"));
-    assert!(m.html.contains("&lt;script&gt;"), "values are escaped: {}", m.html);
-    assert!(m.text.as_deref().is_some_and(|t| t.contains("Hello") && !t.contains("<b>")));
+    assert!(
+        m.html.contains("&lt;script&gt;"),
+        "values are escaped: {}",
+        m.html
+    );
+    assert!(m
+        .text
+        .as_deref()
+        .is_some_and(|t| t.contains("Hello") && !t.contains("<b>")));
     assert_eq!(m.from.name.as_deref(), Some("Acme"));
     assert_eq!(m.to.name.as_deref(), Some("Ada"));
     assert_eq!(m.reply_to.as_deref(), Some("support@example.com"));
-    assert_eq!(m.headers, vec![("X-Campaign".to_string(), "autumn".to_string())]);
+    assert_eq!(
+        m.headers,
+        vec![("X-Campaign".to_string(), "autumn".to_string())]
+    );
 
     let events = app.get("/events?eventName=email.sent").await.expect(200);
     let e = &events.body["events"][0];
     assert_eq!(e["emailId"], json!(email_id));
     let d = &e["data"];
-    for key in ["subject", "from", "fromName", "messageId", "emailId", "templateId", "campaignId", "sourceType", "sentAt"] {
+    for key in [
+        "subject",
+        "from",
+        "fromName",
+        "messageId",
+        "emailId",
+        "templateId",
+        "campaignId",
+        "sourceType",
+        "sentAt",
+    ] {
         assert!(d.get(key).is_some(), "email.sent lacks {key}: {d}");
     }
     assert_eq!(d["subject"], json!("Hi Ada"));
@@ -85,7 +119,12 @@ async fn text_part_can_be_given_or_turned_off() {
     app.post("/v1/send", body).await.expect(200);
     app.run_jobs().await;
     let sent = app.transport.messages();
-    let by = |to: &str| sent.iter().find(|m| m.to.email == to).cloned().expect("sent");
+    let by = |to: &str| {
+        sent.iter()
+            .find(|m| m.to.email == to)
+            .cloned()
+            .expect("sent")
+    };
     assert_eq!(by("t1@x.com").text, None);
     assert_eq!(by("t2@x.com").text.as_deref(), Some("Plain Bo"));
 }
@@ -101,7 +140,9 @@ async fn templates_supply_content_and_requests_override() {
         .await
         .expect(201);
     let tid = t.body["id"].as_str().expect("id").to_string();
-    app.post("/v1/send", json!({"to": "w1@x.com", "template": tid})).await.expect(200);
+    app.post("/v1/send", json!({"to": "w1@x.com", "template": tid}))
+        .await
+        .expect(200);
     app.post("/v1/send", json!({"to": "w2@x.com", "template": tid, "data": {"name": "Zoe"}, "subject": "Custom", "from": "Other <other@example.com>"}))
         .await
         .expect(200);
@@ -117,8 +158,15 @@ async fn templates_supply_content_and_requests_override() {
     assert!(w2.html.contains("Hi Zoe"));
     assert_eq!(w2.from.email, "other@example.com");
     assert_eq!(w2.from.name.as_deref(), Some("Other"));
-    let events = app.get("/events?eventName=email.sent&limit=10").await.expect(200);
-    assert!(events.body["events"].as_array().expect("events").iter().all(|e| e["data"]["templateId"] == json!(tid)));
+    let events = app
+        .get("/events?eventName=email.sent&limit=10")
+        .await
+        .expect(200);
+    assert!(events.body["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .all(|e| e["data"]["templateId"] == json!(tid)));
 }
 
 #[tokio::test]
@@ -129,16 +177,33 @@ async fn marketing_templates_refuse_unsubscribed_recipients() {
         .await
         .expect(201);
     let tid = t.body["id"].as_str().expect("id");
-    app.post("/contacts", json!({"email": "in@x.com", "subscribed": true})).await.expect(201);
-    app.post("/contacts", json!({"email": "out@x.com", "subscribed": false})).await.expect(201);
+    app.post(
+        "/contacts",
+        json!({"email": "in@x.com", "subscribed": true}),
+    )
+    .await
+    .expect(201);
+    app.post(
+        "/contacts",
+        json!({"email": "out@x.com", "subscribed": false}),
+    )
+    .await
+    .expect(201);
     let res = app
-        .post("/v1/send", json!({"to": ["in@x.com", "out@x.com"], "template": tid}))
+        .post(
+            "/v1/send",
+            json!({"to": ["in@x.com", "out@x.com"], "template": tid}),
+        )
         .await
         .expect_error(400, "BAD_REQUEST");
-    assert!(res.body["error"]["message"].as_str().is_some_and(|m| m.contains("out@x.com") && !m.contains("in@x.com")));
+    assert!(res.body["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("out@x.com") && !m.contains("in@x.com")));
     app.run_jobs().await;
     assert!(app.transport.messages().is_empty(), "all or nothing");
-    app.post("/v1/send", json!({"to": "in@x.com", "template": tid})).await.expect(200);
+    app.post("/v1/send", json!({"to": "in@x.com", "template": tid}))
+        .await
+        .expect(200);
 }
 
 #[tokio::test]
@@ -146,31 +211,68 @@ async fn sender_must_be_verified_and_in_the_key_scope() {
     let app = TestApp::new().await;
     let mut body = send_body(json!("a@x.com"));
     body["from"] = json!("me@unverified.io");
-    let res = app.post("/v1/send", body).await.expect_error(403, "DOMAIN_NOT_VERIFIED");
-    assert!(res.body["error"]["message"].as_str().is_some_and(|m| m.contains("unverified.io")));
-    let id = app.workspace_id.clone();
-    app.admin(Method::POST, &format!("/admin/workspaces/{id}/domains"), Some(json!({"domain": "pending.io"})))
+    let res = app
+        .post("/v1/send", body)
         .await
-        .expect(201);
+        .expect_error(403, "DOMAIN_NOT_VERIFIED");
+    assert!(res.body["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("unverified.io")));
+    let id = app.workspace_id.clone();
+    app.admin(
+        Method::POST,
+        &format!("/admin/workspaces/{id}/domains"),
+        Some(json!({"domain": "pending.io"})),
+    )
+    .await
+    .expect(201);
     let mut body = send_body(json!("a@x.com"));
     body["from"] = json!("me@pending.io");
-    app.post("/v1/send", body).await.expect_error(403, "DOMAIN_NOT_VERIFIED");
-    app.admin(Method::POST, &format!("/admin/workspaces/{id}/domains"), Some(json!({"domain": "other.io", "verified": true})))
+    app.post("/v1/send", body)
+        .await
+        .expect_error(403, "DOMAIN_NOT_VERIFIED");
+    app.admin(
+        Method::POST,
+        &format!("/admin/workspaces/{id}/domains"),
+        Some(json!({"domain": "other.io", "verified": true})),
+    )
+    .await
+    .expect(201);
+    let scoped = app
+        .post("/keys", json!({"domains": ["example.com"]}))
         .await
         .expect(201);
-    let scoped = app.post("/keys", json!({"domains": ["example.com"]})).await.expect(201);
     let scoped_sk = scoped.body["secretKey"].as_str().expect("sk").to_string();
     let mut body = send_body(json!("a@x.com"));
     body["from"] = json!("me@other.io");
-    app.call(Method::POST, "/v1/send", Some(&scoped_sk), Some(body.clone()), &[]).await.expect_error(403, "FORBIDDEN");
+    app.call(
+        Method::POST,
+        "/v1/send",
+        Some(&scoped_sk),
+        Some(body.clone()),
+        &[],
+    )
+    .await
+    .expect_error(403, "FORBIDDEN");
     app.post("/v1/send", body).await.expect(200);
-    app.call(Method::POST, "/v1/send", Some(&scoped_sk), Some(send_body(json!("b@x.com"))), &[]).await.expect(200);
+    app.call(
+        Method::POST,
+        "/v1/send",
+        Some(&scoped_sk),
+        Some(send_body(json!("b@x.com"))),
+        &[],
+    )
+    .await
+    .expect(200);
 }
 
 #[tokio::test]
 async fn every_bad_field_is_reported_and_nothing_is_written() {
     let app = TestApp::new().await;
-    let res = app.post("/v1/send", json!({})).await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .post("/v1/send", json!({}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["to", "subject", "body"]);
     let res = app
         .post("/v1/send", json!({
@@ -183,36 +285,68 @@ async fn every_bad_field_is_reported_and_nothing_is_written() {
         .expect_error(422, "VALIDATION_ERROR");
     let fields = res.error_fields();
     for f in [
-        "to.1", "to.2.email", "from", "subject", "body", "subscribed", "data", "headers.Bad Name", "headers.X-Inj",
-        "headers.From", "reply", "attachments.0.content", "attachments.1.filename", "attachments.2.contentId", "template",
+        "to.1",
+        "to.2.email",
+        "from",
+        "subject",
+        "body",
+        "subscribed",
+        "data",
+        "headers.Bad Name",
+        "headers.X-Inj",
+        "headers.From",
+        "reply",
+        "attachments.0.content",
+        "attachments.1.filename",
+        "attachments.2.contentId",
+        "template",
     ] {
         assert!(fields.iter().any(|x| x == f), "{f} missing from {fields:?}");
     }
     let list = app.get("/contacts").await.expect(200);
-    assert_eq!(list.body["total"], json!(0), "no contact from refused sends");
+    assert_eq!(
+        list.body["total"],
+        json!(0),
+        "no contact from refused sends"
+    );
 }
 
 #[tokio::test]
 async fn limits_one_past_the_edge() {
     let app = TestApp::new().await;
-    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 1000})).await;
+    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 1000}))
+        .await;
     let many: Vec<Value> = (0..51).map(|i| json!(format!("u{i}@x.com"))).collect();
-    let res = app.post("/v1/send", send_body(json!(many))).await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .post("/v1/send", send_body(json!(many)))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["to"]);
     let fifty: Vec<Value> = (0..50).map(|i| json!(format!("u{i}@x.com"))).collect();
-    let ok = app.post("/v1/send", send_body(json!(fifty))).await.expect(200);
+    let ok = app
+        .post("/v1/send", send_body(json!(fifty)))
+        .await
+        .expect(200);
     assert_eq!(ok.body["data"]["emails"].as_array().map(Vec::len), Some(50));
 
     let small = base64::engine::general_purpose::STANDARD.encode(b"hello");
-    let eleven: Vec<Value> = (0..11).map(|i| json!({"filename": format!("f{i}.txt"), "content": small})).collect();
+    let eleven: Vec<Value> = (0..11)
+        .map(|i| json!({"filename": format!("f{i}.txt"), "content": small}))
+        .collect();
     let mut body = send_body(json!("a@x.com"));
     body["attachments"] = json!(eleven);
-    app.post("/v1/send", body).await.expect_error(422, "VALIDATION_ERROR");
+    app.post("/v1/send", body)
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
 
     let big = base64::engine::general_purpose::STANDARD.encode(vec![b'x'; 5 * 1024 * 1024 + 1]);
     let mut body = send_body(json!("a@x.com"));
-    body["attachments"] = json!([{"filename": "a.bin", "content": big}, {"filename": "b.bin", "content": big}]);
-    let res = app.post("/v1/send", body).await.expect_error(422, "VALIDATION_ERROR");
+    body["attachments"] =
+        json!([{"filename": "a.bin", "content": big}, {"filename": "b.bin", "content": big}]);
+    let res = app
+        .post("/v1/send", body)
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["attachments"]);
 
     let ten: Vec<Value> = (0..10).map(|i| json!({"filename": format!("f{i}.txt"), "content": small, "contentType": "text/plain"})).collect();
@@ -221,7 +355,10 @@ async fn limits_one_past_the_edge() {
     app.post("/v1/send", body).await.expect(200);
     app.run_jobs().await;
     let sent = app.transport.messages();
-    let m = sent.iter().find(|m| m.to.email == "att@x.com").expect("sent");
+    let m = sent
+        .iter()
+        .find(|m| m.to.email == "att@x.com")
+        .expect("sent");
     assert_eq!(m.attachments.len(), 10);
     assert_eq!(m.attachments[0].content, b"hello");
 }
@@ -229,28 +366,52 @@ async fn limits_one_past_the_edge() {
 #[tokio::test]
 async fn unknown_template_is_404_and_template_from_is_optional_when_given() {
     let app = TestApp::new().await;
-    app.post("/v1/send", json!({"to": "a@x.com", "template": "00000000-0000-7000-8000-000000000000"}))
-        .await
-        .expect_error(404, "TEMPLATE_NOT_FOUND");
+    app.post(
+        "/v1/send",
+        json!({"to": "a@x.com", "template": "00000000-0000-7000-8000-000000000000"}),
+    )
+    .await
+    .expect_error(404, "TEMPLATE_NOT_FOUND");
     let t = app
-        .post("/templates", json!({"name": "n", "subject": "s", "body": "b", "type": "TRANSACTIONAL"}))
+        .post(
+            "/templates",
+            json!({"name": "n", "subject": "s", "body": "b", "type": "TRANSACTIONAL"}),
+        )
         .await
         .expect(201);
     let tid = t.body["id"].as_str().expect("id");
-    let res = app.post("/v1/send", json!({"to": "a@x.com", "template": tid})).await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .post("/v1/send", json!({"to": "a@x.com", "template": tid}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["from"]);
 }
 
 #[tokio::test]
 async fn subscribed_flag_on_send_updates_existing_contacts() {
     let app = TestApp::new().await;
-    app.post("/contacts", json!({"email": "sub@x.com", "subscribed": false})).await.expect(201);
+    app.post(
+        "/contacts",
+        json!({"email": "sub@x.com", "subscribed": false}),
+    )
+    .await
+    .expect(201);
     let mut body = send_body(json!("sub@x.com"));
     body["subscribed"] = json!(true);
     let res = app.post("/v1/send", body).await.expect(200);
-    let id = res.body["data"]["emails"][0]["contact"]["id"].as_str().expect("id");
-    assert_eq!(app.get(&format!("/contacts/{id}")).await.body["subscribed"], json!(true));
+    let id = res.body["data"]["emails"][0]["contact"]["id"]
+        .as_str()
+        .expect("id");
+    assert_eq!(
+        app.get(&format!("/contacts/{id}")).await.body["subscribed"],
+        json!(true)
+    );
     // Without the flag an existing subscription is left alone.
-    app.post("/v1/send", send_body(json!("sub@x.com"))).await.expect(200);
-    assert_eq!(app.get(&format!("/contacts/{id}")).await.body["subscribed"], json!(true));
+    app.post("/v1/send", send_body(json!("sub@x.com")))
+        .await
+        .expect(200);
+    assert_eq!(
+        app.get(&format!("/contacts/{id}")).await.body["subscribed"],
+        json!(true)
+    );
 }

@@ -8,7 +8,13 @@ async fn track_creates_contact_and_stores_event() {
     let app = TestApp::new().await;
     let pk = app.pk.clone();
     let res = app
-        .call(Method::POST, "/v1/track", Some(&pk), Some(json!({"email": "New@X.com", "event": "signup", "data": {"plan": "pro"}})), &[])
+        .call(
+            Method::POST,
+            "/v1/track",
+            Some(&pk),
+            Some(json!({"email": "New@X.com", "event": "signup", "data": {"plan": "pro"}})),
+            &[],
+        )
         .await
         .expect(200);
     assert_eq!(res.body["success"], json!(true));
@@ -16,7 +22,10 @@ async fn track_creates_contact_and_stores_event() {
     let contact_id = data["contact"].as_str().expect("contact");
     let event_id = data["event"].as_str().expect("event");
     assert!(data["timestamp"].as_str().is_some());
-    let contact = app.get(&format!("/contacts/{contact_id}")).await.expect(200);
+    let contact = app
+        .get(&format!("/contacts/{contact_id}"))
+        .await
+        .expect(200);
     assert_eq!(contact.body["email"], json!("new@x.com"));
     assert_eq!(contact.body["subscribed"], json!(true));
     assert_eq!(contact.body["data"], json!({"plan": "pro"}));
@@ -32,13 +41,37 @@ async fn track_creates_contact_and_stores_event() {
 #[tokio::test]
 async fn subscription_flag_changes_only_when_given() {
     let app = TestApp::new().await;
-    app.post("/v1/track", json!({"email": "f@x.com", "event": "a", "subscribed": false})).await.expect(200);
-    let res = app.post("/v1/track", json!({"email": "f@x.com", "event": "b"})).await.expect(200);
+    app.post(
+        "/v1/track",
+        json!({"email": "f@x.com", "event": "a", "subscribed": false}),
+    )
+    .await
+    .expect(200);
+    let res = app
+        .post("/v1/track", json!({"email": "f@x.com", "event": "b"}))
+        .await
+        .expect(200);
     let id = res.body["data"]["contact"].as_str().expect("id");
-    assert_eq!(app.get(&format!("/contacts/{id}")).await.body["subscribed"], json!(false));
-    app.post("/v1/track", json!({"email": "f@x.com", "event": "c", "subscribed": true})).await.expect(200);
-    assert_eq!(app.get(&format!("/contacts/{id}")).await.body["subscribed"], json!(true));
-    let events = app.get(&format!("/events?contactId={id}&eventName=contact.subscribed")).await.expect(200);
+    assert_eq!(
+        app.get(&format!("/contacts/{id}")).await.body["subscribed"],
+        json!(false)
+    );
+    app.post(
+        "/v1/track",
+        json!({"email": "f@x.com", "event": "c", "subscribed": true}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(
+        app.get(&format!("/contacts/{id}")).await.body["subscribed"],
+        json!(true)
+    );
+    let events = app
+        .get(&format!(
+            "/events?contactId={id}&eventName=contact.subscribed"
+        ))
+        .await
+        .expect(200);
     assert_eq!(events.body["events"].as_array().map(Vec::len), Some(1));
     // Data with no event data stores an empty object.
     let e = app.get("/events?eventName=b").await.expect(200);
@@ -48,21 +81,35 @@ async fn subscription_flag_changes_only_when_given() {
 #[tokio::test]
 async fn track_validates_and_refuses_reserved_names() {
     let app = TestApp::new().await;
-    let res = app.post("/v1/track", json!({})).await.expect_error(422, "VALIDATION_ERROR");
+    let res = app
+        .post("/v1/track", json!({}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["email", "event"]);
     let res = app
-        .post("/v1/track", json!({"email": "bad", "event": 5, "subscribed": "yes", "data": []}))
+        .post(
+            "/v1/track",
+            json!({"email": "bad", "event": 5, "subscribed": "yes", "data": []}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["email", "event", "subscribed", "data"]);
-    for reserved in ["email.sent", "contact.subscribed", "contact.unsubscribed", "segment.vip.entry", "email.open"] {
+    for reserved in [
+        "email.sent",
+        "contact.subscribed",
+        "contact.unsubscribed",
+        "segment.vip.entry",
+        "email.open",
+    ] {
         let res = app
             .post("/v1/track", json!({"email": "a@x.com", "event": reserved}))
             .await
             .expect_error(422, "VALIDATION_ERROR");
         assert_eq!(res.error_fields(), ["event"]);
     }
-    app.post("/v1/track", json!({"email": "a@x.com", "event": "   "})).await.expect_error(422, "VALIDATION_ERROR");
+    app.post("/v1/track", json!({"email": "a@x.com", "event": "   "}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
     // Nothing partial was written by the refused requests.
     let list = app.get("/contacts").await.expect(200);
     assert_eq!(list.body["total"], json!(0));

@@ -184,3 +184,86 @@ impl Store for MemoryStore {
         Ok(names)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+    use posthorn_core::model::EmailAddress;
+    use posthorn_core::ports::Write;
+
+    fn contact(ws: &str, n: usize, subscribed: bool, pending: bool) -> Contact {
+        let email = EmailAddress::parse(&format!("c{n}@example.com")).expect("valid address");
+        Contact::new(
+            ws,
+            email,
+            subscribed,
+            Default::default(),
+            pending,
+            Utc::now(),
+        )
+    }
+
+    async fn counts(store: &MemoryStore, ws: &str) -> (u64, u64, u64, usize) {
+        let all = ContactQuery::default();
+        let subscribed = ContactQuery {
+            subscribed: Some(true),
+            ..Default::default()
+        };
+        (
+            store.count_contacts(ws, &all).await.expect("count"),
+            store.count_contacts(ws, &subscribed).await.expect("count"),
+            store.count_active_contacts(ws).await.expect("count"),
+            store
+                .pending_contacts(ws, 100)
+                .await
+                .expect("pending")
+                .len(),
+        )
+    }
+
+    #[tokio::test]
+    async fn counters_and_indexes_survive_a_rolled_back_commit() {
+        let store = MemoryStore::new();
+        let a = contact("w", 1, true, false);
+        let b = contact("w", 2, false, true);
+        let writes = vec![
+            Write::InsertContact(a.clone()),
+            Write::InsertContact(b.clone()),
+        ];
+        assert!(store.commit(ChangeSet { writes }).await.is_ok());
+        assert_eq!(counts(&store, "w").await, (2, 1, 1, 1));
+
+        let mut a2 = a.clone();
+        a2.subscribed = false;
+        let mut b2 = b.clone();
+        b2.status = posthorn_core::model::ContactStatus::Active;
+        b2.subscribed = true;
+        let writes = vec![
+            Write::UpdateContact(a2),
+            Write::UpdateContact(b2),
+            Write::InsertContact(contact("w", 3, true, false)),
+            Write::DeleteContact {
+                workspace_id: "w".into(),
+                id: a.id.clone(),
+            },
+            // Conflicts: the contact was just deleted.
+            Write::UpdateContact(a.clone()),
+        ];
+        let result = store.commit(ChangeSet { writes }).await;
+        assert!(matches!(result, Err(StoreError::Conflict(_))));
+        assert_eq!(counts(&store, "w").await, (2, 1, 1, 1));
+        let by_email = store.contact_by_email("w", a.email.as_str()).await;
+        assert_eq!(by_email, Ok(Some(a)));
+    }
+
+    #[tokio::test]
+    async fn email_lookup_accepts_an_unnormalised_address() {
+        let store = MemoryStore::new();
+        let a = contact("w", 1, true, false);
+        let writes = vec![Write::InsertContact(a.clone())];
+        assert!(store.commit(ChangeSet { writes }).await.is_ok());
+        let found = store.contact_by_email("w", "C1@Example.com").await;
+        assert_eq!(found, Ok(Some(a)));
+    }
+}

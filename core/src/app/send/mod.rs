@@ -154,7 +154,11 @@ fn resolve(req: &SendRequest, template: Option<Template>) -> Result<Resolved> {
         (Some((email, name)), _) => (email.clone(), name.clone()),
         (None, Some(raw)) => {
             let email = EmailAddress::parse(raw).map_err(|e| {
-                Error::field("from", "invalid_email", format!("template from address: {e}"))
+                Error::field(
+                    "from",
+                    "invalid_email",
+                    format!("template from address: {e}"),
+                )
             })?;
             (email, t.and_then(|t| t.from_name.clone()))
         }
@@ -174,7 +178,11 @@ fn resolve(req: &SendRequest, template: Option<Template>) -> Result<Resolved> {
         .clone()
         .or_else(|| t.map(|t| t.subject.clone()))
         .unwrap_or_default();
-    let body = req.body.clone().or_else(|| t.map(|t| t.body.clone())).unwrap_or_default();
+    let body = req
+        .body
+        .clone()
+        .or_else(|| t.map(|t| t.body.clone()))
+        .unwrap_or_default();
     let text = match &req.text {
         Some(text) => Some(text.clone()),
         None if req.body.is_none() => t.and_then(|t| t.text.clone()),
@@ -185,7 +193,15 @@ fn resolve(req: &SendRequest, template: Option<Template>) -> Result<Resolved> {
         .as_ref()
         .map(|r| r.to_string())
         .or_else(|| t.and_then(|t| t.reply_to.clone()));
-    Ok(Resolved { from, from_name, reply_to, subject, body, text, template })
+    Ok(Resolved {
+        from,
+        from_name,
+        reply_to,
+        subject,
+        body,
+        text,
+        template,
+    })
 }
 
 /// The variables a message is rendered with: the request's `data` at the top level and
@@ -221,7 +237,11 @@ fn build_record(
     };
     let subject = rendered("subject", &resolved.subject, Escape::None)?;
     if subject.chars().any(|c| c.is_control() && c != '\t') {
-        return Err(Error::field("subject", "invalid_characters", "the rendered subject contains a line break"));
+        return Err(Error::field(
+            "subject",
+            "invalid_characters",
+            "the rendered subject contains a line break",
+        ));
     }
     let html = rendered("body", &resolved.body, Escape::Html)?;
     let text = match resolved.text.as_deref() {
@@ -235,8 +255,14 @@ fn build_record(
         id,
         workspace_id: ws.id.clone(),
         contact_id: contact.id.clone(),
-        to: Mailbox { name: recipient.name.clone(), email: recipient.email.to_string() },
-        from: Mailbox { name: resolved.from_name.clone(), email: resolved.from.to_string() },
+        to: Mailbox {
+            name: recipient.name.clone(),
+            email: recipient.email.to_string(),
+        },
+        from: Mailbox {
+            name: resolved.from_name.clone(),
+            email: resolved.from.to_string(),
+        },
         reply_to: resolved.reply_to.clone(),
         subject,
         html,

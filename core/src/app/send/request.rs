@@ -82,24 +82,39 @@ impl SendRequest {
         let to = parse_to(&mut c, obj);
         let from = parse_from(&mut c, obj);
         let name = c.line(obj, "name", "", false, 256).map(str::to_string);
-        let subject = c.line(obj, "subject", "", false, MAX_SUBJECT_CHARS).map(str::to_string);
+        let subject = c
+            .line(obj, "subject", "", false, MAX_SUBJECT_CHARS)
+            .map(str::to_string);
         let body_html = c.string(obj, "body", "", false).map(str::to_string);
         let text = match obj.get("text") {
             Some(Value::String(s)) => Some(s.clone()),
             _ => c.string(obj, "text", "", false).map(str::to_string),
         };
-        let template = c.string(obj, "template", "", false).map(|s| s.trim().to_string());
+        let template = c
+            .string(obj, "template", "", false)
+            .map(|s| s.trim().to_string());
         let subscribed = c.boolean(obj, "subscribed", "", false);
-        let data = c.object(obj, "data", "", false).cloned().unwrap_or_default();
+        let data = c
+            .object(obj, "data", "", false)
+            .cloned()
+            .unwrap_or_default();
         let headers = parse_headers(&mut c, obj);
         let reply = c.email(obj, "reply", "", false);
         let attachments = parse_attachments(&mut c, obj);
         if template.is_none() {
             if subject.is_none() && !obj.contains_key("subject") {
-                c.fail("subject", "required", "subject is required when no template is given");
+                c.fail(
+                    "subject",
+                    "required",
+                    "subject is required when no template is given",
+                );
             }
             if body_html.is_none() && !obj.contains_key("body") {
-                c.fail("body", "required", "body is required when no template is given");
+                c.fail(
+                    "body",
+                    "required",
+                    "body is required when no template is given",
+                );
             }
         }
         c.finish()?;
@@ -140,7 +155,11 @@ fn parse_to(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Recipient> {
                 );
                 return Vec::new();
             }
-            items.iter().enumerate().map(|(i, v)| (format!("to.{i}"), v)).collect()
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("to.{i}"), v))
+                .collect()
         }
         single => vec![("to".to_string(), single)],
     };
@@ -157,8 +176,9 @@ fn parse_to(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Recipient> {
 
 fn parse_recipient(c: &mut Checker, item: &Value, path: &str) -> Option<Recipient> {
     match item {
-        Value::String(raw) => parse_mailbox_string(c, raw, path)
-            .map(|(email, name)| Recipient { email, name }),
+        Value::String(raw) => {
+            parse_mailbox_string(c, raw, path).map(|(email, name)| Recipient { email, name })
+        }
         Value::Object(o) => {
             let name = c.line(o, "name", path, false, 256).map(str::to_string);
             let email = c.email(o, "email", path, true)?;
@@ -168,7 +188,10 @@ fn parse_recipient(c: &mut Checker, item: &Value, path: &str) -> Option<Recipien
             c.fail(
                 path,
                 "invalid_type",
-                format!("a recipient must be a string or {{name, email}}, got {}", type_name(other)),
+                format!(
+                    "a recipient must be a string or {{name, email}}, got {}",
+                    type_name(other)
+                ),
             );
             None
         }
@@ -182,7 +205,11 @@ pub fn parse_mailbox_string(
     path: &str,
 ) -> Option<(EmailAddress, Option<String>)> {
     if raw.chars().any(|ch| ch.is_control()) {
-        c.fail(path, "invalid_characters", "address must not contain line breaks");
+        c.fail(
+            path,
+            "invalid_characters",
+            "address must not contain line breaks",
+        );
         return None;
     }
     let trimmed = raw.trim();
@@ -208,7 +235,10 @@ fn parse_from(c: &mut Checker, obj: &Map<String, Value>) -> Option<(EmailAddress
             c.fail(
                 "from",
                 "invalid_type",
-                format!("from must be a string or {{name, email}}, got {}", type_name(other)),
+                format!(
+                    "from must be a string or {{name, email}}, got {}",
+                    type_name(other)
+                ),
             );
             None
         }
@@ -216,9 +246,7 @@ fn parse_from(c: &mut Checker, obj: &Map<String, Value>) -> Option<(EmailAddress
 }
 
 fn is_header_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 76
-        && name.bytes().all(|b| b.is_ascii_graphic() && b != b':')
+    !name.is_empty() && name.len() <= 76 && name.bytes().all(|b| b.is_ascii_graphic() && b != b':')
 }
 
 fn parse_headers(c: &mut Checker, obj: &Map<String, Value>) -> Vec<(String, String)> {
@@ -229,7 +257,11 @@ fn parse_headers(c: &mut Checker, obj: &Map<String, Value>) -> Vec<(String, Stri
     for (name, value) in headers {
         let path = join("headers", name);
         if !is_header_name(name) {
-            c.fail(&path, "invalid_header", "header names are printable ASCII without ':' or spaces");
+            c.fail(
+                &path,
+                "invalid_header",
+                "header names are printable ASCII without ':' or spaces",
+            );
             continue;
         }
         if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
@@ -265,14 +297,21 @@ fn parse_attachments(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Attachmen
         return Vec::new();
     };
     let Value::Array(items) = value else {
-        c.fail("attachments", "invalid_type", "attachments must be an array");
+        c.fail(
+            "attachments",
+            "invalid_type",
+            "attachments must be an array",
+        );
         return Vec::new();
     };
     if items.len() > MAX_ATTACHMENTS {
         c.fail(
             "attachments",
             "too_many",
-            format!("at most {MAX_ATTACHMENTS} attachments are allowed, got {}", items.len()),
+            format!(
+                "at most {MAX_ATTACHMENTS} attachments are allowed, got {}",
+                items.len()
+            ),
         );
         return Vec::new();
     }
@@ -288,7 +327,9 @@ fn parse_attachments(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Attachmen
         let content_type = c
             .line(a, "contentType", &path, false, 255)
             .unwrap_or("application/octet-stream");
-        let content_id = c.line(a, "contentId", &path, false, 255).map(str::to_string);
+        let content_id = c
+            .line(a, "contentId", &path, false, 255)
+            .map(str::to_string);
         let inline = match c.string(a, "disposition", &path, false) {
             None | Some("attachment") => false,
             Some("inline") => true,
@@ -302,14 +343,22 @@ fn parse_attachments(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Attachmen
             }
         };
         if inline && content_id.is_none() {
-            c.fail(join(&path, "contentId"), "required", "inline attachments need a contentId");
+            c.fail(
+                join(&path, "contentId"),
+                "required",
+                "inline attachments need a contentId",
+            );
         }
         let content = c.string(a, "content", &path, true).and_then(|raw| {
             let cleaned: String = raw.chars().filter(|ch| !ch.is_whitespace()).collect();
             match base64::engine::general_purpose::STANDARD.decode(cleaned) {
                 Ok(bytes) => Some(bytes),
                 Err(_) => {
-                    c.fail(join(&path, "content"), "invalid_base64", "content must be base64");
+                    c.fail(
+                        join(&path, "content"),
+                        "invalid_base64",
+                        "content must be base64",
+                    );
                     None
                 }
             }
@@ -358,7 +407,10 @@ mod tests {
         }))
         .expect("valid");
         assert_eq!(req.to.len(), 2);
-        assert_eq!(req.from.as_ref().map(|f| f.1.clone()), Some(Some("Shop".into())));
+        assert_eq!(
+            req.from.as_ref().map(|f| f.1.clone()),
+            Some(Some("Shop".into()))
+        );
     }
 
     #[test]
@@ -372,7 +424,15 @@ mod tests {
             }))
             .expect_err("invalid"),
         );
-        for f in ["to.1.email", "from", "headers.X-A", "headers.Subject", "attachments.0.content", "subject", "body"] {
+        for f in [
+            "to.1.email",
+            "from",
+            "headers.X-A",
+            "headers.Subject",
+            "attachments.0.content",
+            "subject",
+            "body",
+        ] {
             assert!(errs.iter().any(|e| e == f), "{f} missing from {errs:?}");
         }
     }
@@ -380,10 +440,23 @@ mod tests {
     #[test]
     fn limits_are_enforced_one_past_the_edge() {
         let many: Vec<String> = (0..51).map(|i| format!("u{i}@x.com")).collect();
-        assert_eq!(fields(SendRequest::parse(&json!({"to": many, "subject": "s", "body": "b"})).expect_err("51")), ["to"]);
-        let atts: Vec<Value> = (0..11).map(|_| json!({"filename": "f", "content": "YQ=="})).collect();
         assert_eq!(
-            fields(SendRequest::parse(&json!({"to": "a@x.com", "subject": "s", "body": "b", "attachments": atts})).expect_err("11")),
+            fields(
+                SendRequest::parse(&json!({"to": many, "subject": "s", "body": "b"}))
+                    .expect_err("51")
+            ),
+            ["to"]
+        );
+        let atts: Vec<Value> = (0..11)
+            .map(|_| json!({"filename": "f", "content": "YQ=="}))
+            .collect();
+        assert_eq!(
+            fields(
+                SendRequest::parse(
+                    &json!({"to": "a@x.com", "subject": "s", "body": "b", "attachments": atts})
+                )
+                .expect_err("11")
+            ),
             ["attachments"]
         );
         let fifty: Vec<String> = (0..50).map(|i| format!("u{i}@x.com")).collect();
@@ -392,7 +465,9 @@ mod tests {
 
     #[test]
     fn empty_text_is_kept_to_turn_generation_off() {
-        let req = SendRequest::parse(&json!({"to": "a@x.com", "subject": "s", "body": "b", "text": ""})).expect("valid");
+        let req =
+            SendRequest::parse(&json!({"to": "a@x.com", "subject": "s", "body": "b", "text": ""}))
+                .expect("valid");
         assert_eq!(req.text.as_deref(), Some(""));
     }
 

@@ -13,7 +13,10 @@ use crate::http::error::ApiResult;
 use crate::http::AppState;
 
 /// `POST /admin/workspaces`: 201 `{workspace, keySet}`.
-pub async fn create(State(state): State<AppState>, JsonBody(body): JsonBody) -> ApiResult<Response> {
+pub async fn create(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody,
+) -> ApiResult<Response> {
     let (ws, keys) = state.engine.create_workspace(&body).await?;
     Ok((
         StatusCode::CREATED,

@@ -22,7 +22,11 @@ pub async fn upsert(
     let done = state.engine.upsert_contact(&caller, &body).await?;
     let mut value = to_json(&done.contact)?;
     value["_meta"] = json!({"isNew": done.is_new, "isUpdate": !done.is_new});
-    let status = if done.is_new { StatusCode::CREATED } else { StatusCode::OK };
+    let status = if done.is_new {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
     Ok((status, Json(value)).into_response())
 }
 

@@ -18,6 +18,10 @@ pub async fn health(State(state): State<AppState>) -> Response {
             "jobs": {"queued": stats.queued, "running": stats.running, "dead": stats.dead},
         }))
         .into_response(),
-        _ => (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "unavailable"}))).into_response(),
+        _ => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"status": "unavailable"})),
+        )
+            .into_response(),
     }
 }

@@ -23,7 +23,9 @@ pub async fn send(
         .iter()
         .map(|e| json!({"contact": {"id": e.contact_id, "email": e.email}, "email": e.email_id}))
         .collect();
-    Ok(v1(json!({"emails": emails, "timestamp": timestamp::format(&accepted.at)})))
+    Ok(v1(
+        json!({"emails": emails, "timestamp": timestamp::format(&accepted.at)}),
+    ))
 }
 
 /// `POST /v1/track`.

@@ -57,7 +57,10 @@ pub async fn patch(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    Ok(Json(to_json(&state.engine.patch_template(&caller, &id, &body).await?)?).into_response())
+    Ok(Json(to_json(
+        &state.engine.patch_template(&caller, &id, &body).await?,
+    )?)
+    .into_response())
 }
 
 /// `DELETE /templates/{id}`: 204.

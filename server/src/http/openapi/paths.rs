@@ -1,0 +1,657 @@
+//! One documentation stub per operation of the router. The functions are never called: the
+//! `#[utoipa::path]` attribute on each is what the document is built from.
+
+#![allow(dead_code)]
+
+use utoipa::IntoParams;
+
+use super::schemas::*;
+
+// ---------------------------------------------------------------------------------------
+// Query parameters
+// ---------------------------------------------------------------------------------------
+
+/// Query of `GET /contacts` (cursor pagination, newest first).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ContactListQuery {
+    /// Page size.
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub limit: Option<u32>,
+    /// The `cursor` of the previous page (opaque).
+    pub cursor: Option<String>,
+    /// Only subscribed (`true`) or unsubscribed (`false`) contacts.
+    pub subscribed: Option<bool>,
+    /// Case-insensitive substring of the email.
+    pub search: Option<String>,
+    /// Alias of `search` (used when `search` is absent).
+    pub email: Option<String>,
+}
+
+/// Query of `GET /templates` (page pagination, newest first).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TemplateListQuery {
+    /// 1-based page number (overridden by `cursor`).
+    #[param(minimum = 1, maximum = 1_000_000, default = 1)]
+    pub page: Option<u32>,
+    /// Page size.
+    #[param(rename = "pageSize")]
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub page_size: Option<u32>,
+    /// Alias of `pageSize`, used when `pageSize` is absent.
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub limit: Option<u32>,
+    /// The `cursor` of the previous response: selects the next page.
+    pub cursor: Option<String>,
+    /// Only templates of this type.
+    #[param(rename = "type", inline)]
+    pub template_type: Option<TemplateType>,
+    /// Case-insensitive substring of the name.
+    pub search: Option<String>,
+}
+
+/// Query of `GET /events` (newest first).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventListQuery {
+    /// Only events with this name.
+    #[param(rename = "eventName")]
+    pub event_name: Option<String>,
+    /// Only events of this contact.
+    #[param(rename = "contactId")]
+    pub contact_id: Option<String>,
+    /// Number of events.
+    #[param(minimum = 1, maximum = 1000, default = 100)]
+    pub limit: Option<u32>,
+}
+
+// ---------------------------------------------------------------------------------------
+// System
+// ---------------------------------------------------------------------------------------
+
+/// Readiness
+///
+/// 200 when the store and the job queue answer, 503 otherwise. Needs no key.
+#[utoipa::path(
+    get, path = "/health", operation_id = "health", tag = "System",
+    responses(
+        (status = 200, description = "Ready", body = Health),
+        (status = 503, description = "The store or the queue does not answer", body = Unavailable),
+    ),
+)]
+fn health() {}
+
+/// This document
+///
+/// The OpenAPI 3.1 description of the API. Needs no key.
+#[utoipa::path(
+    get, path = "/openapi.json", operation_id = "openapi", tag = "System",
+    responses(
+        (status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
+    ),
+)]
+fn openapi() {}
+
+// ---------------------------------------------------------------------------------------
+// /v1
+// ---------------------------------------------------------------------------------------
+
+/// Send a transactional email
+///
+/// One email record and delivery job per distinct recipient, all or nothing. The sender
+/// domain must be a verified domain of the workspace (and in the key set's allowlist when it
+/// has one). New contacts are created unsubscribed unless `subscribed` is given.
+#[utoipa::path(
+    post, path = "/v1/send", operation_id = "send", tag = "Sending",
+    params(IdempotencyKey),
+    request_body = SendRequest,
+    responses(
+        (status = 200, description = "Accepted for delivery", body = SendResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key`, or a MARKETING template sent to unsubscribed recipients (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), sender domain not verified (`DOMAIN_NOT_VERIFIED`), sender domain outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "`template` does not exist (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, all listed in `errors` (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+            ("RateLimit-Limit" = u32, description = "Requests per minute"),
+            ("RateLimit-Remaining" = u32, description = "Requests left in the window"),
+            ("RateLimit-Reset" = u64, description = "Seconds until the window resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn send() {}
+
+/// Track a custom event
+///
+/// Creates or updates the contact with `email` and stores the event. Accepts the public key
+/// (`pk_`, for client-side tracking) as well as the secret key.
+#[utoipa::path(
+    post, path = "/v1/track", operation_id = "track", tag = "Sending",
+    params(IdempotencyKey),
+    request_body = TrackRequest,
+    responses(
+        (status = 200, description = "Recorded", body = TrackResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or a reserved event name (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("publicKey" = []), ("secretKey" = [])),
+)]
+fn track() {}
+
+/// Verify an email address
+///
+/// Offline checks (syntax, disposable, alias, personal provider, typo, plus-addressing,
+/// random-looking input) and DNS checks. A malformed address is an answer with
+/// `valid: false`, not an error.
+#[utoipa::path(
+    post, path = "/v1/verify", operation_id = "verify", tag = "Sending",
+    params(IdempotencyKey),
+    request_body = VerifyRequest,
+    responses(
+        (status = 200, description = "The verdict", body = VerifyResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "`email` missing, not a string or too long (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn verify() {}
+
+// ---------------------------------------------------------------------------------------
+// Contacts
+// ---------------------------------------------------------------------------------------
+
+/// Create or update a contact
+///
+/// Upserts by email: 201 when created, 200 when updated; `_meta` says which.
+#[utoipa::path(
+    post, path = "/contacts", operation_id = "upsertContact", tag = "Contacts",
+    params(IdempotencyKey),
+    request_body = ContactUpsert,
+    responses(
+        (status = 200, description = "Updated", body = UpsertedContact),
+        (status = 201, description = "Created", body = UpsertedContact),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`) or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn upsert_contact() {}
+
+/// List contacts
+///
+/// Cursor pagination, newest first; `total` only on the first page.
+#[utoipa::path(
+    get, path = "/contacts", operation_id = "listContacts", tag = "Contacts",
+    params(ContactListQuery),
+    responses(
+        (status = 200, description = "A page of contacts", body = ContactPage),
+        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 422, description = "`limit` out of range, `subscribed` not a boolean or an unknown `cursor` (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_contacts() {}
+
+/// Read a contact
+#[utoipa::path(
+    get, path = "/contacts/{id}", operation_id = "getContact", tag = "Contacts",
+    params(("id" = String, Path, description = "Contact id")),
+    responses(
+        (status = 200, description = "The contact", body = Contact),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn get_contact() {}
+
+/// Update a contact
+///
+/// Emits `contact.subscribed` or `contact.unsubscribed` when the flag changes.
+#[utoipa::path(
+    patch, path = "/contacts/{id}", operation_id = "updateContact", tag = "Contacts",
+    params(("id" = String, Path, description = "Contact id")),
+    request_body = ContactPatch,
+    responses(
+        (status = 200, description = "The updated contact", body = Contact),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "Another contact has the new `email` (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn update_contact() {}
+
+/// Delete a contact
+///
+/// Also removes its memberships; a PENDING contact may take the freed place.
+#[utoipa::path(
+    delete, path = "/contacts/{id}", operation_id = "deleteContact", tag = "Contacts",
+    params(("id" = String, Path, description = "Contact id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn delete_contact() {}
+
+// ---------------------------------------------------------------------------------------
+// Templates
+// ---------------------------------------------------------------------------------------
+
+/// Create a template
+#[utoipa::path(
+    post, path = "/templates", operation_id = "createTemplate", tag = "Templates",
+    params(IdempotencyKey),
+    request_body = TemplateCreate,
+    responses(
+        (status = 201, description = "Created", body = Template),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or template syntax (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn create_template() {}
+
+/// List templates
+///
+/// Page pagination (`page`/`pageSize`), or `limit` and the `cursor` of the previous response.
+#[utoipa::path(
+    get, path = "/templates", operation_id = "listTemplates", tag = "Templates",
+    params(TemplateListQuery),
+    responses(
+        (status = 200, description = "A page of templates", body = TemplatePage),
+        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 422, description = "`page`, `pageSize` or `limit` out of range, an unknown `cursor` or `type` (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_templates() {}
+
+/// Read a template
+#[utoipa::path(
+    get, path = "/templates/{id}", operation_id = "getTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    responses(
+        (status = 200, description = "The template", body = Template),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn get_template() {}
+
+/// Update a template
+///
+/// Any editable field; `null` clears an optional one.
+#[utoipa::path(
+    patch, path = "/templates/{id}", operation_id = "updateTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    request_body = TemplatePatch,
+    responses(
+        (status = 200, description = "The updated template", body = Template),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or template syntax (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn update_template() {}
+
+/// Update a template (PUT)
+///
+/// Same as `PATCH /templates/{id}`: fields not given are left alone.
+#[utoipa::path(
+    put, path = "/templates/{id}", operation_id = "replaceTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    request_body = TemplatePatch,
+    responses(
+        (status = 200, description = "The updated template", body = Template),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or template syntax (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn replace_template() {}
+
+/// Delete a template
+#[utoipa::path(
+    delete, path = "/templates/{id}", operation_id = "deleteTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn delete_template() {}
+
+// ---------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------
+
+/// List events
+///
+/// Custom and internal events, newest first.
+#[utoipa::path(
+    get, path = "/events", operation_id = "listEvents", tag = "Events",
+    params(EventListQuery),
+    responses(
+        (status = 200, description = "The events", body = EventList),
+        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 422, description = "`limit` out of range (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_events() {}
+
+/// List event names
+///
+/// Every event name stored in the workspace plus the internal names, sorted.
+#[utoipa::path(
+    get, path = "/events/names", operation_id = "listEventNames", tag = "Events",
+    responses(
+        (status = 200, description = "The names", body = EventNames),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_event_names() {}
+
+// ---------------------------------------------------------------------------------------
+// Keys
+// ---------------------------------------------------------------------------------------
+
+/// List key sets
+///
+/// The workspace's key sets, without clear keys.
+#[utoipa::path(
+    get, path = "/keys", operation_id = "listKeySets", tag = "Keys",
+    responses(
+        (status = 200, description = "The key sets", body = KeySetList),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_key_sets() {}
+
+/// Create a key set
+///
+/// The clear keys are in this answer only; Posthorn keeps their hashes.
+#[utoipa::path(
+    post, path = "/keys", operation_id = "createKeySet", tag = "Keys",
+    params(IdempotencyKey),
+    request_body = KeySetCreate,
+    responses(
+        (status = 201, description = "Created, with the clear keys", body = NewKeySet),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid `name` or `domains` (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn create_key_set() {}
+
+/// Revoke a key set
+///
+/// Both keys of the set stop working at once. The last key set cannot be revoked.
+#[utoipa::path(
+    delete, path = "/keys/{id}", operation_id = "revokeKeySet", tag = "Keys",
+    params(("id" = String, Path, description = "Key set id")),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such key set in this workspace (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "It is the workspace's last key set (`CONFLICT`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn revoke_key_set() {}
+
+// ---------------------------------------------------------------------------------------
+// Operator API
+// ---------------------------------------------------------------------------------------
+
+/// Create a workspace
+///
+/// The workspace and its first key set (clear keys shown once).
+#[utoipa::path(
+    post, path = "/admin/workspaces", operation_id = "adminCreateWorkspace", tag = "Operator",
+    request_body = WorkspaceCreate,
+    responses(
+        (status = 201, description = "Created", body = CreatedWorkspace),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "The operator API is off: `POSTHORN_ADMIN_TOKEN` is not set (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_create_workspace() {}
+
+/// List workspaces
+#[utoipa::path(
+    get, path = "/admin/workspaces", operation_id = "adminListWorkspaces", tag = "Operator",
+    responses(
+        (status = 200, description = "Every workspace", body = WorkspaceList),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "The operator API is off: `POSTHORN_ADMIN_TOKEN` is not set (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_list_workspaces() {}
+
+/// Read a workspace
+#[utoipa::path(
+    get, path = "/admin/workspaces/{id}", operation_id = "adminGetWorkspace", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    responses(
+        (status = 200, description = "The workspace", body = Workspace),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_get_workspace() {}
+
+/// Update a workspace
+///
+/// Name, `disabled` and limits. A raised contact limit activates PENDING contacts at once.
+#[utoipa::path(
+    patch, path = "/admin/workspaces/{id}", operation_id = "adminUpdateWorkspace", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    request_body = WorkspacePatch,
+    responses(
+        (status = 200, description = "The updated workspace", body = Workspace),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_update_workspace() {}
+
+/// Create a key set for a workspace
+#[utoipa::path(
+    post, path = "/admin/workspaces/{id}/key-sets", operation_id = "adminCreateKeySet", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    request_body = KeySetCreate,
+    responses(
+        (status = 201, description = "Created, with the clear keys", body = NewKeySet),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid `name` or `domains` (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_create_key_set() {}
+
+/// Add a sender domain to a workspace
+///
+/// `verified: true` skips the DNS check.
+#[utoipa::path(
+    post, path = "/admin/workspaces/{id}/domains", operation_id = "adminAddDomain", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    request_body = DomainCreate,
+    responses(
+        (status = 201, description = "Added", body = Domain),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "The workspace already has this domain (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_add_domain() {}
+
+/// The optional `Idempotency-Key` header of POST requests.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+pub struct IdempotencyKey {
+    /// 1 to 255 printable ASCII characters. Within 24 hours the same key with the same body
+    /// replays the first answer (header `Idempotent-Replayed: true`).
+    #[param(
+        rename = "Idempotency-Key",
+        required = false,
+        min_length = 1,
+        max_length = 255
+    )]
+    pub idempotency_key: String,
+}

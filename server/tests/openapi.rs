@@ -1,0 +1,1099 @@
+//! The OpenAPI document: valid 3.x JSON, in step with `openapi::ROUTES` and the real router,
+//! and with response schemas that the real handlers' answers satisfy.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Request, StatusCode};
+use axum::Router;
+use chrono::{TimeZone, Utc};
+use http_body_util::BodyExt;
+use posthorn_core::ports::{ManualClock, RecordKind};
+use posthorn_core::{Engine, Settings};
+use posthorn_dns::StaticDns;
+use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
+use posthorn_server::http::openapi::{self, ROUTES};
+use posthorn_server::{router, AppState};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+const ADMIN: &str = "admin-token-for-openapi-tests";
+/// Methods probed on every listed path.
+const METHODS: &[&str] = &["GET", "POST", "PUT", "PATCH", "DELETE"];
+/// Stands in for `{id}` and other path parameters.
+const SOME_ID: &str = "00000000-0000-7000-8000-000000000000";
+
+// ---------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------
+
+fn engine() -> Engine {
+    let store = Arc::new(MemoryStore::new());
+    let start = Utc
+        .with_ymd_and_hms(2026, 11, 21, 10, 0, 0)
+        .single()
+        .expect("date");
+    Engine {
+        store: store.clone(),
+        jobs: store,
+        transport: Arc::new(CapturingTransport::new()),
+        clock: Arc::new(ManualClock::new(start)),
+        dns: Arc::new(
+            StaticDns::new()
+                .with_mail_domain("gmail.com")
+                .with_mail_domain("example.com")
+                .with("nomail.io", RecordKind::A, ["192.0.2.1"]),
+        ),
+        rate_limiter: Arc::new(MemoryRateLimiter::new()),
+        cache: Arc::new(MemoryCache::new()),
+        settings: Settings::default(),
+    }
+}
+
+fn app() -> Router {
+    router(AppState::new(engine(), Some(ADMIN.to_string())))
+}
+
+#[derive(Debug)]
+struct Res {
+    status: StatusCode,
+    headers: HeaderMap,
+    /// The body as JSON; `Null` when empty.
+    body: Value,
+}
+
+async fn send(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    bearer: Option<&str>,
+    body: Option<&str>,
+) -> Res {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(token) = bearer {
+        req = req.header("authorization", format!("Bearer {token}"));
+    }
+    if body.is_some() {
+        req = req.header("content-type", "application/json");
+    }
+    let req = req
+        .body(Body::from(body.unwrap_or("").to_string()))
+        .expect("request");
+    let res = app.clone().oneshot(req).await.expect("infallible");
+    let status = res.status();
+    let headers = res.headers().clone();
+    let bytes = res.into_body().collect().await.expect("body").to_bytes();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| panic!("{method} {uri}: body is not JSON: {bytes:?}"))
+    };
+    Res {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn doc() -> Value {
+    serde_json::from_str(openapi::json()).expect("the document is JSON")
+}
+
+/// The methods the document gives `path`, upper case.
+fn doc_methods(doc: &Value, path: &str) -> BTreeSet<String> {
+    doc["paths"][path]
+        .as_object()
+        .map(|item| {
+            item.keys()
+                .filter(|k| METHODS.iter().any(|m| m.eq_ignore_ascii_case(k)))
+                .map(|k| k.to_ascii_uppercase())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `/contacts/{id}` with every `{param}` replaced by [`SOME_ID`].
+fn concrete(path: &str) -> String {
+    let mut out = String::new();
+    let mut rest = path;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..]
+            .find('}')
+            .map(|c| open + c)
+            .expect("closing brace");
+        out.push_str(SOME_ID);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// The document and the list
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn document_is_openapi_3_json() {
+    let doc = doc();
+    let version = doc["openapi"].as_str().expect("openapi is a string");
+    assert!(version.starts_with("3."), "openapi is {version}");
+    assert!(doc["info"]["title"].as_str().is_some_and(|t| !t.is_empty()));
+    assert!(doc["paths"].as_object().is_some_and(|p| !p.is_empty()));
+    // Cached: the same string every time.
+    assert!(std::ptr::eq(openapi::json(), openapi::json()));
+}
+
+#[test]
+fn routes_list_and_document_agree() {
+    let doc = doc();
+    let mut listed = HashSet::new();
+    for (path, methods) in ROUTES {
+        assert!(listed.insert(*path), "{path} is listed twice in ROUTES");
+        assert!(
+            doc["paths"].get(path).is_some(),
+            "ROUTES lists {path} but the document lacks it"
+        );
+        let want: BTreeSet<String> = methods.iter().map(|m| m.to_string()).collect();
+        assert_eq!(
+            doc_methods(&doc, path),
+            want,
+            "methods of {path}: document vs ROUTES"
+        );
+    }
+    for path in doc["paths"].as_object().expect("paths").keys() {
+        assert!(
+            listed.contains(path.as_str()),
+            "the document has {path}, which ROUTES lacks"
+        );
+    }
+}
+
+#[test]
+fn operations_have_security_params_and_error_envelope() {
+    let doc = doc();
+    let schemes = doc["components"]["securitySchemes"]
+        .as_object()
+        .expect("security schemes");
+    for name in ["secretKey", "publicKey", "adminToken"] {
+        assert_eq!(schemes[name]["scheme"], json!("bearer"), "{name}");
+    }
+    let mut operation_ids = HashSet::new();
+    for (path, methods) in ROUTES {
+        for method in *methods {
+            let op = &doc["paths"][path][method.to_ascii_lowercase()];
+            let what = format!("{method} {path}");
+            let id = op["operationId"].as_str().expect("operationId");
+            assert!(
+                operation_ids.insert(id.to_string()),
+                "{what}: operationId {id} reused"
+            );
+            assert!(
+                op["summary"].as_str().is_some_and(|s| !s.is_empty()),
+                "{what}: summary"
+            );
+
+            let security: Vec<Vec<String>> = op["security"]
+                .as_array()
+                .map(|reqs| {
+                    reqs.iter()
+                        .map(|r| {
+                            r.as_object()
+                                .map(|o| o.keys().cloned().collect())
+                                .unwrap_or_default()
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let expected: Vec<Vec<&str>> = match *path {
+                "/health" | "/openapi.json" => vec![],
+                "/v1/track" => vec![vec!["publicKey"], vec!["secretKey"]],
+                p if p.starts_with("/admin/") => vec![vec!["adminToken"]],
+                _ => vec![vec!["secretKey"]],
+            };
+            assert_eq!(security, expected, "{what}: security");
+
+            // Every `{param}` is declared as a required path parameter.
+            let params = op["parameters"].as_array().cloned().unwrap_or_default();
+            for segment in path.split('/').filter(|s| s.starts_with('{')) {
+                let name = segment.trim_matches(|c| c == '{' || c == '}');
+                assert!(
+                    params.iter().any(|p| p["name"] == json!(name)
+                        && p["in"] == json!("path")
+                        && p["required"] == json!(true)),
+                    "{what}: path parameter {name}"
+                );
+            }
+
+            let responses = op["responses"].as_object().expect("responses");
+            assert!(
+                responses.keys().any(|s| s.starts_with('2')),
+                "{what}: a 2xx response"
+            );
+            let needs_key = !matches!(*path, "/health" | "/openapi.json");
+            if needs_key {
+                for status in ["401", "500"] {
+                    assert!(
+                        responses.contains_key(status),
+                        "{what}: {status} documented"
+                    );
+                }
+            }
+            for (status, response) in responses {
+                if status.starts_with('4') || status.starts_with('5') && status != "503" {
+                    assert_eq!(
+                        response["content"]["application/json"]["schema"]["$ref"],
+                        json!("#/components/schemas/ErrorResponse"),
+                        "{what}: {status} uses the error envelope"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn error_envelope_schema_has_the_spec_fields() {
+    let doc = doc();
+    let schemas = &doc["components"]["schemas"];
+    let required = |name: &str| -> BTreeSet<String> {
+        schemas[name]["required"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let set = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    assert_eq!(
+        required("ErrorResponse"),
+        set(&["success", "error", "timestamp"])
+    );
+    assert_eq!(
+        required("ErrorBody"),
+        set(&["code", "message", "statusCode", "requestId", "suggestion"])
+    );
+    assert!(schemas["ErrorBody"]["properties"].get("errors").is_some());
+    assert_eq!(required("FieldError"), set(&["field", "message", "code"]));
+}
+
+// ---------------------------------------------------------------------------------------
+// The list and the router
+// ---------------------------------------------------------------------------------------
+
+/// Every listed (path, method) reaches a handler or its auth layer, and every other method on
+/// a listed path is refused with 405: the router offers exactly the listed methods.
+#[tokio::test]
+async fn every_listed_route_is_in_the_router_with_exactly_its_methods() {
+    let app = app();
+    for (path, methods) in ROUTES {
+        let uri = concrete(path);
+        for method in METHODS {
+            let res = send(&app, method, &uri, None, None).await;
+            let unknown_route = res.status == StatusCode::NOT_FOUND
+                && res.body["error"]["code"] == json!("NOT_FOUND");
+            if methods.contains(method) {
+                assert!(
+                    !unknown_route,
+                    "{method} {path}: the router has no such route: {}",
+                    res.body
+                );
+                assert_ne!(
+                    res.status,
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "{method} {path}: 405"
+                );
+                let expected: &[u16] = match *path {
+                    "/health" => &[200, 503],
+                    "/openapi.json" => &[200],
+                    _ => &[401],
+                };
+                assert!(
+                    expected.contains(&res.status.as_u16()),
+                    "{method} {path} without a key gave {}: {}",
+                    res.status,
+                    res.body
+                );
+            } else {
+                assert_eq!(
+                    res.status,
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "{method} {path} is not in ROUTES but the router answered {}: {}",
+                    res.status,
+                    res.body
+                );
+            }
+        }
+    }
+    // The probe can tell: an unknown path is a 404 NOT_FOUND.
+    let res = send(&app, "GET", "/no-such-route", None, None).await;
+    assert_eq!(res.status, StatusCode::NOT_FOUND);
+    assert_eq!(res.body["error"]["code"], json!("NOT_FOUND"));
+}
+
+/// Every path given to `.route(...)` in the server's HTTP sources is listed, so a route added
+/// to the router without documentation fails here.
+#[test]
+fn every_route_in_the_sources_is_listed() {
+    fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let listed: HashSet<&str> = ROUTES.iter().map(|(p, _)| *p).collect();
+    let mut found = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read source");
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(".route(") {
+            rest = rest[at + ".route(".len()..].trim_start();
+            let Some(literal) = rest.strip_prefix('"') else {
+                continue;
+            };
+            let path = &literal[..literal.find('"').expect("closing quote")];
+            found += 1;
+            assert!(
+                listed.contains(path),
+                "{} routes {path}, which openapi::ROUTES lacks",
+                file.display()
+            );
+        }
+    }
+    assert!(
+        found >= ROUTES.len(),
+        "found only {found} .route(...) calls"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Real answers against the documented schemas
+// ---------------------------------------------------------------------------------------
+
+fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => {
+            let name = r.strip_prefix("#/components/schemas/").expect("local $ref");
+            let target = &doc["components"]["schemas"][name];
+            assert!(!target.is_null(), "dangling $ref {r}");
+            resolve(doc, target)
+        }
+        None => schema,
+    }
+}
+
+/// Property names a schema allows (through `allOf`); `None` when it does not restrict them.
+fn known_properties(doc: &Value, schema: &Value) -> Option<BTreeSet<String>> {
+    let s = resolve(doc, schema);
+    if let Some(parts) = s["allOf"].as_array() {
+        let mut all = BTreeSet::new();
+        for part in parts {
+            all.extend(known_properties(doc, part)?);
+        }
+        return Some(all);
+    }
+    if s.get("additionalProperties").is_some() {
+        return None;
+    }
+    s["properties"]
+        .as_object()
+        .map(|p| p.keys().cloned().collect())
+}
+
+fn type_matches(ty: &str, value: &Value) -> bool {
+    match ty {
+        "null" => value.is_null(),
+        "boolean" => value.is_boolean(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        other => panic!("unknown type {other}"),
+    }
+}
+
+/// A small JSON Schema check covering what the document uses: `$ref`, `allOf`, `oneOf`,
+/// `type`, `enum`, `required`, `properties` (unknown properties are errors), `items`,
+/// `additionalProperties`, `format` (date-time, email) and the numeric and size bounds.
+fn validate(doc: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    check(doc, schema, value, at, true, errors);
+}
+
+/// [`validate`]; `strict` refuses undocumented properties (off for the parts of an `allOf`,
+/// whose union is checked instead).
+fn check(
+    doc: &Value,
+    schema: &Value,
+    value: &Value,
+    at: &str,
+    strict: bool,
+    errors: &mut Vec<String>,
+) {
+    let s = resolve(doc, schema);
+    if let Some(parts) = s["allOf"].as_array() {
+        for part in parts {
+            check(doc, part, value, at, false, errors);
+        }
+    }
+    if let Some(choices) = s["oneOf"].as_array() {
+        let matching = choices
+            .iter()
+            .filter(|c| {
+                let mut e = Vec::new();
+                validate(doc, c, value, at, &mut e);
+                e.is_empty()
+            })
+            .count();
+        if matching != 1 {
+            errors.push(format!("{at}: {matching} oneOf choices match {value}"));
+        }
+    }
+    if let Some(ty) = s.get("type") {
+        let ok = match ty {
+            Value::String(t) => type_matches(t, value),
+            Value::Array(ts) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|t| type_matches(t, value)),
+            other => panic!("bad type {other}"),
+        };
+        if !ok {
+            errors.push(format!("{at}: {value} is not of type {ty}"));
+            return;
+        }
+    }
+    if let Some(options) = s["enum"].as_array() {
+        if !options.contains(value) {
+            errors.push(format!("{at}: {value} not in {options:?}"));
+        }
+    }
+    match value {
+        Value::Object(obj) => {
+            for key in s["required"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                if !obj.contains_key(key) {
+                    errors.push(format!("{at}: required property {key} missing"));
+                }
+            }
+            let props = &s["properties"];
+            for (key, v) in obj {
+                let child = format!("{at}.{key}");
+                if let Some(p) = props.get(key) {
+                    validate(doc, p, v, &child, errors);
+                } else if let Some(extra) = s.get("additionalProperties").filter(|a| a.is_object())
+                {
+                    validate(doc, extra, v, &child, errors);
+                }
+            }
+            if let Some(known) = known_properties(doc, schema).filter(|_| strict) {
+                for key in obj.keys().filter(|k| !known.contains(*k)) {
+                    errors.push(format!("{at}: property {key} is not documented"));
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = s.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    validate(doc, item_schema, item, &format!("{at}.{i}"), errors);
+                }
+            }
+            if s["maxItems"]
+                .as_u64()
+                .is_some_and(|m| items.len() as u64 > m)
+            {
+                errors.push(format!("{at}: more than maxItems"));
+            }
+            if s["minItems"]
+                .as_u64()
+                .is_some_and(|m| (items.len() as u64) < m)
+            {
+                errors.push(format!("{at}: fewer than minItems"));
+            }
+        }
+        Value::String(text) => {
+            match s["format"].as_str() {
+                Some("date-time") if chrono::DateTime::parse_from_rfc3339(text).is_err() => {
+                    errors.push(format!("{at}: {text} is not a date-time"))
+                }
+                Some("email") if !text.contains('@') => {
+                    errors.push(format!("{at}: {text} is not an email"))
+                }
+                _ => {}
+            }
+            if s["maxLength"]
+                .as_u64()
+                .is_some_and(|m| text.chars().count() as u64 > m)
+            {
+                errors.push(format!("{at}: longer than maxLength"));
+            }
+        }
+        Value::Number(n) => {
+            let n = n.as_f64().unwrap_or_default();
+            if s["minimum"].as_f64().is_some_and(|m| n < m)
+                || s["maximum"].as_f64().is_some_and(|m| n > m)
+            {
+                errors.push(format!("{at}: {n} out of range"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Checks documented operations against real answers.
+struct Checker {
+    app: Router,
+    doc: Value,
+    /// (METHOD path) -> statuses seen.
+    seen: BTreeMap<String, BTreeSet<u16>>,
+}
+
+impl Checker {
+    /// Sends the request to `concrete_uri` and checks the answer against `template`'s
+    /// documented response for its status.
+    async fn call(
+        &mut self,
+        method: &str,
+        template: &str,
+        concrete_uri: &str,
+        bearer: Option<&str>,
+        body: Option<Value>,
+    ) -> Res {
+        let raw = body.map(|b| b.to_string());
+        self.call_raw(method, template, concrete_uri, bearer, raw.as_deref())
+            .await
+    }
+
+    async fn call_raw(
+        &mut self,
+        method: &str,
+        template: &str,
+        concrete_uri: &str,
+        bearer: Option<&str>,
+        body: Option<&str>,
+    ) -> Res {
+        let res = send(&self.app, method, concrete_uri, bearer, body).await;
+        let what = format!("{method} {template}");
+        let status = res.status.as_u16();
+        let op = &self.doc["paths"][template][method.to_ascii_lowercase()];
+        assert!(op.is_object(), "{what} is not documented");
+        let response = &op["responses"][status.to_string()];
+        assert!(
+            response.is_object(),
+            "{what} answered {status}, which is not documented: {}",
+            res.body
+        );
+        let schema = &response["content"]["application/json"]["schema"];
+        if res.body.is_null() {
+            assert!(
+                response.get("content").is_none(),
+                "{what} {status}: documented with a body, got none"
+            );
+        } else {
+            assert!(
+                !schema.is_null(),
+                "{what} {status}: body not documented: {}",
+                res.body
+            );
+            let mut errors = Vec::new();
+            validate(&self.doc, schema, &res.body, "$", &mut errors);
+            assert!(
+                errors.is_empty(),
+                "{what} {status} does not match its schema: {errors:#?}\n{}",
+                res.body
+            );
+        }
+        if let Some(headers) = response["headers"].as_object() {
+            for name in headers.keys() {
+                assert!(
+                    res.headers.contains_key(name.as_str()),
+                    "{what} {status}: header {name} missing"
+                );
+            }
+        }
+        self.seen.entry(what).or_default().insert(status);
+        res
+    }
+
+    #[track_caller]
+    fn expect(res: &Res, status: u16) {
+        assert_eq!(res.status.as_u16(), status, "{}", res.body);
+    }
+}
+
+fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{pointer} in {v}"))
+}
+
+#[tokio::test]
+async fn real_answers_match_the_documented_schemas() {
+    let mut c = Checker {
+        app: app(),
+        doc: doc(),
+        seen: BTreeMap::new(),
+    };
+    let admin = Some(ADMIN);
+
+    // System.
+    let res = c.call("GET", "/health", "/health", None, None).await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call("GET", "/openapi.json", "/openapi.json", None, None)
+        .await;
+    Checker::expect(&res, 200);
+    assert_eq!(
+        res.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    assert_eq!(res.body, doc());
+
+    // Operator API.
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces",
+            "/admin/workspaces",
+            admin,
+            Some(json!({"name": "Acme", "activeContactLimit": null})),
+        )
+        .await;
+    Checker::expect(&res, 201);
+    let ws = str_at(&res.body, "/workspace/id").to_string();
+    let sk = str_at(&res.body, "/keySet/secretKey").to_string();
+    let pk = str_at(&res.body, "/keySet/publicKey").to_string();
+    let (sk, pk) = (Some(sk.as_str()), Some(pk.as_str()));
+    let ws_path = format!("/admin/workspaces/{ws}");
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces",
+            "/admin/workspaces",
+            Some("wrong"),
+            Some(json!({"name": "x"})),
+        )
+        .await;
+    Checker::expect(&res, 401);
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces",
+            "/admin/workspaces",
+            admin,
+            Some(json!({})),
+        )
+        .await;
+    Checker::expect(&res, 422);
+    let domains = format!("{ws_path}/domains");
+    let body = json!({"domain": "example.com", "verified": true});
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces/{id}/domains",
+            &domains,
+            admin,
+            Some(body.clone()),
+        )
+        .await;
+    Checker::expect(&res, 201);
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces/{id}/domains",
+            &domains,
+            admin,
+            Some(body),
+        )
+        .await;
+    Checker::expect(&res, 409);
+    let res = c
+        .call("GET", "/admin/workspaces", "/admin/workspaces", admin, None)
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call("GET", "/admin/workspaces/{id}", &ws_path, admin, None)
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call(
+            "GET",
+            "/admin/workspaces/{id}",
+            "/admin/workspaces/nope",
+            admin,
+            None,
+        )
+        .await;
+    Checker::expect(&res, 404);
+    let res = c
+        .call(
+            "PATCH",
+            "/admin/workspaces/{id}",
+            &ws_path,
+            admin,
+            Some(json!({"rateLimitPerMinute": 5000, "activeContactLimit": 100})),
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let key_sets = format!("{ws_path}/key-sets");
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces/{id}/key-sets",
+            &key_sets,
+            admin,
+            Some(json!({"domains": ["example.com"]})),
+        )
+        .await;
+    Checker::expect(&res, 201);
+
+    // Sending.
+    let res = c
+        .call(
+            "POST",
+            "/v1/send",
+            "/v1/send",
+            sk,
+            Some(json!({
+                "to": ["ada@gmail.com", {"name": "Grace", "email": "grace@example.com"}],
+                "from": {"name": "Acme", "email": "hello@example.com"},
+                "subject": "Hi {{name}}",
+                "body": "<p>Hello {{name}}</p>",
+                "data": {"name": "friend"},
+                "headers": {"X-Campaign": "spring"},
+                "reply": "support@example.com",
+                "attachments": [{"filename": "a.txt", "content": "aGVsbG8=", "contentType": "text/plain"}]
+            })),
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let send_body =
+        |to: Value, from: &str| json!({"to": to, "from": from, "subject": "s", "body": "b"});
+    let res = c
+        .call(
+            "POST",
+            "/v1/send",
+            "/v1/send",
+            sk,
+            Some(send_body(
+                json!(["ok@x.com", {"email": "bad"}]),
+                "hello@example.com",
+            )),
+        )
+        .await;
+    Checker::expect(&res, 422);
+    let res = c
+        .call(
+            "POST",
+            "/v1/send",
+            "/v1/send",
+            sk,
+            Some(send_body(json!("a@gmail.com"), "hello@unverified.org")),
+        )
+        .await;
+    Checker::expect(&res, 403);
+    let res = c
+        .call(
+            "POST",
+            "/v1/send",
+            "/v1/send",
+            pk,
+            Some(send_body(json!("a@gmail.com"), "hello@example.com")),
+        )
+        .await;
+    Checker::expect(&res, 403);
+    let res = c
+        .call(
+            "POST",
+            "/v1/send",
+            "/v1/send",
+            sk,
+            Some(json!({"to": "a@gmail.com", "template": SOME_ID})),
+        )
+        .await;
+    Checker::expect(&res, 404);
+    let res = c
+        .call_raw("POST", "/v1/send", "/v1/send", sk, Some("{not json"))
+        .await;
+    Checker::expect(&res, 400);
+
+    let res = c
+        .call(
+            "POST",
+            "/v1/track",
+            "/v1/track",
+            pk,
+            Some(json!({"email": "ada@gmail.com", "event": "signup", "data": {"plan": "pro"}})),
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call(
+            "POST",
+            "/v1/track",
+            "/v1/track",
+            pk,
+            Some(json!({"email": "ada@gmail.com", "event": "email.sent"})),
+        )
+        .await;
+    Checker::expect(&res, 422);
+
+    for email in ["ada@gmail.com", "not an address", "bob@nomail.io"] {
+        let res = c
+            .call(
+                "POST",
+                "/v1/verify",
+                "/v1/verify",
+                sk,
+                Some(json!({"email": email})),
+            )
+            .await;
+        Checker::expect(&res, 200);
+    }
+
+    // Contacts.
+    let res = c
+        .call(
+            "POST",
+            "/contacts",
+            "/contacts",
+            sk,
+            Some(json!({"email": "new@example.com", "data": {"a": 1}})),
+        )
+        .await;
+    Checker::expect(&res, 201);
+    let contact = format!("/contacts/{}", str_at(&res.body, "/id"));
+    let res = c
+        .call(
+            "POST",
+            "/contacts",
+            "/contacts",
+            sk,
+            Some(json!({"email": "new@example.com", "subscribed": false})),
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call("GET", "/contacts", "/contacts?limit=1", sk, None)
+        .await;
+    Checker::expect(&res, 200);
+    let cursor = str_at(&res.body, "/cursor").to_string();
+    let res = c
+        .call(
+            "GET",
+            "/contacts",
+            &format!("/contacts?limit=1&cursor={cursor}"),
+            sk,
+            None,
+        )
+        .await;
+    Checker::expect(&res, 200);
+    assert!(res.body.get("total").is_none());
+    let res = c
+        .call("GET", "/contacts", "/contacts?limit=101", sk, None)
+        .await;
+    Checker::expect(&res, 422);
+    let res = c.call("GET", "/contacts", "/contacts", None, None).await;
+    Checker::expect(&res, 401);
+    let res = c.call("GET", "/contacts/{id}", &contact, sk, None).await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call(
+            "GET",
+            "/contacts/{id}",
+            &format!("/contacts/{SOME_ID}"),
+            sk,
+            None,
+        )
+        .await;
+    Checker::expect(&res, 404);
+    let res = c
+        .call(
+            "PATCH",
+            "/contacts/{id}",
+            &contact,
+            sk,
+            Some(json!({"subscribed": true, "data": {"a": null}})),
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call(
+            "PATCH",
+            "/contacts/{id}",
+            &contact,
+            sk,
+            Some(json!({"email": "ada@gmail.com"})),
+        )
+        .await;
+    Checker::expect(&res, 409);
+    let res = c.call("DELETE", "/contacts/{id}", &contact, sk, None).await;
+    Checker::expect(&res, 204);
+
+    // Templates.
+    let template = json!({"name": "Welcome", "subject": "Hi {{name}}", "body": "<p>Hi</p>", "type": "MARKETING", "from": "hello@example.com"});
+    let res = c
+        .call("POST", "/templates", "/templates", sk, Some(template))
+        .await;
+    Checker::expect(&res, 201);
+    let tpl = format!("/templates/{}", str_at(&res.body, "/id"));
+    let res = c
+        .call(
+            "POST",
+            "/templates",
+            "/templates",
+            sk,
+            Some(json!({"name": "x"})),
+        )
+        .await;
+    Checker::expect(&res, 422);
+    let res = c
+        .call(
+            "GET",
+            "/templates",
+            "/templates?pageSize=1&type=MARKETING",
+            sk,
+            None,
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call("GET", "/templates", "/templates?type=OTHER", sk, None)
+        .await;
+    Checker::expect(&res, 422);
+    let res = c.call("GET", "/templates/{id}", &tpl, sk, None).await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call(
+            "PATCH",
+            "/templates/{id}",
+            &tpl,
+            sk,
+            Some(json!({"description": "d", "text": null})),
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call(
+            "PUT",
+            "/templates/{id}",
+            &tpl,
+            sk,
+            Some(json!({"type": "TRANSACTIONAL"})),
+        )
+        .await;
+    Checker::expect(&res, 200);
+    let res = c.call("DELETE", "/templates/{id}", &tpl, sk, None).await;
+    Checker::expect(&res, 204);
+    let res = c.call("GET", "/templates/{id}", &tpl, sk, None).await;
+    Checker::expect(&res, 404);
+
+    // Events.
+    let res = c
+        .call(
+            "GET",
+            "/events",
+            "/events?eventName=signup&limit=10",
+            sk,
+            None,
+        )
+        .await;
+    Checker::expect(&res, 200);
+    assert!(res.body["events"].as_array().is_some_and(|e| !e.is_empty()));
+    let res = c.call("GET", "/events", "/events?limit=0", sk, None).await;
+    Checker::expect(&res, 422);
+    let res = c.call("GET", "/events", "/events", pk, None).await;
+    Checker::expect(&res, 403);
+    let res = c
+        .call("GET", "/events/names", "/events/names", sk, None)
+        .await;
+    Checker::expect(&res, 200);
+
+    // Keys.
+    let res = c.call("GET", "/keys", "/keys", sk, None).await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call(
+            "POST",
+            "/keys",
+            "/keys",
+            sk,
+            Some(json!({"name": "ci", "domains": ["example.com"]})),
+        )
+        .await;
+    Checker::expect(&res, 201);
+    let key = format!("/keys/{}", str_at(&res.body, "/id"));
+    let res = c.call("DELETE", "/keys/{id}", &key, sk, None).await;
+    Checker::expect(&res, 204);
+    let res = c.call("DELETE", "/keys/{id}", &key, sk, None).await;
+    Checker::expect(&res, 404);
+
+    // Rate limit: a workspace with a budget of one request per minute.
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces",
+            "/admin/workspaces",
+            admin,
+            Some(json!({"name": "Tiny", "rateLimitPerMinute": 1})),
+        )
+        .await;
+    Checker::expect(&res, 201);
+    let tiny = str_at(&res.body, "/keySet/secretKey").to_string();
+    let res = c
+        .call("GET", "/events/names", "/events/names", Some(&tiny), None)
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call("GET", "/events/names", "/events/names", Some(&tiny), None)
+        .await;
+    Checker::expect(&res, 429);
+
+    // Body limit.
+    let mut state = AppState::new(engine(), Some(ADMIN.to_string()));
+    state.max_body_bytes = 16;
+    c.app = router(state);
+    let res = c
+        .call(
+            "POST",
+            "/admin/workspaces",
+            "/admin/workspaces",
+            admin,
+            Some(json!({"name": "a name longer than sixteen bytes"})),
+        )
+        .await;
+    Checker::expect(&res, 413);
+
+    // Every listed operation was exercised with a success status.
+    for (path, methods) in ROUTES {
+        for method in *methods {
+            let what = format!("{method} {path}");
+            assert!(
+                c.seen
+                    .get(&what)
+                    .is_some_and(|s| s.iter().any(|st| (200..300).contains(st))),
+                "{what} has no successful call in this test; add one"
+            );
+        }
+    }
+}
