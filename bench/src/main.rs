@@ -1,1 +1,363 @@
-fn main() {}
+//! `posthorn-bench`: closed- and open-loop HTTP load against a running `posthorn` server,
+//! printed as a table. `bench/run.sh` builds and starts the server and runs this; see
+//! `docs/performance.md`.
+
+mod api;
+mod load;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_TYPE};
+use hyper::{Method, Request, Uri};
+
+use api::Api;
+use load::{MakeRequest, Outcome, Plan};
+
+/// Errors of set-up steps; the benchmark stops on the first one.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Load benchmark for a running Posthorn server.
+#[derive(Debug, Parser)]
+#[command(name = "posthorn-bench", version)]
+struct Args {
+    /// Base URL of the server.
+    #[arg(
+        long,
+        env = "POSTHORN_BENCH_URL",
+        default_value = "http://127.0.0.1:8080"
+    )]
+    url: String,
+    /// Operator token of the server (`POSTHORN_ADMIN_TOKEN` there).
+    #[arg(long, env = "POSTHORN_BENCH_ADMIN_TOKEN", default_value = "bench")]
+    admin_token: String,
+    /// Concurrent keep-alive connections per scenario.
+    #[arg(short, long, default_value_t = 64)]
+    connections: usize,
+    /// Measured seconds per scenario.
+    #[arg(short, long, default_value_t = 10.0)]
+    duration: f64,
+    /// Unmeasured warm-up seconds before each scenario's window.
+    #[arg(long, default_value_t = 2.0)]
+    warmup: f64,
+    /// Contacts created before the scenarios run.
+    #[arg(long, default_value_t = 3000)]
+    contacts: usize,
+    /// Scenarios to run, in this order.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "health,track,send,contacts,track-paced"
+    )]
+    scenarios: Vec<Scenario>,
+    /// Rate of `track-paced`, as a fraction of the closed-loop `/v1/track` rate.
+    #[arg(long, default_value_t = 0.5)]
+    paced_fraction: f64,
+    /// Rate of `track-paced` in requests per second when `track` is not run.
+    #[arg(long, default_value_t = 1000.0)]
+    paced_rate: f64,
+    /// Threads of the load generator (it shares the machine with the server).
+    #[arg(long, default_value_t = 1)]
+    client_threads: usize,
+    /// Seconds to wait for the job queue to drain between scenarios.
+    #[arg(long, default_value_t = 300.0)]
+    drain_timeout: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Scenario {
+    /// `GET /health`: the ceiling.
+    Health,
+    /// `POST /v1/track`, closed loop.
+    Track,
+    /// `POST /v1/send`, one recipient.
+    Send,
+    /// `GET /contacts?limit=20`.
+    Contacts,
+    /// `POST /v1/track`, open loop at a fraction of the closed-loop rate.
+    TrackPaced,
+}
+
+/// One line of the table.
+struct Row {
+    name: &'static str,
+    load: String,
+    outcome: Outcome,
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    let runtime = if args.client_threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(args.client_threads)
+            .enable_all()
+            .build()
+    };
+    let runtime = match runtime {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("posthorn-bench: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("posthorn-bench: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), BoxError> {
+    if args.duration <= 0.0 || args.warmup < 0.0 || args.connections == 0 {
+        return Err("--duration must be > 0, --warmup >= 0 and --connections >= 1".into());
+    }
+    let client = load::client(args.connections);
+    let api = Api::new(client.clone(), &args.url);
+    api.wait_ready(Duration::from_secs(30)).await?;
+    let ws = api
+        .create_workspace(&args.admin_token, "bench", "example.com")
+        .await?;
+    eprintln!(
+        "workspace {} created; seeding {} contacts",
+        ws.id, args.contacts
+    );
+    api.seed_contacts(&ws.secret_key, args.contacts).await?;
+
+    let plan = Plan {
+        connections: args.connections,
+        warmup: Duration::from_secs_f64(args.warmup),
+        duration: Duration::from_secs_f64(args.duration),
+        rate: None,
+    };
+    let drain_timeout = Duration::from_secs_f64(args.drain_timeout);
+    let auth = HeaderValue::from_str(&format!("Bearer {}", ws.secret_key))?;
+    let mut rows: Vec<Row> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mut track_rate: Option<f64> = None;
+
+    for &scenario in &args.scenarios {
+        // Each scenario starts with an idle server: no delivery backlog from the last one.
+        if api.drain_jobs(drain_timeout).await?.is_none() {
+            notes.push(format!(
+                "job queue still busy after {:.0} s before {scenario:?}",
+                args.drain_timeout
+            ));
+        }
+        let (name, make, plan) = match scenario {
+            Scenario::Health => ("GET /health (ceiling)", get(&api, "/health", None)?, plan),
+            Scenario::Contacts => (
+                "GET /contacts?limit=20",
+                get(&api, "/contacts?limit=20", Some(auth.clone()))?,
+                plan,
+            ),
+            Scenario::Track => ("POST /v1/track", track(&api, auth.clone())?, plan),
+            Scenario::Send => ("POST /v1/send", send(&api, auth.clone())?, plan),
+            Scenario::TrackPaced => {
+                let rate = track_rate.map_or(args.paced_rate, |r| r * args.paced_fraction);
+                if rate < 1.0 {
+                    notes.push(format!(
+                        "track-paced skipped: target rate {rate:.1} req/s is too low"
+                    ));
+                    continue;
+                }
+                let plan = Plan {
+                    rate: Some(rate),
+                    ..plan
+                };
+                ("POST /v1/track, paced", track(&api, auth.clone())?, plan)
+            }
+        };
+        eprintln!("running {name} ...");
+        let outcome = load::run(&client, make, plan).await;
+        if scenario == Scenario::Track {
+            track_rate = Some(outcome.rate());
+        }
+        if scenario == Scenario::Send {
+            // Delivery runs after the answer: how long the worker needs to catch up says
+            // what the delivery path sustains.
+            match api.drain_jobs(drain_timeout).await? {
+                Some(waited) => notes.push(format!(
+                    "after /v1/send the delivery queue drained in {:.1} s",
+                    waited.as_secs_f64()
+                )),
+                None => notes.push(format!(
+                    "after /v1/send the delivery queue was still busy after {:.0} s",
+                    args.drain_timeout
+                )),
+            }
+        }
+        if let Some(e) = &outcome.first_error {
+            notes.push(format!("{name}: first transport error: {e}"));
+        }
+        if !outcome.non_2xx.is_empty() {
+            let by_status: Vec<String> = outcome
+                .non_2xx
+                .iter()
+                .map(|(status, count)| format!("{status} × {count}"))
+                .collect();
+            notes.push(format!("{name}: non-2xx answers: {}", by_status.join(", ")));
+        }
+        let load = match plan.rate {
+            None => format!("closed, {} conns", plan.connections),
+            Some(rate) => format!("open, {rate:.0}/s over {} conns", plan.connections),
+        };
+        rows.push(Row {
+            name,
+            load,
+            outcome,
+        });
+    }
+
+    println!();
+    println!(
+        "Posthorn load benchmark against {}: {:.0} s measured after {:.0} s warm-up per scenario, client on {} thread(s), {} seeded contacts",
+        args.url, args.duration, args.warmup, args.client_threads, args.contacts
+    );
+    println!();
+    print!("{}", table(&rows));
+    if !notes.is_empty() {
+        println!();
+        for note in &notes {
+            println!("- {note}");
+        }
+    }
+    Ok(())
+}
+
+/// The rows as a Markdown table, columns padded for the terminal.
+fn table(rows: &[Row]) -> String {
+    let ceiling = rows
+        .iter()
+        .find(|r| r.name.starts_with("GET /health"))
+        .map(|r| r.outcome.rate())
+        .filter(|r| *r > 0.0);
+    let header = [
+        "scenario",
+        "load",
+        "req/s (2xx)",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "non-2xx",
+        "errors",
+        "vs ceiling",
+    ];
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let o = &r.outcome;
+            vec![
+                r.name.to_string(),
+                r.load.clone(),
+                format!("{:.0}", o.rate()),
+                ms(o.quantile_ms(0.50)),
+                ms(o.quantile_ms(0.99)),
+                ms(o.quantile_ms(1.0)),
+                o.non_2xx.values().sum::<u64>().to_string(),
+                o.errors.to_string(),
+                ceiling.map_or("-".to_string(), |c| {
+                    format!("{:.1} %", 100.0 * o.rate() / c)
+                }),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::from("|");
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = w - cell.chars().count();
+            if i < 2 {
+                let _ = write!(out, " {cell}{} |", " ".repeat(pad));
+            } else {
+                let _ = write!(out, " {}{cell} |", " ".repeat(pad));
+            }
+        }
+        out.push('\n');
+        out
+    };
+    let mut out = line(&header.map(str::to_string));
+    let rule: Vec<String> = widths
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i < 2 {
+                "-".repeat(*w)
+            } else {
+                format!("{}:", "-".repeat(w - 1))
+            }
+        })
+        .collect();
+    out.push_str(&line(&rule));
+    for row in &cells {
+        out.push_str(&line(row));
+    }
+    out
+}
+
+fn uri(api: &Api, path: &str) -> Result<Uri, BoxError> {
+    Ok(api.url(path).parse::<Uri>()?)
+}
+
+fn get(api: &Api, path: &str, auth: Option<HeaderValue>) -> Result<MakeRequest, BoxError> {
+    let uri = uri(api, path)?;
+    Ok(Arc::new(move |_| {
+        let mut request = Request::new(Full::new(Bytes::new()));
+        *request.uri_mut() = uri.clone();
+        if let Some(auth) = &auth {
+            request.headers_mut().insert(AUTHORIZATION, auth.clone());
+        }
+        request
+    }))
+}
+
+fn post(uri: Uri, auth: HeaderValue, body: String) -> Request<Full<Bytes>> {
+    let mut request = Request::new(Full::new(Bytes::from(body)));
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = uri;
+    let headers = request.headers_mut();
+    headers.insert(AUTHORIZATION, auth);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    request
+}
+
+/// `/v1/track` for 100 000 distinct addresses and 16 event names.
+fn track(api: &Api, auth: HeaderValue) -> Result<MakeRequest, BoxError> {
+    let uri = uri(api, "/v1/track")?;
+    Ok(Arc::new(move |i| {
+        let body = format!(
+            r#"{{"email":"u{}@bench.io","event":"bench-event-{}","data":{{"seq":{i},"plan":"pro"}}}}"#,
+            i % 100_000,
+            i % 16
+        );
+        post(uri.clone(), auth.clone(), body)
+    }))
+}
+
+/// `/v1/send` to one of 100 000 recipients from the verified domain.
+fn send(api: &Api, auth: HeaderValue) -> Result<MakeRequest, BoxError> {
+    let uri = uri(api, "/v1/send")?;
+    Ok(Arc::new(move |i| {
+        let body = format!(
+            r#"{{"to":"r{}@bench.io","from":"bench@example.com","subject":"Bench {i}","body":"<p>Hello from the benchmark, message {i}.</p>"}}"#,
+            i % 100_000
+        );
+        post(uri.clone(), auth.clone(), body)
+    }))
+}

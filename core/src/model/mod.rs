@@ -1,5 +1,6 @@
 //! Posthorn's records: one file per aggregate, plus the validated value types.
 
+mod campaign;
 mod contact;
 mod domain;
 mod email;
@@ -7,9 +8,11 @@ mod email_address;
 mod event;
 mod event_name;
 mod key;
+mod segment;
 mod template;
 mod workspace;
 
+pub use campaign::{AudienceType, Campaign, CampaignStatus, EmailCounts};
 pub use contact::{merge_data, Contact, ContactStatus};
 pub use domain::{parse_domain_name, Domain};
 pub use email::{EmailRecord, EmailStatus, SourceType};
@@ -17,6 +20,7 @@ pub use email_address::{EmailAddress, EmailAddressError};
 pub use event::{Event, INTERNAL_EVENT_NAMES};
 pub use event_name::{EventName, EventNameError};
 pub use key::{hash_key, ApiKey, KeyKind, KeySet, NewKeySet};
+pub use segment::{Segment, SegmentType};
 pub use template::{Template, TemplateType};
 pub use workspace::Workspace;
 

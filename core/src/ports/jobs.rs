@@ -18,6 +18,35 @@ pub enum JobPayload {
         /// The email record.
         email_id: String,
     },
+    /// Re-evaluate one contact against the workspace's tracked segments and emit
+    /// `segment.<slug>.entry|exit` for each transition.
+    ReevaluateContact {
+        /// Workspace of the contact.
+        workspace_id: String,
+        /// The contact.
+        contact_id: String,
+    },
+    /// Move a campaign from SCHEDULED (or just-sent DRAFT) to SENDING and start expanding it.
+    StartCampaign {
+        /// Workspace of the campaign.
+        workspace_id: String,
+        /// The campaign.
+        campaign_id: String,
+    },
+    /// Turn the next batch of a SENDING campaign's audience into emails.
+    ExpandCampaign {
+        /// Workspace of the campaign.
+        workspace_id: String,
+        /// The campaign.
+        campaign_id: String,
+    },
+    /// Mark a campaign SENT once every email has an outcome.
+    FinishCampaign {
+        /// Workspace of the campaign.
+        workspace_id: String,
+        /// The campaign.
+        campaign_id: String,
+    },
 }
 
 /// A job to enqueue (through `Write::EnqueueJob`).

@@ -15,7 +15,8 @@ pub use dns::{Dns, DnsError, RecordKind};
 pub use jobs::{ClaimedJob, JobPayload, JobStats, Jobs, NewJob};
 pub use rate_limit::{window_bounds, Quota, RateDecision, RateLimiter};
 pub use store::{
-    ChangeSet, ContactPage, ContactQuery, EventQuery, Store, StoreError, TemplateQuery, Write,
+    ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,
+    Write,
 };
 pub use transport::{Attachment, MailTransport, Mailbox, OutgoingMessage, TransportError};
 

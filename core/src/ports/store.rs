@@ -2,9 +2,15 @@
 
 use async_trait::async_trait;
 
+use std::collections::HashSet;
+
+use chrono::{DateTime, Utc};
+
 use crate::model::{
-    Contact, Domain, EmailRecord, Event, KeySet, Template, TemplateType, Workspace,
+    Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, Event, KeySet, Segment,
+    Template, TemplateType, Workspace,
 };
+use crate::segment::{Condition, EventFact};
 
 use super::NewJob;
 
@@ -59,7 +65,8 @@ pub enum Write {
         /// Template id.
         id: String,
     },
-    /// Inserts an email record; `Conflict` if the id exists.
+    /// Inserts an email record; `Conflict` if the id exists, or if the email belongs to a
+    /// campaign that already has an email for the same contact (unique (campaign, contact)).
     InsertEmail(EmailRecord),
     /// Replaces an email record; `Conflict` if it is gone.
     UpdateEmail(EmailRecord),
@@ -67,6 +74,45 @@ pub enum Write {
     AppendEvent(Event),
     /// Enqueues a job.
     EnqueueJob(NewJob),
+    /// Inserts or replaces a segment.
+    PutSegment(Segment),
+    /// Deletes a segment and all its stored memberships (no-op when absent).
+    DeleteSegment {
+        /// Owning workspace.
+        workspace_id: String,
+        /// Segment id.
+        id: String,
+    },
+    /// Stores that a contact is a member of a segment; `Conflict` if it already is.
+    AddSegmentMember {
+        /// Owning workspace.
+        workspace_id: String,
+        /// Segment id.
+        segment_id: String,
+        /// Contact id.
+        contact_id: String,
+    },
+    /// Removes a stored membership; `Conflict` if the contact is not a member.
+    RemoveSegmentMember {
+        /// Owning workspace.
+        workspace_id: String,
+        /// Segment id.
+        segment_id: String,
+        /// Contact id.
+        contact_id: String,
+    },
+    /// Inserts a campaign with `version` 0; `Conflict` if the id exists.
+    InsertCampaign(Campaign),
+    /// Replaces a campaign whose stored `version` equals `campaign.version`, storing it with
+    /// `version + 1`; `Conflict` otherwise (also when gone).
+    UpdateCampaign(Campaign),
+    /// Deletes a campaign (no-op when absent; its emails stay).
+    DeleteCampaign {
+        /// Owning workspace.
+        workspace_id: String,
+        /// Campaign id.
+        id: String,
+    },
 }
 
 /// An ordered list of writes applied all or nothing.
@@ -136,6 +182,19 @@ pub struct EventQuery {
     pub name: Option<String>,
     /// Only events of this contact.
     pub contact_id: Option<String>,
+    /// At most this many.
+    pub limit: usize,
+}
+
+/// Which contacts a condition query walks, in ascending id order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MatchQuery {
+    /// Only contacts with an id strictly greater than this.
+    pub after_id: Option<String>,
+    /// Only contacts with an id less than or equal to this (an audience snapshot).
+    pub until_id: Option<String>,
+    /// Only subscribed, ACTIVE contacts (a campaign audience).
+    pub audience_only: bool,
     /// At most this many.
     pub limit: usize,
 }
@@ -215,4 +274,89 @@ pub trait Store: Send + Sync {
     ) -> Result<Vec<Event>, StoreError>;
     /// The distinct event names stored in the workspace, sorted.
     async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError>;
+
+    /// A segment by id.
+    async fn segment(&self, workspace_id: &str, id: &str) -> Result<Option<Segment>, StoreError>;
+    /// A page of segments (newest first) and how many the workspace has.
+    async fn segments(
+        &self,
+        workspace_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Segment>, u64), StoreError>;
+    /// Every DYNAMIC segment of the workspace with `track_membership`, oldest first.
+    async fn tracked_segments(&self, workspace_id: &str) -> Result<Vec<Segment>, StoreError>;
+    /// How many stored members a segment has.
+    async fn segment_member_count(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+    ) -> Result<u64, StoreError>;
+    /// A page of a segment's stored members, newest contact first.
+    async fn segment_members(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<Contact>, StoreError>;
+    /// Stored member ids of a segment greater than `after_id`, ascending, at most `limit`.
+    async fn segment_member_ids(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+        after_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError>;
+    /// The ids of the segments a contact is a stored member of.
+    async fn memberships(
+        &self,
+        workspace_id: &str,
+        contact_id: &str,
+    ) -> Result<HashSet<String>, StoreError>;
+    /// Every event of a contact as (name, time), for evaluating conditions.
+    async fn contact_event_facts(
+        &self,
+        workspace_id: &str,
+        contact_id: &str,
+    ) -> Result<Vec<EventFact>, StoreError>;
+    /// Contacts matching `condition` at `now`, ascending by id, within `query`'s bounds.
+    ///
+    /// Must equal filtering the workspace's contacts with `segment::matches`, where a
+    /// contact's events are its stored events, its activity the events named `email.sent`,
+    /// `email.delivery`, `email.open`, `email.click`, `email.bounce` and `email.complaint`
+    /// (see `segment::activity_of_event`), and its segments its stored memberships.
+    async fn contacts_matching(
+        &self,
+        workspace_id: &str,
+        condition: &Condition,
+        query: &MatchQuery,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Contact>, StoreError>;
+    /// How many contacts match `condition` at `now` (optionally only the audience).
+    async fn count_matching(
+        &self,
+        workspace_id: &str,
+        condition: &Condition,
+        audience_only: bool,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
+
+    /// A campaign by id.
+    async fn campaign(&self, workspace_id: &str, id: &str)
+        -> Result<Option<Campaign>, StoreError>;
+    /// A page of campaigns (newest first), optionally of one status, and the matching total.
+    async fn campaigns(
+        &self,
+        workspace_id: &str,
+        status: Option<CampaignStatus>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Campaign>, u64), StoreError>;
+    /// How many of the campaign's emails are in each status.
+    async fn campaign_email_counts(
+        &self,
+        workspace_id: &str,
+        campaign_id: &str,
+    ) -> Result<EmailCounts, StoreError>;
 }

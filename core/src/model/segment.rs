@@ -1,0 +1,62 @@
+//! Segments: DYNAMIC (defined by a condition) or STATIC (explicit members).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::segment::Condition;
+
+/// How a segment's members are decided. A segment never changes type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SegmentType {
+    /// Members are the contacts matching the condition, whenever asked.
+    Dynamic,
+    /// Members are added and removed explicitly.
+    Static,
+}
+
+impl SegmentType {
+    /// Parses `DYNAMIC` or `STATIC`.
+    pub fn parse(raw: &str) -> Option<Self> {
+        match raw {
+            "DYNAMIC" => Some(Self::Dynamic),
+            "STATIC" => Some(Self::Static),
+            _ => None,
+        }
+    }
+}
+
+/// A named set of contacts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    /// Segment id.
+    pub id: String,
+    /// Owning workspace.
+    #[serde(rename = "projectId")]
+    pub workspace_id: String,
+    /// Name; its slug names the entry and exit events.
+    pub name: String,
+    /// Optional description.
+    pub description: Option<String>,
+    /// DYNAMIC or STATIC.
+    #[serde(rename = "type")]
+    pub segment_type: SegmentType,
+    /// The condition (always present for DYNAMIC; optional for STATIC).
+    pub condition: Option<Condition>,
+    /// Whether entries and exits are tracked and emitted as events (DYNAMIC only).
+    pub track_membership: bool,
+    /// Creation time.
+    #[serde(with = "super::timestamp")]
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    #[serde(with = "super::timestamp")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Segment {
+    /// Whether the store keeps this segment's members as rows (STATIC, or tracked DYNAMIC).
+    pub fn has_stored_members(&self) -> bool {
+        self.segment_type == SegmentType::Static || self.track_membership
+    }
+}
