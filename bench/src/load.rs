@@ -76,11 +76,6 @@ impl Outcome {
         }
     }
 
-    /// Answers that were not 2xx plus transport failures.
-    pub fn failures(&self) -> u64 {
-        self.errors + self.non_2xx.values().sum::<u64>()
-    }
-
     /// The `q` quantile (0..=1) of the 2xx latencies, in milliseconds.
     pub fn quantile_ms(&self, q: f64) -> Option<f64> {
         let n = self.latencies_us.len();

@@ -26,6 +26,8 @@ impl Engine {
                 workspace_id,
                 email_id,
             } => self.deliver_email(job, workspace_id, email_id).await,
+            // Filled in by the segment and campaign handlers.
+            _ => Err(crate::Error::Internal("job kind not handled yet".into())),
         }
     }
 
