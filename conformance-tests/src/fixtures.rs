@@ -5,11 +5,12 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use posthorn_core::model::{
-    Contact, Domain, EmailAddress, EmailRecord, EmailStatus, Event, SourceType, Template,
-    TemplateType, Workspace,
+    AudienceType, Campaign, CampaignStatus, Contact, Domain, EmailAddress, EmailRecord,
+    EmailStatus, Event, Segment, SegmentType, SourceType, Template, TemplateType, Workspace,
 };
 use posthorn_core::ports::{ChangeSet, JobPayload, Mailbox, NewJob, Store, StoreError, Write};
-use serde_json::{Map, Value};
+use posthorn_core::segment::{parse_condition, Condition};
+use serde_json::{json, Map, Value};
 
 use crate::StorePorts;
 
@@ -201,4 +202,92 @@ pub fn job(workspace_id: &str, run_at: DateTime<Utc>) -> NewJob {
         },
         run_at,
     )
+}
+
+/// A condition from its API JSON shape (which must be valid).
+pub fn condition(value: Value) -> Condition {
+    parse_condition(&value, "condition")
+        .unwrap_or_else(|e| panic!("fixture condition {value} is invalid: {e:?}"))
+}
+
+/// `data.plan equals "pro"`.
+pub fn plan_is_pro() -> Condition {
+    condition(json!({"logic": "AND", "groups": [{"filters": [
+        {"field": "data.plan", "operator": "equals", "value": "pro"}
+    ]}]}))
+}
+
+/// A new segment (not stored): DYNAMIC ones get [`plan_is_pro`] as their condition.
+pub fn segment(
+    workspace_id: &str,
+    name: &str,
+    segment_type: SegmentType,
+    track_membership: bool,
+    at: DateTime<Utc>,
+) -> Segment {
+    Segment {
+        id: posthorn_core::model::new_id(),
+        workspace_id: workspace_id.to_string(),
+        name: name.to_string(),
+        description: Some(format!("{name} segment")),
+        segment_type,
+        condition: (segment_type == SegmentType::Dynamic).then(plan_is_pro),
+        track_membership,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// A new DRAFT campaign to everyone (not stored).
+pub fn campaign(workspace_id: &str, name: &str, at: DateTime<Utc>) -> Campaign {
+    Campaign {
+        id: posthorn_core::model::new_id(),
+        workspace_id: workspace_id.to_string(),
+        name: name.to_string(),
+        description: None,
+        subject: "News for {{email}}".to_string(),
+        body: "<p>Hello</p>".to_string(),
+        from: "news@example.com".to_string(),
+        from_name: Some("News".to_string()),
+        reply_to: None,
+        audience_type: AudienceType::All,
+        segment_id: None,
+        audience_condition: None,
+        status: CampaignStatus::Draft,
+        scheduled_for: None,
+        sent_at: None,
+        total_recipients: 0,
+        audience_until_id: None,
+        expanded_through_id: None,
+        expansion_done: false,
+        created_at: at,
+        updated_at: at,
+        version: 0,
+    }
+}
+
+/// A new queued email of `campaign_id` to `contact` (not stored).
+pub fn campaign_email(contact: &Contact, campaign_id: &str, at: DateTime<Utc>) -> EmailRecord {
+    let mut email = email_record(contact, at);
+    email.campaign_id = Some(campaign_id.to_string());
+    email.source_type = SourceType::Campaign;
+    email
+}
+
+/// Stores that `contact_id` is a member of `segment_id`.
+pub fn add_member(workspace_id: &str, segment_id: &str, contact_id: &str) -> Write {
+    Write::AddSegmentMember {
+        workspace_id: workspace_id.to_string(),
+        segment_id: segment_id.to_string(),
+        contact_id: contact_id.to_string(),
+    }
+}
+
+/// Removes the stored membership of `contact_id` in `segment_id`.
+pub fn remove_member(workspace_id: &str, segment_id: &str, contact_id: &str) -> Write {
+    Write::RemoveSegmentMember {
+        workspace_id: workspace_id.to_string(),
+        segment_id: segment_id.to_string(),
+        contact_id: contact_id.to_string(),
+    }
 }

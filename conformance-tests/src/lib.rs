@@ -100,6 +100,21 @@ macro_rules! store_suite {
                 events_newest_first_with_filters,
                 event_names_distinct_sorted,
                 isolation_between_workspaces,
+                segment_put_get_list_delete,
+                segments_tracked_only_dynamic_with_tracking,
+                segment_members_guarded_and_rolled_back,
+                segment_members_paged,
+                segment_memberships_of_contact,
+                contact_delete_removes_memberships,
+                campaign_insert_update_get_delete,
+                campaigns_listed_newest_first_by_status,
+                campaign_email_unique_per_contact,
+                campaign_email_counts_follow_status,
+                commit_rollback_covers_segments_and_campaigns,
+                contact_event_facts_of_contact,
+                matching_respects_bounds_and_audience,
+                matching_equals_pure_evaluator,
+                isolation_of_segments_and_campaigns,
             );
         }
     };

@@ -1,12 +1,14 @@
 //! `Store::commit`: one transaction applying a change set's writes in order.
 
-use posthorn_core::model::{Contact, Domain, EmailRecord, Event, KeySet, Template, Workspace};
+use posthorn_core::model::{
+    Campaign, Contact, Domain, EmailRecord, Event, KeySet, Segment, Template, Workspace,
+};
 use posthorn_core::ports::{ChangeSet, NewJob, StoreError, Write};
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool};
 
 use crate::error;
-use crate::rows::{enum_text, to_i64};
+use crate::rows::{condition_text, enum_text, to_i64};
 use crate::JOBS_CHANNEL;
 
 /// Applies every write of `changes` in one transaction, or none of them.
@@ -69,6 +71,13 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
                 workspace_id,
                 id,
             )
+            .await?;
+            delete(
+                conn,
+                "DELETE FROM segment_members WHERE workspace_id = $1 AND contact_id = $2",
+                workspace_id,
+                id,
+            )
             .await
         }
         Write::PutTemplate(t) => put_template(conn, t).await,
@@ -85,6 +94,44 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
         Write::UpdateEmail(e) => update_email(conn, e).await,
         Write::AppendEvent(e) => append_event(conn, e).await,
         Write::EnqueueJob(j) => enqueue_job(conn, j).await,
+        Write::PutSegment(s) => put_segment(conn, s).await,
+        Write::DeleteSegment { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM segments WHERE workspace_id = $1 AND id = $2",
+                workspace_id,
+                id,
+            )
+            .await?;
+            delete(
+                conn,
+                "DELETE FROM segment_members WHERE workspace_id = $1 AND segment_id = $2",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        Write::AddSegmentMember {
+            workspace_id,
+            segment_id,
+            contact_id,
+        } => add_member(conn, workspace_id, segment_id, contact_id).await,
+        Write::RemoveSegmentMember {
+            workspace_id,
+            segment_id,
+            contact_id,
+        } => remove_member(conn, workspace_id, segment_id, contact_id).await,
+        Write::InsertCampaign(c) => insert_campaign(conn, c).await,
+        Write::UpdateCampaign(c) => update_campaign(conn, c).await,
+        Write::DeleteCampaign { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM campaigns WHERE workspace_id = $1 AND id = $2",
+                workspace_id,
+                id,
+            )
+            .await
+        }
     }
 }
 
@@ -360,4 +407,133 @@ async fn enqueue_job(conn: &mut PgConnection, j: &NewJob) -> Result<(), StoreErr
         .await
         .map_err(error::store)?;
     Ok(())
+}
+
+async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO segments (workspace_id, id, name, description, segment_type, condition, \
+         track_membership, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         ON CONFLICT (workspace_id, id) DO UPDATE SET name = EXCLUDED.name, \
+         description = EXCLUDED.description, segment_type = EXCLUDED.segment_type, \
+         condition = EXCLUDED.condition, track_membership = EXCLUDED.track_membership, \
+         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at",
+    )
+    .bind(&s.workspace_id)
+    .bind(&s.id)
+    .bind(&s.name)
+    .bind(&s.description)
+    .bind(enum_text(&s.segment_type))
+    .bind(s.condition.as_ref().map(condition_text))
+    .bind(s.track_membership)
+    .bind(s.created_at)
+    .bind(s.updated_at)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn add_member(
+    conn: &mut PgConnection,
+    workspace_id: &str,
+    segment_id: &str,
+    contact_id: &str,
+) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO segment_members (workspace_id, segment_id, contact_id) \
+         VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+    )
+    .bind(workspace_id)
+    .bind(segment_id)
+    .bind(contact_id)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("contact {contact_id} is already a member of segment {segment_id}")
+    })
+}
+
+async fn remove_member(
+    conn: &mut PgConnection,
+    workspace_id: &str,
+    segment_id: &str,
+    contact_id: &str,
+) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "DELETE FROM segment_members \
+         WHERE workspace_id = $1 AND segment_id = $2 AND contact_id = $3",
+    )
+    .bind(workspace_id)
+    .bind(segment_id)
+    .bind(contact_id)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("contact {contact_id} is not a member of segment {segment_id}")
+    })
+}
+
+/// Binds every column of a campaign but `version` in `campaign_cols!` order
+/// ($1 = workspace, $2 = id, ..., $21 = updated_at).
+macro_rules! bind_campaign {
+    ($query:expr, $c:expr) => {
+        $query
+            .bind(&$c.workspace_id)
+            .bind(&$c.id)
+            .bind(&$c.name)
+            .bind(&$c.description)
+            .bind(&$c.subject)
+            .bind(&$c.body)
+            .bind(&$c.from)
+            .bind(&$c.from_name)
+            .bind(&$c.reply_to)
+            .bind(enum_text(&$c.audience_type))
+            .bind(&$c.segment_id)
+            .bind($c.audience_condition.as_ref().map(condition_text))
+            .bind(enum_text(&$c.status))
+            .bind($c.scheduled_for)
+            .bind($c.sent_at)
+            .bind(to_i64($c.total_recipients))
+            .bind(&$c.audience_until_id)
+            .bind(&$c.expanded_through_id)
+            .bind($c.expansion_done)
+            .bind($c.created_at)
+            .bind($c.updated_at)
+    };
+}
+
+async fn insert_campaign(conn: &mut PgConnection, c: &Campaign) -> Result<(), StoreError> {
+    let query = sqlx::query(concat!(
+        "INSERT INTO campaigns (",
+        crate::rows::campaign_cols!(),
+        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+         $17, $18, $19, $20, $21, 0)"
+    ));
+    bind_campaign!(query, c)
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_campaign(conn: &mut PgConnection, c: &Campaign) -> Result<(), StoreError> {
+    let query = sqlx::query(
+        "UPDATE campaigns SET name = $3, description = $4, subject = $5, body = $6, \
+         from_address = $7, from_name = $8, reply_to = $9, audience_type = $10, \
+         segment_id = $11, audience_condition = $12, status = $13, scheduled_for = $14, \
+         sent_at = $15, total_recipients = $16, audience_until_id = $17, \
+         expanded_through_id = $18, expansion_done = $19, created_at = $20, \
+         updated_at = $21, version = version + 1 \
+         WHERE workspace_id = $1 AND id = $2 AND version = $22",
+    );
+    let done = bind_campaign!(query, c)
+        .bind(to_i64(c.version))
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("campaign {} is gone or not at version {}", c.id, c.version)
+    })
 }

@@ -2,9 +2,11 @@
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    Contact, Domain, EmailAddress, EmailRecord, Event, KeySet, Template, Workspace,
+    Campaign, Contact, Domain, EmailAddress, EmailRecord, Event, KeySet, Segment, Template,
+    Workspace,
 };
 use posthorn_core::ports::{Attachment, Mailbox, StoreError};
+use posthorn_core::segment::Condition;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -69,8 +71,27 @@ macro_rules! event_cols {
     };
 }
 
+/// Columns of `segments`.
+macro_rules! segment_cols {
+    () => {
+        "workspace_id, id, name, description, segment_type, condition, track_membership, \
+         created_at, updated_at"
+    };
+}
+
+/// Columns of `campaigns`.
+macro_rules! campaign_cols {
+    () => {
+        "workspace_id, id, name, description, subject, body, from_address, from_name, \
+         reply_to, audience_type, segment_id, audience_condition, status, scheduled_for, \
+         sent_at, total_recipients, audience_until_id, expanded_through_id, expansion_done, \
+         created_at, updated_at, version"
+    };
+}
+
 pub(crate) use {
-    contact_cols, domain_cols, email_cols, event_cols, key_set_cols, template_cols, workspace_cols,
+    campaign_cols, contact_cols, domain_cols, email_cols, event_cols, key_set_cols, segment_cols,
+    template_cols, workspace_cols,
 };
 
 /// Reads one column, mapping a decode failure to `Unavailable`.
@@ -234,6 +255,65 @@ pub(crate) fn event(row: &PgRow) -> Result<Event, StoreError> {
         contact_id: get(row, "contact_id")?,
         email_id: get(row, "email_id")?,
         created_at: get(row, "created_at")?,
+    })
+}
+
+/// A condition as stored: its API JSON, verbatim.
+pub(crate) fn condition_text(condition: &Condition) -> String {
+    condition.to_json().to_string()
+}
+
+/// Reads a stored condition back (through `parse_condition`, like any API input).
+fn stored_condition(what: &str, text: Option<String>) -> Result<Option<Condition>, StoreError> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| corrupt(what, e)))
+        .transpose()
+}
+
+/// Decodes a `segments` row.
+pub(crate) fn segment(row: &PgRow) -> Result<Segment, StoreError> {
+    Ok(Segment {
+        id: get(row, "id")?,
+        workspace_id: get(row, "workspace_id")?,
+        name: get(row, "name")?,
+        description: get(row, "description")?,
+        segment_type: text_enum("segment_type", get(row, "segment_type")?)?,
+        condition: stored_condition("condition", get(row, "condition")?)?,
+        track_membership: get(row, "track_membership")?,
+        created_at: get(row, "created_at")?,
+        updated_at: get(row, "updated_at")?,
+    })
+}
+
+/// Decodes a `campaigns` row.
+pub(crate) fn campaign(row: &PgRow) -> Result<Campaign, StoreError> {
+    let total: i64 = get(row, "total_recipients")?;
+    let version: i64 = get(row, "version")?;
+    Ok(Campaign {
+        id: get(row, "id")?,
+        workspace_id: get(row, "workspace_id")?,
+        name: get(row, "name")?,
+        description: get(row, "description")?,
+        subject: get(row, "subject")?,
+        body: get(row, "body")?,
+        from: get(row, "from_address")?,
+        from_name: get(row, "from_name")?,
+        reply_to: get(row, "reply_to")?,
+        audience_type: text_enum("audience_type", get(row, "audience_type")?)?,
+        segment_id: get(row, "segment_id")?,
+        audience_condition: stored_condition(
+            "audience_condition",
+            get(row, "audience_condition")?,
+        )?,
+        status: text_enum("status", get(row, "status")?)?,
+        scheduled_for: get(row, "scheduled_for")?,
+        sent_at: get(row, "sent_at")?,
+        total_recipients: to_u64("total_recipients", total)?,
+        audience_until_id: get(row, "audience_until_id")?,
+        expanded_through_id: get(row, "expanded_through_id")?,
+        expansion_done: get(row, "expansion_done")?,
+        created_at: get(row, "created_at")?,
+        updated_at: get(row, "updated_at")?,
+        version: to_u64("version", version)?,
     })
 }
 

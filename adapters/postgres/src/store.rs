@@ -1,14 +1,19 @@
-//! `Store` for [`PgStore`]: thin delegation to the read and commit modules.
+//! `Store` for [`PgStore`]: thin delegation to the read, matching and commit modules.
+
+use std::collections::HashSet;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    ApiKey, Contact, Domain, EmailRecord, Event, KeySet, Template, Workspace,
+    ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, Event, KeySet,
+    Segment, Template, Workspace,
 };
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EventQuery, Store, StoreError, TemplateQuery,
+    ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,
 };
+use posthorn_core::segment::{Condition, EventFact};
 
-use crate::{commit, contacts, records, PgStore};
+use crate::{commit, contacts, matching, records, segments, PgStore};
 
 #[async_trait]
 impl Store for PgStore {
@@ -102,5 +107,108 @@ impl Store for PgStore {
 
     async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError> {
         records::event_names(&self.pool, workspace_id).await
+    }
+
+    async fn segment(&self, workspace_id: &str, id: &str) -> Result<Option<Segment>, StoreError> {
+        segments::segment(&self.pool, workspace_id, id).await
+    }
+
+    async fn segments(
+        &self,
+        workspace_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Segment>, u64), StoreError> {
+        segments::segments(&self.pool, workspace_id, offset, limit).await
+    }
+
+    async fn tracked_segments(&self, workspace_id: &str) -> Result<Vec<Segment>, StoreError> {
+        segments::tracked_segments(&self.pool, workspace_id).await
+    }
+
+    async fn segment_member_count(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+    ) -> Result<u64, StoreError> {
+        segments::member_count(&self.pool, workspace_id, segment_id).await
+    }
+
+    async fn segment_members(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<Contact>, StoreError> {
+        segments::members(&self.pool, workspace_id, segment_id, offset, limit).await
+    }
+
+    async fn segment_member_ids(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+        after_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        segments::member_ids(&self.pool, workspace_id, segment_id, after_id, limit).await
+    }
+
+    async fn memberships(
+        &self,
+        workspace_id: &str,
+        contact_id: &str,
+    ) -> Result<HashSet<String>, StoreError> {
+        segments::memberships(&self.pool, workspace_id, contact_id).await
+    }
+
+    async fn contact_event_facts(
+        &self,
+        workspace_id: &str,
+        contact_id: &str,
+    ) -> Result<Vec<EventFact>, StoreError> {
+        segments::event_facts(&self.pool, workspace_id, contact_id).await
+    }
+
+    async fn contacts_matching(
+        &self,
+        workspace_id: &str,
+        condition: &Condition,
+        query: &MatchQuery,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Contact>, StoreError> {
+        matching::contacts_matching(&self.pool, workspace_id, condition, query, now).await
+    }
+
+    async fn count_matching(
+        &self,
+        workspace_id: &str,
+        condition: &Condition,
+        audience_only: bool,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        matching::count_matching(&self.pool, workspace_id, condition, audience_only, now).await
+    }
+
+    async fn campaign(&self, workspace_id: &str, id: &str) -> Result<Option<Campaign>, StoreError> {
+        segments::campaign(&self.pool, workspace_id, id).await
+    }
+
+    async fn campaigns(
+        &self,
+        workspace_id: &str,
+        status: Option<CampaignStatus>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Campaign>, u64), StoreError> {
+        segments::campaigns(&self.pool, workspace_id, status, offset, limit).await
+    }
+
+    async fn campaign_email_counts(
+        &self,
+        workspace_id: &str,
+        campaign_id: &str,
+    ) -> Result<EmailCounts, StoreError> {
+        segments::campaign_email_counts(&self.pool, workspace_id, campaign_id).await
     }
 }

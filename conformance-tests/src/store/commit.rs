@@ -1,14 +1,18 @@
 //! Commits: all or nothing, in order.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
-use posthorn_core::model::{NewKeySet, TemplateType, Workspace};
+use posthorn_core::model::{
+    CampaignStatus, EmailCounts, EmailStatus, NewKeySet, SegmentType, TemplateType, Workspace,
+};
 use posthorn_core::ports::{ContactQuery, EventQuery, JobStats, TemplateQuery, Write};
 use serde_json::{json, Value};
 
 use crate::fixtures::{
-    commit, commit_conflicts, contact, domain, email_record, event, insert_contact, job,
-    must_read_contact, now_ms, object, secs, template, unique, workspace,
+    add_member, campaign, campaign_email, commit, commit_conflicts, contact, domain, email_record,
+    event, insert_contact, job, must_read_contact, now_ms, object, remove_member, secs, segment,
+    template, unique, workspace,
 };
 use crate::StorePorts;
 
@@ -349,4 +353,129 @@ pub async fn commit_empty_change_set(p: &StorePorts) {
     commit(p.store.as_ref(), "empty change set", vec![]).await;
     assert_eq!(p.store.workspace(&ws.id).await, Ok(Some(ws)));
     assert_eq!(p.jobs.stats(now_ms()).await, Ok(JobStats::default()));
+}
+
+/// Segment, membership and campaign writes of a failed change set are rolled back.
+pub async fn commit_rollback_covers_segments_and_campaigns(p: &StorePorts) {
+    let ws = workspace(p, "rollback-segments").await;
+    let now = now_ms();
+    let s = p.store.as_ref();
+    let member = insert_contact(p, &ws.id, "member", true, now).await;
+    let outsider = insert_contact(p, &ws.id, "outsider", true, now).await;
+    let seg = segment(&ws.id, "kept", SegmentType::Dynamic, true, now);
+    let kept = campaign(&ws.id, "kept", now);
+    let mail = campaign_email(&member, &kept.id, now);
+    commit(
+        s,
+        "setup",
+        vec![
+            Write::PutSegment(seg.clone()),
+            add_member(&ws.id, &seg.id, &member.id),
+            Write::InsertCampaign(kept.clone()),
+            Write::InsertEmail(mail.clone()),
+        ],
+    )
+    .await;
+
+    let fresh_seg = segment(&ws.id, "fresh", SegmentType::Static, false, secs(now, 1));
+    let mut renamed_seg = seg.clone();
+    renamed_seg.name = "renamed".into();
+    let fresh_campaign = campaign(&ws.id, "fresh", secs(now, 1));
+    let mut changed = kept.clone();
+    changed.status = CampaignStatus::Sending;
+    let mut sent = mail.clone();
+    sent.status = EmailStatus::Sent;
+    commit_conflicts(
+        s,
+        "segment and campaign writes, then a duplicate campaign",
+        vec![
+            Write::PutSegment(fresh_seg.clone()),
+            add_member(&ws.id, &fresh_seg.id, &member.id),
+            add_member(&ws.id, &seg.id, &outsider.id),
+            Write::PutSegment(renamed_seg),
+            remove_member(&ws.id, &seg.id, &member.id),
+            Write::DeleteSegment {
+                workspace_id: ws.id.clone(),
+                id: seg.id.clone(),
+            },
+            Write::InsertCampaign(fresh_campaign.clone()),
+            Write::InsertEmail(campaign_email(&outsider, &kept.id, now)),
+            Write::UpdateEmail(sent),
+            Write::UpdateCampaign(changed),
+            Write::DeleteCampaign {
+                workspace_id: ws.id.clone(),
+                id: kept.id.clone(),
+            },
+            Write::InsertCampaign(fresh_campaign.clone()),
+        ],
+    )
+    .await;
+
+    assert_eq!(
+        s.segment(&ws.id, &fresh_seg.id).await,
+        Ok(None),
+        "segment was applied"
+    );
+    assert_eq!(
+        s.segment(&ws.id, &seg.id).await,
+        Ok(Some(seg.clone())),
+        "segment not restored"
+    );
+    assert_eq!(s.segments(&ws.id, 0, 10).await, Ok((vec![seg.clone()], 1)));
+    assert_eq!(s.tracked_segments(&ws.id).await, Ok(vec![seg.clone()]));
+    assert_eq!(
+        s.segment_member_ids(&ws.id, &seg.id, None, 10).await,
+        Ok(vec![member.id.clone()]),
+        "members not restored"
+    );
+    assert_eq!(s.segment_member_count(&ws.id, &fresh_seg.id).await, Ok(0));
+    assert_eq!(
+        s.memberships(&ws.id, &member.id).await,
+        Ok(HashSet::from([seg.id.clone()])),
+        "memberships not restored"
+    );
+    assert_eq!(
+        s.memberships(&ws.id, &outsider.id).await,
+        Ok(HashSet::new())
+    );
+    assert_eq!(
+        s.campaign(&ws.id, &fresh_campaign.id).await,
+        Ok(None),
+        "campaign was applied"
+    );
+    assert_eq!(
+        s.campaign(&ws.id, &kept.id).await,
+        Ok(Some(kept.clone())),
+        "campaign not restored"
+    );
+    assert_eq!(
+        s.campaigns(&ws.id, Some(CampaignStatus::Draft), 0, 10)
+            .await,
+        Ok((vec![kept.clone()], 1))
+    );
+    assert_eq!(
+        s.campaigns(&ws.id, Some(CampaignStatus::Sending), 0, 10)
+            .await,
+        Ok((vec![], 0))
+    );
+    assert_eq!(
+        s.email(&ws.id, &mail.id).await,
+        Ok(Some(mail)),
+        "email not restored"
+    );
+    assert_eq!(
+        s.campaign_email_counts(&ws.id, &kept.id).await,
+        Ok(EmailCounts {
+            queued: 1,
+            ..Default::default()
+        }),
+        "campaign counts not restored"
+    );
+    // The outsider has no email of the campaign: a new one is no duplicate.
+    commit(
+        s,
+        "an email to the outsider",
+        vec![Write::InsertEmail(campaign_email(&outsider, &kept.id, now))],
+    )
+    .await;
 }

@@ -1,9 +1,12 @@
 //! Use cases, one module per capability. Each reads through the ports, decides, and
 //! commits its decision in one atomic change set.
 
+pub mod campaigns;
 pub mod contacts;
 pub mod events;
 pub mod keys;
+pub mod membership;
+pub mod segments;
 pub mod send;
 pub mod templates;
 pub mod track;

@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::JobOutcome;
-use crate::model::{timestamp, EmailRecord, EmailStatus, Event};
+use crate::model::{timestamp, CampaignStatus, ContactStatus, EmailRecord, EmailStatus, Event};
 use crate::ports::{ChangeSet, ClaimedJob, OutgoingMessage, Quota, TransportError, Write};
 use crate::Engine;
 
@@ -38,6 +38,34 @@ pub fn email_event_data(email: &EmailRecord) -> serde_json::Value {
 }
 
 impl Engine {
+    /// Why a campaign email must not go out any more: the campaign was cancelled, or the
+    /// recipient unsubscribed or is PENDING (checked again just before delivery).
+    async fn campaign_stop_reason(
+        &self,
+        email: &EmailRecord,
+    ) -> crate::Result<Option<&'static str>> {
+        let Some(campaign_id) = &email.campaign_id else {
+            return Ok(None);
+        };
+        let campaign = self
+            .store
+            .campaign(&email.workspace_id, campaign_id)
+            .await?;
+        if campaign.is_none_or(|c| c.status == CampaignStatus::Cancelled) {
+            return Ok(Some("the campaign was cancelled"));
+        }
+        let contact = self
+            .store
+            .contact(&email.workspace_id, &email.contact_id)
+            .await?;
+        Ok(match contact {
+            None => Some("the contact was deleted"),
+            Some(c) if !c.subscribed => Some("the contact unsubscribed"),
+            Some(c) if c.status == ContactStatus::Pending => Some("the contact is pending"),
+            Some(_) => None,
+        })
+    }
+
     /// Handles `DeliverEmail`. Idempotent: an email no longer QUEUED is left alone.
     pub(super) async fn deliver_email(
         &self,
@@ -58,6 +86,16 @@ impl Engine {
             return Ok(JobOutcome::Done);
         };
         let now = self.clock.now();
+        if let Some(reason) = self.campaign_stop_reason(&email).await? {
+            email.status = EmailStatus::Cancelled;
+            email.error = Some(reason.to_string());
+            email.updated_at = now;
+            let mut changes = ChangeSet::new();
+            changes.push(Write::UpdateEmail(email));
+            self.store.commit(changes).await?;
+            self.jobs.complete(job).await?;
+            return Ok(JobOutcome::Done);
+        }
         // Throttle: wait for the next window instead of dropping the mail.
         let decision = self
             .rate_limiter
@@ -107,6 +145,7 @@ impl Engine {
                 let mut changes = ChangeSet::new();
                 changes.push(Write::UpdateEmail(email));
                 changes.push(Write::AppendEvent(event));
+                self.add_membership_jobs(&ws.id, &mut changes).await?;
                 self.store.commit(changes).await?;
                 self.jobs.complete(job).await?;
                 Ok(JobOutcome::Done)

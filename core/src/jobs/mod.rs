@@ -1,7 +1,9 @@
 //! Job handlers: the work a worker does for each claimed job.
 
+mod campaign;
 mod deliver;
 
+pub use campaign::{campaign_email, EXPANSION_BATCH};
 pub use deliver::{email_event_data, send_quota};
 
 use crate::ports::{ClaimedJob, JobPayload};
@@ -26,8 +28,35 @@ impl Engine {
                 workspace_id,
                 email_id,
             } => self.deliver_email(job, workspace_id, email_id).await,
-            // Filled in by the segment and campaign handlers.
-            _ => Err(crate::Error::Internal("job kind not handled yet".into())),
+            JobPayload::ReevaluateContact {
+                workspace_id,
+                contact_id,
+            } => {
+                let settled = self.reevaluate_contact(workspace_id, contact_id).await?;
+                self.settle_membership_job(job, settled).await
+            }
+            JobPayload::SyncSegment {
+                workspace_id,
+                segment_id,
+                announce,
+            } => {
+                let settled = self
+                    .sync_segment(workspace_id, segment_id, *announce)
+                    .await?;
+                self.settle_membership_job(job, settled).await
+            }
+            JobPayload::StartCampaign {
+                workspace_id,
+                campaign_id,
+            } => self.start_campaign(job, workspace_id, campaign_id).await,
+            JobPayload::ExpandCampaign {
+                workspace_id,
+                campaign_id,
+            } => self.expand_campaign(job, workspace_id, campaign_id).await,
+            JobPayload::FinishCampaign {
+                workspace_id,
+                campaign_id,
+            } => self.finish_campaign(job, workspace_id, campaign_id).await,
         }
     }
 

@@ -26,6 +26,16 @@ pub enum JobPayload {
         /// The contact.
         contact_id: String,
     },
+    /// Bring a DYNAMIC segment's stored members in line with its condition (all members
+    /// removed when it is no longer tracked); `announce` emits entry and exit events.
+    SyncSegment {
+        /// Workspace of the segment.
+        workspace_id: String,
+        /// The segment.
+        segment_id: String,
+        /// Whether transitions are announced as events.
+        announce: bool,
+    },
     /// Move a campaign from SCHEDULED (or just-sent DRAFT) to SENDING and start expanding it.
     StartCampaign {
         /// Workspace of the campaign.

@@ -343,8 +343,7 @@ pub trait Store: Send + Sync {
     ) -> Result<u64, StoreError>;
 
     /// A campaign by id.
-    async fn campaign(&self, workspace_id: &str, id: &str)
-        -> Result<Option<Campaign>, StoreError>;
+    async fn campaign(&self, workspace_id: &str, id: &str) -> Result<Option<Campaign>, StoreError>;
     /// A page of campaigns (newest first), optionally of one status, and the matching total.
     async fn campaigns(
         &self,

@@ -71,6 +71,36 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/events", get(routes::events::list))
         .route("/events/names", get(routes::events::names))
+        .route(
+            "/segments",
+            post(routes::segments::create).get(routes::segments::list),
+        )
+        .route(
+            "/segments/{id}",
+            get(routes::segments::read)
+                .patch(routes::segments::patch)
+                .put(routes::segments::patch)
+                .delete(routes::segments::delete),
+        )
+        .route("/segments/{id}/contacts", get(routes::segments::contacts))
+        .route(
+            "/segments/{id}/members",
+            post(routes::segments::add_members).delete(routes::segments::remove_members),
+        )
+        .route(
+            "/campaigns",
+            post(routes::campaigns::create).get(routes::campaigns::list),
+        )
+        .route(
+            "/campaigns/{id}",
+            get(routes::campaigns::read)
+                .put(routes::campaigns::update)
+                .patch(routes::campaigns::update)
+                .delete(routes::campaigns::delete),
+        )
+        .route("/campaigns/{id}/send", post(routes::campaigns::send))
+        .route("/campaigns/{id}/cancel", post(routes::campaigns::cancel))
+        .route("/campaigns/{id}/stats", get(routes::campaigns::stats))
         .route("/keys", get(routes::keys::list).post(routes::keys::create))
         .route("/keys/{id}", axum::routing::delete(routes::keys::revoke))
         .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))

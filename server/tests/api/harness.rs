@@ -92,22 +92,28 @@ pub struct TestApp {
     pub workspace_id: String,
     pub sk: String,
     pub pk: String,
+    /// The test database, when running on PostgreSQL.
+    pub database_url: Option<String>,
 }
 
 /// The store under test: memory, or a fresh PostgreSQL database when
 /// `POSTHORN_API_TEST_STORE=postgres` (with `POSTHORN_TEST_DATABASE_URL`).
-async fn test_store() -> (Arc<dyn Store>, Arc<dyn Jobs>) {
+async fn test_store() -> (Arc<dyn Store>, Arc<dyn Jobs>, Option<String>) {
     if std::env::var("POSTHORN_API_TEST_STORE").as_deref() == Ok("postgres") {
         let url = std::env::var("POSTHORN_TEST_DATABASE_URL")
             .expect("POSTHORN_API_TEST_STORE=postgres needs POSTHORN_TEST_DATABASE_URL");
-        let (store, _name) = posthorn_postgres::testing::fresh_database(&url)
+        let (store, name) = posthorn_postgres::testing::fresh_database(&url)
             .await
             .expect("a fresh test database");
         let store = Arc::new(store);
-        return (store.clone(), store);
+        let db_url = format!(
+            "{}/{name}",
+            url.rsplit_once('/').map(|(base, _)| base).unwrap_or(&url)
+        );
+        return (store.clone(), store, Some(db_url));
     }
     let store = Arc::new(MemoryStore::new());
-    (store.clone(), store)
+    (store.clone(), store, None)
 }
 
 pub fn fake_dns() -> StaticDns {
@@ -124,7 +130,7 @@ impl TestApp {
     }
 
     pub async fn with_settings(settings: Settings) -> Self {
-        let (store, jobs) = test_store().await;
+        let (store, jobs, database_url) = test_store().await;
         let transport = Arc::new(CapturingTransport::new());
         let clock = Arc::new(ManualClock::new(
             Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0)
@@ -150,6 +156,7 @@ impl TestApp {
             workspace_id: String::new(),
             sk: String::new(),
             pk: String::new(),
+            database_url,
         };
         let (id, pk, sk) = app.new_workspace("Acme").await;
         app.workspace_id = id;
@@ -271,6 +278,29 @@ impl TestApp {
     pub async fn delete(&self, path: &str) -> Res {
         self.call(Method::DELETE, path, Some(&self.sk), None, &[])
             .await
+    }
+
+    /// The engine of a restarted process: a new connection to the same database (the
+    /// memory store has no other copy, so it is shared), and fresh in-process limits.
+    pub async fn restarted_engine(&self) -> Engine {
+        let (store, jobs): (Arc<dyn Store>, Arc<dyn Jobs>) = match &self.database_url {
+            Some(url) => {
+                let store = Arc::new(
+                    posthorn_postgres::PgStore::connect(url)
+                        .await
+                        .expect("reconnect"),
+                );
+                (store.clone(), store)
+            }
+            None => (self.engine.store.clone(), self.engine.jobs.clone()),
+        };
+        Engine {
+            store,
+            jobs,
+            rate_limiter: Arc::new(MemoryRateLimiter::new()),
+            cache: Arc::new(MemoryCache::new()),
+            ..self.engine.clone()
+        }
     }
 
     /// Runs every due job (deliveries) to completion.

@@ -2,6 +2,7 @@
 
 mod admin;
 mod auth;
+mod campaigns;
 mod contacts;
 mod delivery;
 mod errors;
@@ -9,6 +10,7 @@ mod events;
 mod harness;
 mod idempotency;
 mod rate_limit;
+mod segments;
 mod send;
 mod templates;
 mod track;

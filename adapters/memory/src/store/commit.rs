@@ -1,6 +1,10 @@
 //! Applying a change set: every write in order, undone in reverse on the first conflict.
 
-use posthorn_core::model::{Contact, Domain, EmailRecord, Event, KeySet, Template, Workspace};
+use std::collections::{BTreeSet, HashSet};
+
+use posthorn_core::model::{
+    Campaign, Contact, Domain, EmailRecord, Event, KeySet, Segment, Template, Workspace,
+};
 use posthorn_core::ports::{NewJob, StoreError, Write};
 
 use super::state::{EventKey, State};
@@ -15,6 +19,14 @@ pub(crate) enum Undo {
     Template(String, String, Option<Template>),
     Email(String, String, Option<EmailRecord>),
     Event(String, EventKey, Option<Event>),
+    Segment(String, String, Option<Segment>),
+    /// (workspace, segment, contact, whether it was a member).
+    Member(String, String, String, bool),
+    /// The members a deleted segment had: (workspace, segment, contact ids).
+    Members(String, String, BTreeSet<String>),
+    /// The memberships a deleted contact had: (workspace, contact, segment ids).
+    Memberships(String, String, HashSet<String>),
+    Campaign(String, String, Option<Campaign>),
 }
 
 /// Applies `writes` in order. On the first failing write everything applied before it is
@@ -123,8 +135,13 @@ fn apply(
             undo.push(Undo::Contact(ws, id, old));
         }
         Write::DeleteContact { workspace_id, id } => {
-            let old = state.data_mut(&workspace_id).replace_contact(&id, None);
-            undo.push(Undo::Contact(workspace_id, id, old));
+            let data = state.data_mut(&workspace_id);
+            let old = data.replace_contact(&id, None);
+            let segments = data.take_memberships(&id);
+            undo.push(Undo::Contact(workspace_id.clone(), id.clone(), old));
+            if !segments.is_empty() {
+                undo.push(Undo::Memberships(workspace_id, id, segments));
+            }
         }
         Write::PutTemplate(template) => {
             let (ws, id) = (template.workspace_id.clone(), template.id.clone());
@@ -141,6 +158,17 @@ fn apply(
             if data.emails.contains_key(&id) {
                 return Err(conflict(format!("email {id} already exists")));
             }
+            if let Some(campaign_id) = &email.campaign_id {
+                if data
+                    .campaign_email_to(campaign_id, &email.contact_id)
+                    .is_some()
+                {
+                    return Err(conflict(format!(
+                        "campaign {campaign_id} already has an email to contact {}",
+                        email.contact_id
+                    )));
+                }
+            }
             let old = data.replace_email(&id, Some(email));
             undo.push(Undo::Email(ws, id, old));
         }
@@ -149,6 +177,17 @@ fn apply(
             let data = state.data_mut(&ws);
             if !data.emails.contains_key(&id) {
                 return Err(conflict(format!("email {id} is gone")));
+            }
+            if let Some(campaign_id) = &email.campaign_id {
+                if data
+                    .campaign_email_to(campaign_id, &email.contact_id)
+                    .is_some_and(|other| other != id)
+                {
+                    return Err(conflict(format!(
+                        "campaign {campaign_id} already has an email to contact {}",
+                        email.contact_id
+                    )));
+                }
             }
             let old = data.replace_email(&id, Some(email));
             undo.push(Undo::Email(ws, id, old));
@@ -160,6 +199,82 @@ fn apply(
             undo.push(Undo::Event(ws, key, old));
         }
         Write::EnqueueJob(job) => jobs.push(job),
+        Write::PutSegment(segment) => {
+            let (ws, id) = (segment.workspace_id.clone(), segment.id.clone());
+            let old = state.data_mut(&ws).replace_segment(&id, Some(segment));
+            undo.push(Undo::Segment(ws, id, old));
+        }
+        Write::DeleteSegment { workspace_id, id } => {
+            let data = state.data_mut(&workspace_id);
+            let old = data.replace_segment(&id, None);
+            let members = data.take_members(&id);
+            undo.push(Undo::Segment(workspace_id.clone(), id.clone(), old));
+            if !members.is_empty() {
+                undo.push(Undo::Members(workspace_id, id, members));
+            }
+        }
+        Write::AddSegmentMember {
+            workspace_id,
+            segment_id,
+            contact_id,
+        } => {
+            let data = state.data_mut(&workspace_id);
+            if !data.segments.contains_key(&segment_id) {
+                return Err(conflict(format!("segment {segment_id} is gone")));
+            }
+            if !data.contacts.contains_key(&contact_id) {
+                return Err(conflict(format!("contact {contact_id} is gone")));
+            }
+            if data.set_member(&segment_id, &contact_id, true) {
+                return Err(conflict(format!(
+                    "contact {contact_id} is already a member of segment {segment_id}"
+                )));
+            }
+            undo.push(Undo::Member(workspace_id, segment_id, contact_id, false));
+        }
+        Write::RemoveSegmentMember {
+            workspace_id,
+            segment_id,
+            contact_id,
+        } => {
+            let data = state.data_mut(&workspace_id);
+            if !data.set_member(&segment_id, &contact_id, false) {
+                return Err(conflict(format!(
+                    "contact {contact_id} is not a member of segment {segment_id}"
+                )));
+            }
+            undo.push(Undo::Member(workspace_id, segment_id, contact_id, true));
+        }
+        Write::InsertCampaign(mut campaign) => {
+            let (ws, id) = (campaign.workspace_id.clone(), campaign.id.clone());
+            let data = state.data_mut(&ws);
+            if data.campaigns.contains_key(&id) {
+                return Err(conflict(format!("campaign {id} already exists")));
+            }
+            campaign.version = 0;
+            let old = data.replace_campaign(&id, Some(campaign));
+            undo.push(Undo::Campaign(ws, id, old));
+        }
+        Write::UpdateCampaign(mut campaign) => {
+            let (ws, id) = (campaign.workspace_id.clone(), campaign.id.clone());
+            let data = state.data_mut(&ws);
+            let Some(stored) = data.campaigns.get(&id) else {
+                return Err(conflict(format!("campaign {id} is gone")));
+            };
+            if stored.version != campaign.version {
+                return Err(conflict(format!(
+                    "campaign {id} is at version {}, not {}",
+                    stored.version, campaign.version
+                )));
+            }
+            campaign.version += 1;
+            let old = data.replace_campaign(&id, Some(campaign));
+            undo.push(Undo::Campaign(ws, id, old));
+        }
+        Write::DeleteCampaign { workspace_id, id } => {
+            let old = state.data_mut(&workspace_id).replace_campaign(&id, None);
+            undo.push(Undo::Campaign(workspace_id, id, old));
+        }
     }
     Ok(())
 }
@@ -188,6 +303,29 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
             }
             Undo::Event(ws, key, old) => {
                 state.data_mut(&ws).replace_event(&key, old);
+            }
+            Undo::Segment(ws, id, old) => {
+                state.data_mut(&ws).replace_segment(&id, old);
+            }
+            Undo::Member(ws, segment_id, contact_id, was) => {
+                state
+                    .data_mut(&ws)
+                    .set_member(&segment_id, &contact_id, was);
+            }
+            Undo::Members(ws, segment_id, members) => {
+                let data = state.data_mut(&ws);
+                for contact_id in members {
+                    data.set_member(&segment_id, &contact_id, true);
+                }
+            }
+            Undo::Memberships(ws, contact_id, segments) => {
+                let data = state.data_mut(&ws);
+                for segment_id in segments {
+                    data.set_member(&segment_id, &contact_id, true);
+                }
+            }
+            Undo::Campaign(ws, id, old) => {
+                state.data_mut(&ws).replace_campaign(&id, old);
             }
         }
     }

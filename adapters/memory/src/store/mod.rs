@@ -4,15 +4,19 @@ mod commit;
 mod reads;
 mod state;
 
+use std::collections::HashSet;
 use std::sync::{Mutex, RwLock, RwLockReadGuard};
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    ApiKey, Contact, Domain, EmailRecord, Event, KeySet, Template, Workspace,
+    ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, Event, KeySet,
+    Segment, Template, Workspace,
 };
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EventQuery, Store, StoreError, TemplateQuery,
+    ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,
 };
+use posthorn_core::segment::{Condition, EventFact};
 use tokio::sync::Notify;
 
 use crate::jobs::JobQueue;
@@ -183,6 +187,161 @@ impl Store for MemoryStore {
             .unwrap_or_default();
         Ok(names)
     }
+
+    async fn segment(&self, workspace_id: &str, id: &str) -> Result<Option<Segment>, StoreError> {
+        let state = self.read();
+        let segment = state
+            .data
+            .get(workspace_id)
+            .and_then(|d| d.segments.get(id));
+        Ok(segment.cloned())
+    }
+
+    async fn segments(
+        &self,
+        workspace_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Segment>, u64), StoreError> {
+        Ok(reads::segments(&self.read(), workspace_id, offset, limit))
+    }
+
+    async fn tracked_segments(&self, workspace_id: &str) -> Result<Vec<Segment>, StoreError> {
+        Ok(reads::tracked_segments(&self.read(), workspace_id))
+    }
+
+    async fn segment_member_count(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+    ) -> Result<u64, StoreError> {
+        Ok(reads::segment_member_count(
+            &self.read(),
+            workspace_id,
+            segment_id,
+        ))
+    }
+
+    async fn segment_members(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<Contact>, StoreError> {
+        Ok(reads::segment_members(
+            &self.read(),
+            workspace_id,
+            segment_id,
+            offset,
+            limit,
+        ))
+    }
+
+    async fn segment_member_ids(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+        after_id: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        Ok(reads::segment_member_ids(
+            &self.read(),
+            workspace_id,
+            segment_id,
+            after_id,
+            limit,
+        ))
+    }
+
+    async fn memberships(
+        &self,
+        workspace_id: &str,
+        contact_id: &str,
+    ) -> Result<HashSet<String>, StoreError> {
+        Ok(reads::memberships(&self.read(), workspace_id, contact_id))
+    }
+
+    async fn contact_event_facts(
+        &self,
+        workspace_id: &str,
+        contact_id: &str,
+    ) -> Result<Vec<EventFact>, StoreError> {
+        Ok(reads::contact_event_facts(
+            &self.read(),
+            workspace_id,
+            contact_id,
+        ))
+    }
+
+    async fn contacts_matching(
+        &self,
+        workspace_id: &str,
+        condition: &Condition,
+        query: &MatchQuery,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Contact>, StoreError> {
+        Ok(reads::contacts_matching(
+            &self.read(),
+            workspace_id,
+            condition,
+            query,
+            now,
+        ))
+    }
+
+    async fn count_matching(
+        &self,
+        workspace_id: &str,
+        condition: &Condition,
+        audience_only: bool,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        Ok(reads::count_matching(
+            &self.read(),
+            workspace_id,
+            condition,
+            audience_only,
+            now,
+        ))
+    }
+
+    async fn campaign(&self, workspace_id: &str, id: &str) -> Result<Option<Campaign>, StoreError> {
+        let state = self.read();
+        let campaign = state
+            .data
+            .get(workspace_id)
+            .and_then(|d| d.campaigns.get(id));
+        Ok(campaign.cloned())
+    }
+
+    async fn campaigns(
+        &self,
+        workspace_id: &str,
+        status: Option<CampaignStatus>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Campaign>, u64), StoreError> {
+        Ok(reads::campaigns(
+            &self.read(),
+            workspace_id,
+            status,
+            offset,
+            limit,
+        ))
+    }
+
+    async fn campaign_email_counts(
+        &self,
+        workspace_id: &str,
+        campaign_id: &str,
+    ) -> Result<EmailCounts, StoreError> {
+        Ok(reads::campaign_email_counts(
+            &self.read(),
+            workspace_id,
+            campaign_id,
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -265,5 +424,67 @@ mod tests {
         assert!(store.commit(ChangeSet { writes }).await.is_ok());
         let found = store.contact_by_email("w", "C1@Example.com").await;
         assert_eq!(found, Ok(Some(a)));
+    }
+
+    /// A rough timing of the condition queries over 1,000,000 contacts; run with
+    /// `cargo test --release -p posthorn-memory -- --ignored --nocapture`.
+    #[tokio::test]
+    #[ignore = "slow: a million contacts"]
+    async fn condition_queries_over_a_million_contacts() {
+        use posthorn_core::segment::parse_condition;
+        use std::time::Instant;
+
+        let store = MemoryStore::new();
+        let now = Utc::now();
+        let writes = (0..1_000_000)
+            .map(|n| {
+                let mut c = contact("w", n, n % 3 != 0, false);
+                let plan = if n % 10 == 0 { "pro" } else { "free" };
+                c.data.insert("plan".into(), serde_json::json!(plan));
+                Write::InsertContact(c)
+            })
+            .collect();
+        let started = Instant::now();
+        assert!(store.commit(ChangeSet { writes }).await.is_ok());
+        println!("insert 1,000,000 contacts: {:?}", started.elapsed());
+
+        let condition = parse_condition(
+            &serde_json::json!({"logic": "AND", "groups": [{"filters": [
+                {"field": "data.plan", "operator": "equals", "value": "pro"}
+            ]}]}),
+            "condition",
+        )
+        .expect("valid condition");
+        let started = Instant::now();
+        let count = store.count_matching("w", &condition, false, now).await;
+        println!("count_matching: {:?}", started.elapsed());
+        assert_eq!(count, Ok(100_000));
+        let started = Instant::now();
+        let count = store.count_matching("w", &condition, true, now).await;
+        println!("count_matching (audience): {:?}", started.elapsed());
+        assert!(count.is_ok());
+
+        let started = Instant::now();
+        let mut query = MatchQuery {
+            limit: 500,
+            ..Default::default()
+        };
+        let mut pages = 0;
+        loop {
+            let page = store
+                .contacts_matching("w", &condition, &query, now)
+                .await
+                .expect("page");
+            pages += 1;
+            match page.last() {
+                Some(last) if page.len() == 500 => query.after_id = Some(last.id.clone()),
+                _ => break,
+            }
+        }
+        println!(
+            "contacts_matching, {pages} pages of 500: {:?} ({:?} a page)",
+            started.elapsed(),
+            started.elapsed() / pages
+        );
     }
 }

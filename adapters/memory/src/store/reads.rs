@@ -1,11 +1,17 @@
 //! Queries over the in-memory state; indexes where the data can be large.
 
+use std::collections::{BTreeSet, HashSet};
 use std::ops::Bound;
 
-use posthorn_core::model::{ApiKey, Contact, Domain, Event, KeySet, Template};
-use posthorn_core::ports::{ContactPage, ContactQuery, EventQuery, TemplateQuery};
+use chrono::{DateTime, Utc};
+use posthorn_core::model::{
+    ApiKey, Campaign, CampaignStatus, Contact, ContactStatus, Domain, EmailCounts, Event, KeySet,
+    Segment, SegmentType, Template,
+};
+use posthorn_core::ports::{ContactPage, ContactQuery, EventQuery, MatchQuery, TemplateQuery};
+use posthorn_core::segment::{self, Condition, ContactFacts, EventFact, Field};
 
-use super::state::{EventKey, State};
+use super::state::{EventKey, State, WorkspaceData};
 
 pub(super) fn key_by_hash(state: &State, key_hash: &str) -> Option<ApiKey> {
     let (ws, id, kind) = state.key_hashes.get(key_hash)?;
@@ -184,4 +190,296 @@ pub(super) fn events(state: &State, workspace_id: &str, query: &EventQuery) -> V
         .take(query.limit)
         .cloned()
         .collect()
+}
+
+pub(super) fn segments(
+    state: &State,
+    workspace_id: &str,
+    offset: usize,
+    limit: usize,
+) -> (Vec<Segment>, u64) {
+    let Some(data) = state.data.get(workspace_id) else {
+        return (Vec::new(), 0);
+    };
+    let page = data
+        .segment_order
+        .iter()
+        .rev()
+        .skip(offset)
+        .take(limit)
+        .filter_map(|(_, id)| data.segments.get(id))
+        .cloned()
+        .collect();
+    (page, data.segment_order.len() as u64)
+}
+
+pub(super) fn tracked_segments(state: &State, workspace_id: &str) -> Vec<Segment> {
+    let Some(data) = state.data.get(workspace_id) else {
+        return Vec::new();
+    };
+    data.segment_order
+        .iter()
+        .filter_map(|(_, id)| data.segments.get(id))
+        .filter(|s| s.segment_type == SegmentType::Dynamic && s.track_membership)
+        .cloned()
+        .collect()
+}
+
+fn members<'a>(
+    state: &'a State,
+    workspace_id: &str,
+    segment_id: &str,
+) -> Option<&'a BTreeSet<String>> {
+    state
+        .data
+        .get(workspace_id)?
+        .segment_members
+        .get(segment_id)
+}
+
+pub(super) fn segment_member_count(state: &State, workspace_id: &str, segment_id: &str) -> u64 {
+    members(state, workspace_id, segment_id).map_or(0, |m| m.len() as u64)
+}
+
+pub(super) fn segment_members(
+    state: &State,
+    workspace_id: &str,
+    segment_id: &str,
+    offset: usize,
+    limit: usize,
+) -> Vec<Contact> {
+    let (Some(data), Some(members)) = (
+        state.data.get(workspace_id),
+        members(state, workspace_id, segment_id),
+    ) else {
+        return Vec::new();
+    };
+    // Ids are time ordered: the greatest id is the newest contact.
+    members
+        .iter()
+        .rev()
+        .skip(offset)
+        .take(limit)
+        .filter_map(|id| data.contacts.get(id))
+        .cloned()
+        .collect()
+}
+
+pub(super) fn segment_member_ids(
+    state: &State,
+    workspace_id: &str,
+    segment_id: &str,
+    after_id: Option<&str>,
+    limit: usize,
+) -> Vec<String> {
+    let Some(members) = members(state, workspace_id, segment_id) else {
+        return Vec::new();
+    };
+    let lower = after_id.map_or(Bound::Unbounded, Bound::Excluded);
+    members
+        .range::<str, _>((lower, Bound::Unbounded))
+        .take(limit)
+        .cloned()
+        .collect()
+}
+
+pub(super) fn memberships(state: &State, workspace_id: &str, contact_id: &str) -> HashSet<String> {
+    state
+        .data
+        .get(workspace_id)
+        .and_then(|d| d.contact_segments.get(contact_id))
+        .cloned()
+        .unwrap_or_default()
+}
+
+pub(super) fn contact_event_facts(
+    state: &State,
+    workspace_id: &str,
+    contact_id: &str,
+) -> Vec<EventFact> {
+    let Some(facts) = state
+        .data
+        .get(workspace_id)
+        .and_then(|d| d.event_facts.get(contact_id))
+    else {
+        return Vec::new();
+    };
+    let mut events = facts.events.clone();
+    events.sort_by(|a, b| (a.at, &a.name).cmp(&(b.at, &b.name)));
+    events
+}
+
+/// What a condition looks at besides the contact record.
+#[derive(Debug, Default)]
+struct Needs {
+    events: bool,
+    segments: bool,
+}
+
+impl Needs {
+    fn of(condition: &Condition) -> Self {
+        let mut needs = Self::default();
+        condition.for_each_filter(&mut |filter| match filter.field {
+            Field::Event(_) | Field::EmailActivity(_) => needs.events = true,
+            Field::Segment(_) => needs.segments = true,
+            _ => {}
+        });
+        needs
+    }
+}
+
+/// Evaluates one condition for many contacts of a workspace, fetching only the facts it
+/// looks at from the indexes.
+struct Matcher<'a> {
+    data: &'a WorkspaceData,
+    condition: &'a Condition,
+    needs: Needs,
+    audience_only: bool,
+    now: DateTime<Utc>,
+    no_segments: HashSet<String>,
+}
+
+impl<'a> Matcher<'a> {
+    fn new(
+        data: &'a WorkspaceData,
+        condition: &'a Condition,
+        audience_only: bool,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            data,
+            condition,
+            needs: Needs::of(condition),
+            audience_only,
+            now,
+            no_segments: HashSet::new(),
+        }
+    }
+
+    fn matches(&self, contact: &Contact) -> bool {
+        if self.audience_only && !(contact.subscribed && contact.status == ContactStatus::Active) {
+            return false;
+        }
+        let facts = if self.needs.events {
+            self.data.event_facts.get(&contact.id)
+        } else {
+            None
+        };
+        let (events, activity) = match facts {
+            Some(f) => (f.events.as_slice(), f.activity.as_slice()),
+            None => (&[][..], &[][..]),
+        };
+        let segments = if self.needs.segments {
+            self.data
+                .contact_segments
+                .get(&contact.id)
+                .unwrap_or(&self.no_segments)
+        } else {
+            &self.no_segments
+        };
+        let facts = ContactFacts {
+            contact,
+            events,
+            activity,
+            segments,
+        };
+        segment::matches(self.condition, &facts, self.now)
+    }
+}
+
+pub(super) fn contacts_matching(
+    state: &State,
+    workspace_id: &str,
+    condition: &Condition,
+    query: &MatchQuery,
+    now: DateTime<Utc>,
+) -> Vec<Contact> {
+    let Some(data) = state.data.get(workspace_id) else {
+        return Vec::new();
+    };
+    if query.limit == 0 {
+        return Vec::new();
+    }
+    if let (Some(after), Some(until)) = (&query.after_id, &query.until_id) {
+        if after >= until {
+            return Vec::new();
+        }
+    }
+    let lower = query
+        .after_id
+        .as_deref()
+        .map_or(Bound::Unbounded, Bound::Excluded);
+    let upper = query
+        .until_id
+        .as_deref()
+        .map_or(Bound::Unbounded, Bound::Included);
+    let matcher = Matcher::new(data, condition, query.audience_only, now);
+    data.contacts
+        .range::<str, _>((lower, upper))
+        .map(|(_, c)| c)
+        .filter(|c| matcher.matches(c))
+        .take(query.limit)
+        .cloned()
+        .collect()
+}
+
+pub(super) fn count_matching(
+    state: &State,
+    workspace_id: &str,
+    condition: &Condition,
+    audience_only: bool,
+    now: DateTime<Utc>,
+) -> u64 {
+    let Some(data) = state.data.get(workspace_id) else {
+        return 0;
+    };
+    if condition.groups.is_empty() && !audience_only {
+        return data.contacts.len() as u64;
+    }
+    let matcher = Matcher::new(data, condition, audience_only, now);
+    data.contacts
+        .values()
+        .filter(|c| matcher.matches(c))
+        .count() as u64
+}
+
+pub(super) fn campaigns(
+    state: &State,
+    workspace_id: &str,
+    status: Option<CampaignStatus>,
+    offset: usize,
+    limit: usize,
+) -> (Vec<Campaign>, u64) {
+    let Some(data) = state.data.get(workspace_id) else {
+        return (Vec::new(), 0);
+    };
+    let keys = match status {
+        None => &data.campaign_order,
+        Some(status) => match data.campaigns_by_status.get(&status) {
+            Some(keys) => keys,
+            None => return (Vec::new(), 0),
+        },
+    };
+    let page = keys
+        .iter()
+        .rev()
+        .skip(offset)
+        .take(limit)
+        .filter_map(|(_, id)| data.campaigns.get(id))
+        .cloned()
+        .collect();
+    (page, keys.len() as u64)
+}
+
+pub(super) fn campaign_email_counts(
+    state: &State,
+    workspace_id: &str,
+    campaign_id: &str,
+) -> EmailCounts {
+    state
+        .data
+        .get(workspace_id)
+        .and_then(|d| d.campaign_counts.get(campaign_id))
+        .copied()
+        .unwrap_or_default()
 }

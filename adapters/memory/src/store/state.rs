@@ -4,15 +4,29 @@
 //! absence) and keeps the indexes in step. Commits apply writes through these primitives and
 //! undo a failed change set by calling them again with the previous values.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    Contact, ContactStatus, Domain, EmailRecord, Event, KeyKind, KeySet, Template, Workspace,
+    Campaign, CampaignStatus, Contact, ContactStatus, Domain, EmailCounts, EmailRecord,
+    EmailStatus, Event, KeyKind, KeySet, Segment, Template, Workspace,
 };
+use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
 
 /// Position of an event in time order: (created_at, id).
 pub(crate) type EventKey = (DateTime<Utc>, String);
+
+/// Position of a segment or campaign in listing order: (created_at, id).
+pub(crate) type CreatedKey = (DateTime<Utc>, String);
+
+/// What conditions can look at of one contact's events, kept beside the events.
+#[derive(Debug, Default)]
+pub(crate) struct EventFacts {
+    /// Every event of the contact as (name, time), in no particular order.
+    pub(crate) events: Vec<EventFact>,
+    /// The events that stand for email activity (`email.open`, ...), in no particular order.
+    pub(crate) activity: Vec<ActivityFact>,
+}
 
 /// Every record of the store.
 #[derive(Debug, Default)]
@@ -47,6 +61,24 @@ pub(crate) struct WorkspaceData {
     pub(crate) events_by_name: BTreeMap<String, BTreeSet<EventKey>>,
     /// Contact id → keys of the events about that contact (never empty).
     pub(crate) events_by_contact: HashMap<String, BTreeSet<EventKey>>,
+    /// Contact id → the facts of its events, for evaluating conditions (never empty).
+    pub(crate) event_facts: HashMap<String, EventFacts>,
+    pub(crate) segments: HashMap<String, Segment>,
+    /// Every segment by (created_at, id).
+    pub(crate) segment_order: BTreeSet<CreatedKey>,
+    /// Segment id → ids of its stored members (never empty).
+    pub(crate) segment_members: HashMap<String, BTreeSet<String>>,
+    /// Contact id → ids of the segments it is a stored member of (never empty).
+    pub(crate) contact_segments: HashMap<String, HashSet<String>>,
+    pub(crate) campaigns: HashMap<String, Campaign>,
+    /// Every campaign by (created_at, id).
+    pub(crate) campaign_order: BTreeSet<CreatedKey>,
+    /// Status → campaigns in it by (created_at, id) (never empty).
+    pub(crate) campaigns_by_status: HashMap<CampaignStatus, BTreeSet<CreatedKey>>,
+    /// Campaign id → contact id → the id of the campaign's email to that contact.
+    pub(crate) campaign_recipients: HashMap<String, HashMap<String, String>>,
+    /// Campaign id → how many of its emails are in each status.
+    pub(crate) campaign_counts: HashMap<String, EmailCounts>,
 }
 
 impl State {
@@ -169,16 +201,150 @@ impl WorkspaceData {
         }
     }
 
-    /// Stores `new` (or removes) the email record `id`.
+    /// Stores `new` (or removes) the email record `id`, keeping the campaign recipient
+    /// index and the campaign counters in step.
     pub(crate) fn replace_email(
         &mut self,
         id: &str,
         new: Option<EmailRecord>,
     ) -> Option<EmailRecord> {
-        match new {
-            Some(email) => self.emails.insert(id.to_string(), email),
-            None => self.emails.remove(id),
+        let old = self.emails.remove(id);
+        if let Some(old) = &old {
+            if let Some(campaign_id) = &old.campaign_id {
+                if let Some(recipients) = self.campaign_recipients.get_mut(campaign_id) {
+                    if recipients.get(&old.contact_id).is_some_and(|e| e == id) {
+                        recipients.remove(&old.contact_id);
+                    }
+                    if recipients.is_empty() {
+                        self.campaign_recipients.remove(campaign_id);
+                    }
+                }
+                if let Some(counts) = self.campaign_counts.get_mut(campaign_id) {
+                    let slot = count_slot(counts, old.status);
+                    *slot = slot.saturating_sub(1);
+                    if *counts == EmailCounts::default() {
+                        self.campaign_counts.remove(campaign_id);
+                    }
+                }
+            }
         }
+        if let Some(email) = new {
+            if let Some(campaign_id) = &email.campaign_id {
+                self.campaign_recipients
+                    .entry(campaign_id.clone())
+                    .or_default()
+                    .insert(email.contact_id.clone(), id.to_string());
+                self.campaign_counts
+                    .entry(campaign_id.clone())
+                    .or_default()
+                    .add(email.status, 1);
+            }
+            self.emails.insert(id.to_string(), email);
+        }
+        old
+    }
+
+    /// The id of the email of `campaign_id` to `contact_id`, if there is one.
+    pub(crate) fn campaign_email_to(&self, campaign_id: &str, contact_id: &str) -> Option<&str> {
+        self.campaign_recipients
+            .get(campaign_id)?
+            .get(contact_id)
+            .map(String::as_str)
+    }
+
+    /// Stores `new` (or removes) the segment `id`, keeping the listing order. Stored
+    /// memberships are left alone.
+    pub(crate) fn replace_segment(&mut self, id: &str, new: Option<Segment>) -> Option<Segment> {
+        let old = self.segments.remove(id);
+        if let Some(old) = &old {
+            self.segment_order.remove(&(old.created_at, id.to_string()));
+        }
+        if let Some(segment) = new {
+            self.segment_order
+                .insert((segment.created_at, id.to_string()));
+            self.segments.insert(id.to_string(), segment);
+        }
+        old
+    }
+
+    /// Whether `contact_id` is a stored member of `segment_id`.
+    pub(crate) fn is_member(&self, segment_id: &str, contact_id: &str) -> bool {
+        self.segment_members
+            .get(segment_id)
+            .is_some_and(|members| members.contains(contact_id))
+    }
+
+    /// Makes `contact_id` a stored member of `segment_id` or not, in both indexes; returns
+    /// whether it was one.
+    pub(crate) fn set_member(&mut self, segment_id: &str, contact_id: &str, member: bool) -> bool {
+        let was = self.is_member(segment_id, contact_id);
+        if member && !was {
+            self.segment_members
+                .entry(segment_id.to_string())
+                .or_default()
+                .insert(contact_id.to_string());
+            self.contact_segments
+                .entry(contact_id.to_string())
+                .or_default()
+                .insert(segment_id.to_string());
+        } else if !member && was {
+            remove_from_set(&mut self.segment_members, segment_id, contact_id);
+            if let Some(segments) = self.contact_segments.get_mut(contact_id) {
+                segments.remove(segment_id);
+                if segments.is_empty() {
+                    self.contact_segments.remove(contact_id);
+                }
+            }
+        }
+        was
+    }
+
+    /// Removes every stored member of `segment_id`; returns their ids.
+    pub(crate) fn take_members(&mut self, segment_id: &str) -> BTreeSet<String> {
+        let members = self.segment_members.remove(segment_id).unwrap_or_default();
+        for contact_id in &members {
+            if let Some(segments) = self.contact_segments.get_mut(contact_id) {
+                segments.remove(segment_id);
+                if segments.is_empty() {
+                    self.contact_segments.remove(contact_id);
+                }
+            }
+        }
+        members
+    }
+
+    /// Removes every stored membership of `contact_id`; returns the segment ids.
+    pub(crate) fn take_memberships(&mut self, contact_id: &str) -> HashSet<String> {
+        let segments = self.contact_segments.remove(contact_id).unwrap_or_default();
+        for segment_id in &segments {
+            remove_from_set(&mut self.segment_members, segment_id, contact_id);
+        }
+        segments
+    }
+
+    /// Stores `new` (or removes) the campaign `id`, keeping the listing orders.
+    pub(crate) fn replace_campaign(&mut self, id: &str, new: Option<Campaign>) -> Option<Campaign> {
+        let old = self.campaigns.remove(id);
+        if let Some(old) = &old {
+            let key = (old.created_at, id.to_string());
+            self.campaign_order.remove(&key);
+            if let Some(keys) = self.campaigns_by_status.get_mut(&old.status) {
+                keys.remove(&key);
+                if keys.is_empty() {
+                    self.campaigns_by_status.remove(&old.status);
+                }
+            }
+        }
+        if let Some(campaign) = new {
+            let key = (campaign.created_at, id.to_string());
+            self.campaign_order.insert(key.clone());
+            self.campaigns_by_status
+                .entry(campaign.status)
+                .or_default()
+                .insert(key);
+            self.campaigns.insert(id.to_string(), campaign);
+        }
+        old
     }
 
     /// Stores `new` (or removes) the event at `key`, keeping the name and contact indexes.
@@ -193,6 +359,12 @@ impl WorkspaceData {
                         self.events_by_contact.remove(contact_id);
                     }
                 }
+                if let Some(facts) = self.event_facts.get_mut(contact_id) {
+                    facts.forget(old);
+                    if facts.events.is_empty() {
+                        self.event_facts.remove(contact_id);
+                    }
+                }
             }
         }
         if let Some(event) = new {
@@ -205,10 +377,76 @@ impl WorkspaceData {
                     .entry(contact_id.clone())
                     .or_default()
                     .insert(key.clone());
+                self.event_facts
+                    .entry(contact_id.clone())
+                    .or_default()
+                    .learn(&event);
             }
             self.events.insert(key.clone(), event);
         }
         old
+    }
+}
+
+impl EventFacts {
+    /// Adds the facts of `event`.
+    fn learn(&mut self, event: &Event) {
+        self.events.push(EventFact {
+            name: event.name.clone(),
+            at: event.created_at,
+        });
+        if let Some(activity) = activity_of_event(&event.name) {
+            self.activity.push(ActivityFact {
+                activity,
+                at: event.created_at,
+            });
+        }
+    }
+
+    /// Removes the facts of `event` (one occurrence; equal facts are interchangeable).
+    fn forget(&mut self, event: &Event) {
+        let at = event.created_at;
+        if let Some(i) = self
+            .events
+            .iter()
+            .position(|f| f.at == at && f.name == event.name)
+        {
+            self.events.swap_remove(i);
+        }
+        if let Some(activity) = activity_of_event(&event.name) {
+            if let Some(i) = self
+                .activity
+                .iter()
+                .position(|f| f.at == at && f.activity == activity)
+            {
+                self.activity.swap_remove(i);
+            }
+        }
+    }
+}
+
+/// The counter of `status` in `counts`.
+fn count_slot(counts: &mut EmailCounts, status: EmailStatus) -> &mut u64 {
+    use EmailStatus as S;
+    match status {
+        S::Queued => &mut counts.queued,
+        S::Sent => &mut counts.sent,
+        S::Delivered => &mut counts.delivered,
+        S::Opened => &mut counts.opened,
+        S::Clicked => &mut counts.clicked,
+        S::Bounced => &mut counts.bounced,
+        S::Complained => &mut counts.complained,
+        S::Failed => &mut counts.failed,
+        S::Cancelled => &mut counts.cancelled,
+    }
+}
+
+fn remove_from_set(index: &mut HashMap<String, BTreeSet<String>>, key: &str, item: &str) {
+    if let Some(items) = index.get_mut(key) {
+        items.remove(item);
+        if items.is_empty() {
+            index.remove(key);
+        }
     }
 }
 

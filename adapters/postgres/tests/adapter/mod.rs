@@ -2,7 +2,9 @@
 
 mod commit;
 mod jobs;
+mod matching;
 mod search;
+mod segments;
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{Contact, EmailAddress, Workspace};

@@ -1,11 +1,13 @@
 //! Route handlers, one module per area.
 
 pub mod admin;
+pub mod campaigns;
 pub mod contacts;
 pub mod events;
 pub mod health;
 pub mod keys;
 pub mod public;
+pub mod segments;
 pub mod templates;
 
 use axum::response::{IntoResponse, Response};

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Builds the server and the load generator in release mode, starts `posthorn` on a free
+# loopback port with the in-memory store, runs `posthorn-bench` against it and always stops
+# the server again. Arguments are passed to `posthorn-bench` (try `--help`).
+#
+#   bash bench/run.sh
+#   bash bench/run.sh --connections 32 --duration 20
+#   bash bench/run.sh --scenarios health,track,track-paced
+#
+# POSTHORN_BENCH_SKIP_BUILD=1 uses the release binaries already built.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [[ "${POSTHORN_BENCH_SKIP_BUILD:-0}" != 1 ]]; then
+    cargo build --release -p posthorn-server -p posthorn-bench
+fi
+
+target_dir="${CARGO_TARGET_DIR:-$root/target}"
+server_bin="$target_dir/release/posthorn"
+bench_bin="$target_dir/release/posthorn-bench"
+
+tmp="$(mktemp -d -t posthorn-bench.XXXXXX)"
+server_pid=""
+
+cleanup() {
+    if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+        kill "$server_pid" 2>/dev/null || true
+        # Give it a moment to shut down gracefully, then insist.
+        for _ in $(seq 50); do
+            kill -0 "$server_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Is something already listening on 127.0.0.1:$1?
+port_taken() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+healthy() {
+    if command -v curl >/dev/null 2>&1; then
+        curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:$1/health"
+    else
+        # No curl: a bare HTTP/1.0 request over bash's /dev/tcp.
+        local reply
+        reply="$(
+            exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+            printf 'GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+            timeout 1 head -n 1 <&3
+        )" 2>/dev/null || return 1
+        [[ "$reply" == *" 200 "* ]]
+    fi
+}
+
+port=""
+for _ in $(seq 20); do
+    candidate=$((20000 + RANDOM % 40000))
+    port_taken "$candidate" && continue
+    POSTHORN_LISTEN="127.0.0.1:$candidate" \
+        POSTHORN_STORE=memory \
+        POSTHORN_ADMIN_TOKEN=bench \
+        POSTHORN_TRANSPORT="file:$tmp/outbox" \
+        POSTHORN_DATA_DIR="$tmp/data" \
+        POSTHORN_PUBLIC_URL="http://127.0.0.1:$candidate" \
+        RUST_LOG=warn \
+        "$server_bin" >"$tmp/server.log" 2>&1 &
+    server_pid=$!
+    for _ in $(seq 300); do
+        if healthy "$candidate"; then
+            port="$candidate"
+            break
+        fi
+        kill -0 "$server_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [[ -n "$port" ]] && break
+    # Lost a race for the port, or the server failed: show why and try another port.
+    echo "posthorn did not come up on port $candidate:" >&2
+    tail -n 20 "$tmp/server.log" >&2 || true
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+done
+if [[ -z "$port" ]]; then
+    echo "could not start posthorn" >&2
+    exit 1
+fi
+echo "posthorn (pid $server_pid) is up on 127.0.0.1:$port" >&2
+
+status=0
+POSTHORN_BENCH_URL="http://127.0.0.1:$port" POSTHORN_BENCH_ADMIN_TOKEN=bench \
+    "$bench_bin" "$@" || status=$?
+
+if kill -0 "$server_pid" 2>/dev/null; then
+    peak_kb="$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status" 2>/dev/null || true)"
+    if [[ -n "$peak_kb" ]]; then
+        printf -- '- server peak resident memory (VmHWM): %d MiB (%d kB)\n' $((peak_kb / 1024)) "$peak_kb"
+    fi
+    if [[ -d "$tmp/outbox" ]]; then
+        printf -- '- messages written to the outbox: %d\n' "$(find "$tmp/outbox" -type f | wc -l)"
+    fi
+else
+    echo "posthorn exited during the benchmark; last log lines:" >&2
+    tail -n 40 "$tmp/server.log" >&2 || true
+    status=1
+fi
+if grep -qiE 'error|panic' "$tmp/server.log"; then
+    echo "server log has errors (first lines):" >&2
+    grep -iE 'error|panic' "$tmp/server.log" | head -n 10 >&2
+fi
+exit "$status"

@@ -1,0 +1,339 @@
+//! Segment membership tracking: re-evaluating a contact after it changes, re-syncing a
+//! segment's stored members, and the entry and exit events.
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+use crate::model::{Event, Segment, SegmentType};
+use crate::ports::{ChangeSet, ClaimedJob, MatchQuery, StoreError, Write};
+use crate::segment::{activity_of_event, matches, slug, ActivityFact, ContactFacts, EventFact};
+use crate::Engine;
+
+/// Stored members compared per batch when a segment is re-synced.
+const SYNC_BATCH: usize = 500;
+
+/// The `segment.<slug>.entry|exit` event of a transition.
+pub fn transition_event(
+    segment: &Segment,
+    contact_id: &str,
+    entered: bool,
+    now: DateTime<Utc>,
+) -> Event {
+    let mut name_slug = slug(&segment.name);
+    if name_slug.is_empty() {
+        name_slug = segment.id.clone();
+    }
+    let name = format!(
+        "segment.{name_slug}.{}",
+        if entered { "entry" } else { "exit" }
+    );
+    Event::new(
+        &segment.workspace_id,
+        name,
+        json!({"segmentId": segment.id, "segmentName": segment.name}),
+        Some(contact_id.to_string()),
+        None,
+        now,
+    )
+}
+
+/// What settling a membership job needs: done, or try again shortly (a concurrent change).
+pub enum Settled {
+    /// Nothing left to do.
+    Done,
+    /// A concurrent change conflicted; run again.
+    Again,
+}
+
+impl Engine {
+    /// Queues a re-evaluation for every contact `changes` touches, when the workspace
+    /// tracks any segment. Call before committing a change to contacts or their events.
+    pub async fn add_membership_jobs(
+        &self,
+        workspace_id: &str,
+        changes: &mut ChangeSet,
+    ) -> Result<(), StoreError> {
+        let mut ids: Vec<String> = Vec::new();
+        for write in &changes.writes {
+            let id = match write {
+                Write::InsertContact(c) | Write::UpdateContact(c) => Some(&c.id),
+                Write::AppendEvent(e) => e.contact_id.as_ref(),
+                _ => None,
+            };
+            if let Some(id) = id {
+                if !ids.contains(id) {
+                    ids.push(id.clone());
+                }
+            }
+        }
+        if ids.is_empty() || self.store.tracked_segments(workspace_id).await?.is_empty() {
+            return Ok(());
+        }
+        let now = self.clock.now();
+        for id in ids {
+            super::segments::push_reevaluation(changes, workspace_id, &id, now);
+        }
+        Ok(())
+    }
+
+    /// Queues a re-sync of every tracked segment whose condition depends on time alone
+    /// (`within`, `olderThan`, `triggeredWithin`, ...); the worker calls this every minute.
+    pub async fn sweep_time_based_segments(&self, workspace_id: &str) -> Result<usize, StoreError> {
+        let now = self.clock.now();
+        let mut changes = ChangeSet::new();
+        for segment in self.store.tracked_segments(workspace_id).await? {
+            if segment
+                .condition
+                .as_ref()
+                .is_some_and(crate::segment::uses_time)
+            {
+                changes.push(Write::EnqueueJob(crate::ports::NewJob::at(
+                    super::segments::sync_job(&segment, true),
+                    now,
+                )));
+            }
+        }
+        let queued = changes.writes.len();
+        if queued > 0 {
+            self.store.commit(changes).await?;
+        }
+        Ok(queued)
+    }
+
+    /// Handles `ReevaluateContact`: evaluates the contact against every tracked segment and
+    /// records each entry and exit once (guarded writes make a concurrent duplicate conflict).
+    pub(crate) async fn reevaluate_contact(
+        &self,
+        workspace_id: &str,
+        contact_id: &str,
+    ) -> Result<Settled, StoreError> {
+        let tracked = self.store.tracked_segments(workspace_id).await?;
+        if tracked.is_empty() {
+            return Ok(Settled::Done);
+        }
+        let Some(contact) = self.store.contact(workspace_id, contact_id).await? else {
+            return Ok(Settled::Done);
+        };
+        let facts = self
+            .store
+            .contact_event_facts(workspace_id, contact_id)
+            .await?;
+        let (events, activity) = split_facts(facts);
+        let segments = self.store.memberships(workspace_id, contact_id).await?;
+        let view = ContactFacts {
+            contact: &contact,
+            events: &events,
+            activity: &activity,
+            segments: &segments,
+        };
+        let now = self.clock.now();
+        let mut changes = ChangeSet::new();
+        for segment in tracked
+            .iter()
+            .filter(|s| s.segment_type == SegmentType::Dynamic)
+        {
+            let Some(condition) = &segment.condition else {
+                continue;
+            };
+            let is_member = segments.contains(&segment.id);
+            let should_be = matches(condition, &view, now);
+            if is_member != should_be {
+                push_transition(&mut changes, segment, contact_id, should_be, true, now);
+            }
+        }
+        if changes.is_empty() {
+            return Ok(Settled::Done);
+        }
+        // Other segments may refer to these memberships or entry events: look once more.
+        super::segments::push_reevaluation(&mut changes, workspace_id, contact_id, now);
+        match self.store.commit(changes).await {
+            Ok(()) => Ok(Settled::Done),
+            Err(StoreError::Conflict(_)) => Ok(Settled::Again),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Handles `SyncSegment`: walks the matching contacts and the stored members side by
+    /// side (both ascending by id) and applies the difference in batches.
+    pub(crate) async fn sync_segment(
+        &self,
+        workspace_id: &str,
+        segment_id: &str,
+        announce: bool,
+    ) -> Result<Settled, StoreError> {
+        let Some(segment) = self.store.segment(workspace_id, segment_id).await? else {
+            return Ok(Settled::Done);
+        };
+        if segment.segment_type == SegmentType::Static {
+            return Ok(Settled::Done);
+        }
+        let condition = segment
+            .condition
+            .clone()
+            .filter(|_| segment.track_membership);
+        let now = self.clock.now();
+        let mut wanted = Cursor::default();
+        let mut stored = Cursor::default();
+        loop {
+            if wanted.buffer.is_empty() && !wanted.done {
+                wanted.buffer = match &condition {
+                    Some(c) => {
+                        let q = MatchQuery {
+                            after_id: wanted.after.clone(),
+                            until_id: None,
+                            audience_only: false,
+                            limit: SYNC_BATCH,
+                        };
+                        self.store
+                            .contacts_matching(workspace_id, c, &q, now)
+                            .await?
+                            .into_iter()
+                            .map(|c| c.id)
+                            .collect()
+                    }
+                    None => Vec::new(),
+                };
+                wanted.advance(SYNC_BATCH);
+            }
+            if stored.buffer.is_empty() && !stored.done {
+                stored.buffer = self
+                    .store
+                    .segment_member_ids(
+                        workspace_id,
+                        segment_id,
+                        stored.after.as_deref(),
+                        SYNC_BATCH,
+                    )
+                    .await?;
+                stored.advance(SYNC_BATCH);
+            }
+            let mut changes = ChangeSet::new();
+            // Merge the two sorted buffers until one runs dry (and is not finished).
+            let mut wi = 0;
+            let mut si = 0;
+            loop {
+                let w = wanted.buffer.get(wi);
+                let s = stored.buffer.get(si);
+                match (w, s) {
+                    (Some(w), Some(s)) if w == s => {
+                        wi += 1;
+                        si += 1;
+                    }
+                    (Some(w), Some(s)) if w < s => {
+                        push_transition(&mut changes, &segment, w, true, announce, now);
+                        wi += 1;
+                    }
+                    (Some(_), Some(s)) => {
+                        push_transition(&mut changes, &segment, s, false, announce, now);
+                        si += 1;
+                    }
+                    (Some(w), None) if stored.done => {
+                        push_transition(&mut changes, &segment, w, true, announce, now);
+                        wi += 1;
+                    }
+                    (None, Some(s)) if wanted.done => {
+                        push_transition(&mut changes, &segment, s, false, announce, now);
+                        si += 1;
+                    }
+                    _ => break,
+                }
+            }
+            wanted.buffer.drain(..wi);
+            stored.buffer.drain(..si);
+            if !changes.is_empty() {
+                match self.store.commit(changes).await {
+                    Ok(()) => {}
+                    Err(StoreError::Conflict(_)) => return Ok(Settled::Again),
+                    Err(e) => return Err(e),
+                }
+            }
+            if wanted.done && stored.done && wanted.buffer.is_empty() && stored.buffer.is_empty() {
+                return Ok(Settled::Done);
+            }
+        }
+    }
+
+    /// Settles a membership job with the queue.
+    pub(crate) async fn settle_membership_job(
+        &self,
+        job: &ClaimedJob,
+        settled: Settled,
+    ) -> crate::Result<super::super::jobs::JobOutcome> {
+        match settled {
+            Settled::Done => {
+                self.jobs.complete(job).await?;
+                Ok(crate::jobs::JobOutcome::Done)
+            }
+            Settled::Again => {
+                let at = self.clock.now() + chrono::Duration::milliseconds(200);
+                self.jobs
+                    .retry(job, at, false, "membership changed concurrently")
+                    .await?;
+                Ok(crate::jobs::JobOutcome::Retried)
+            }
+        }
+    }
+}
+
+/// A paged walk over ids in ascending order.
+#[derive(Default)]
+struct Cursor {
+    buffer: Vec<String>,
+    after: Option<String>,
+    done: bool,
+}
+
+impl Cursor {
+    fn advance(&mut self, page: usize) {
+        if self.buffer.len() < page {
+            self.done = true;
+        }
+        if let Some(last) = self.buffer.last() {
+            self.after = Some(last.clone());
+        }
+    }
+}
+
+fn push_transition(
+    changes: &mut ChangeSet,
+    segment: &Segment,
+    contact_id: &str,
+    entered: bool,
+    announce: bool,
+    now: DateTime<Utc>,
+) {
+    let (ws, seg, contact) = (
+        segment.workspace_id.clone(),
+        segment.id.clone(),
+        contact_id.to_string(),
+    );
+    changes.push(if entered {
+        Write::AddSegmentMember {
+            workspace_id: ws,
+            segment_id: seg,
+            contact_id: contact,
+        }
+    } else {
+        Write::RemoveSegmentMember {
+            workspace_id: ws,
+            segment_id: seg,
+            contact_id: contact,
+        }
+    });
+    if announce {
+        changes.push(Write::AppendEvent(transition_event(
+            segment, contact_id, entered, now,
+        )));
+    }
+}
+
+/// Splits a contact's events into event facts and email activity facts.
+pub fn split_facts(facts: Vec<EventFact>) -> (Vec<EventFact>, Vec<ActivityFact>) {
+    let activity = facts
+        .iter()
+        .filter_map(|f| {
+            activity_of_event(&f.name).map(|activity| ActivityFact { activity, at: f.at })
+        })
+        .collect();
+    (facts, activity)
+}
