@@ -837,8 +837,21 @@ async fn generated_and_hand_built_conditions_equal_the_evaluator() {
     sorted.sort_by(|a, b| a.contact.id.cmp(&b.contact.id));
 
     let mut split = 0;
-    for round in 0..300 {
-        let mut condition = generate::condition(&mut rng, now);
+    for round in 0..600 {
+        // Whole generated conditions, and single groups of one or two filters, which
+        // split the contacts more often; every other one with odd filters mixed in.
+        let mut condition = if round % 4 < 2 {
+            generate::condition(&mut rng, now)
+        } else {
+            let n = rng.gen_range(1..=2);
+            Condition {
+                logic: Logic::And,
+                groups: vec![Group {
+                    filters: (0..n).map(|_| generate::filter(&mut rng, now)).collect(),
+                    conditions: None,
+                }],
+            }
+        };
         if round % 2 == 1 {
             spoil(&mut condition, &mut rng);
         }
@@ -872,7 +885,7 @@ async fn generated_and_hand_built_conditions_equal_the_evaluator() {
             "round {round}: audience count of {condition:?}"
         );
     }
-    assert!(split >= 100, "only {split} conditions split the contacts");
+    assert!(split >= 150, "only {split} conditions split the contacts");
     support::finish(store, db).await;
 }
 
