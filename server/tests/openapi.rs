@@ -1097,3 +1097,8 @@ async fn real_answers_match_the_documented_schemas() {
         }
     }
 }
+
+#[test]
+fn tmp_dump_doc() {
+    std::fs::write("/tmp/openapi.json", openapi::json()).unwrap();
+}

@@ -21,6 +21,9 @@
 //! - `segment.<id>`: `EXISTS` probes on the `segment_members` primary key
 //!   (workspace_id, segment_id, contact_id).
 //!
+//! A lone `EXISTS` (or `NOT EXISTS`) becomes a semi- (anti-) join, and under `OR` the
+//! planner may hash the subquery once instead of probing per contact; both are fine.
+//!
 //! Where SQL and the evaluator could disagree, and how that is avoided:
 //! - data paths follow object keys only: `->` with a text key (never `#>`, which would
 //!   index into arrays), and JSON `null` counts as missing;

@@ -28,6 +28,15 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/templates/{id}", &["GET", "PUT", "PATCH", "DELETE"]),
     ("/events", &["GET"]),
     ("/events/names", &["GET"]),
+    ("/segments", &["POST", "GET"]),
+    ("/segments/{id}", &["GET", "PATCH", "PUT", "DELETE"]),
+    ("/segments/{id}/contacts", &["GET"]),
+    ("/segments/{id}/members", &["POST", "DELETE"]),
+    ("/campaigns", &["POST", "GET"]),
+    ("/campaigns/{id}", &["GET", "PUT", "PATCH", "DELETE"]),
+    ("/campaigns/{id}/send", &["POST"]),
+    ("/campaigns/{id}/cancel", &["POST"]),
+    ("/campaigns/{id}/stats", &["GET"]),
     ("/keys", &["GET", "POST"]),
     ("/keys/{id}", &["DELETE"]),
     ("/admin/workspaces", &["GET", "POST"]),
@@ -42,7 +51,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     info(
         title = "Posthorn API",
         description = "Self-hostable email platform: transactional sending, event tracking, \
-            verification, contacts and templates.\n\n\
+            verification, contacts, templates, segments and campaigns.\n\n\
             Workspace endpoints take `Authorization: Bearer <key>`: the secret key (`sk_`) \
             everywhere, the public key (`pk_`) only on `POST /v1/track`. The operator API under \
             `/admin` takes the admin token (`POSTHORN_ADMIN_TOKEN`) and answers 404 when it is not \
@@ -71,6 +80,24 @@ pub const ROUTES: &[(&str, &[&str])] = &[
         paths::delete_template,
         paths::list_events,
         paths::list_event_names,
+        paths::create_segment,
+        paths::list_segments,
+        paths::get_segment,
+        paths::update_segment,
+        paths::replace_segment,
+        paths::delete_segment,
+        paths::list_segment_contacts,
+        paths::add_segment_members,
+        paths::remove_segment_members,
+        paths::create_campaign,
+        paths::list_campaigns,
+        paths::get_campaign,
+        paths::update_campaign,
+        paths::patch_campaign,
+        paths::delete_campaign,
+        paths::send_campaign,
+        paths::cancel_campaign,
+        paths::get_campaign_stats,
         paths::list_key_sets,
         paths::create_key_set,
         paths::revoke_key_set,
@@ -88,6 +115,8 @@ pub const ROUTES: &[(&str, &[&str])] = &[
         (name = "Contacts", description = "The people a workspace mails."),
         (name = "Templates", description = "Reusable subjects and bodies with `{{variable}}` placeholders."),
         (name = "Events", description = "The workspace's event history."),
+        (name = "Segments", description = "Named sets of contacts: DYNAMIC (a condition) or STATIC (explicit members)."),
+        (name = "Campaigns", description = "One message to an audience, sent now or at a scheduled time."),
         (name = "Keys", description = "The workspace's API key sets."),
         (name = "Operator", description = "Workspaces, their key sets and domains; admin token only."),
         (name = "System", description = "Readiness and this document; no key."),

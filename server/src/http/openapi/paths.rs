@@ -66,6 +66,41 @@ pub struct EventListQuery {
     pub limit: Option<u32>,
 }
 
+/// Query of `GET /segments` and `GET /segments/{id}/contacts` (page pagination).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// 1-based page number.
+    #[param(minimum = 1, maximum = 1_000_000, default = 1)]
+    pub page: Option<u32>,
+    /// Page size.
+    #[param(rename = "pageSize")]
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub page_size: Option<u32>,
+    /// Alias of `pageSize`, used when `pageSize` is absent.
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub limit: Option<u32>,
+}
+
+/// Query of `GET /campaigns` (page pagination, newest first).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CampaignListQuery {
+    /// 1-based page number.
+    #[param(minimum = 1, maximum = 1_000_000, default = 1)]
+    pub page: Option<u32>,
+    /// Page size.
+    #[param(rename = "pageSize")]
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub page_size: Option<u32>,
+    /// Alias of `pageSize`, used when `pageSize` is absent.
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub limit: Option<u32>,
+    /// Only campaigns in this status.
+    #[param(inline)]
+    pub status: Option<CampaignStatus>,
+}
+
 // ---------------------------------------------------------------------------------------
 // System
 // ---------------------------------------------------------------------------------------
@@ -464,6 +499,433 @@ fn list_events() {}
     security(("secretKey" = [])),
 )]
 fn list_event_names() {}
+
+// ---------------------------------------------------------------------------------------
+// Segments
+// ---------------------------------------------------------------------------------------
+
+/// Create a segment
+///
+/// DYNAMIC (members are the contacts matching `condition`, computed when read) or STATIC
+/// (members added by email). With `trackMembership`, members are stored and
+/// `segment.<slug>.entry|exit` events are emitted; the first snapshot is quiet.
+#[utoipa::path(
+    post, path = "/segments", operation_id = "createSegment", tag = "Segments",
+    params(IdempotencyKey),
+    request_body = SegmentCreate,
+    responses(
+        (status = 201, description = "Created, with `memberCount`", body = Segment),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or condition, each problem at its path, e.g. `condition.groups.0.filters.1.operator`; a `segment.<id>` filter naming an unknown or untracked DYNAMIC segment or making a cycle (`VALIDATION_ERROR`); or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn create_segment() {}
+
+/// List segments
+///
+/// Page pagination, newest first; each with its current `memberCount`.
+#[utoipa::path(
+    get, path = "/segments", operation_id = "listSegments", tag = "Segments",
+    params(PageQuery),
+    responses(
+        (status = 200, description = "A page of segments", body = SegmentPage),
+        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 422, description = "`page`, `pageSize` or `limit` out of range or not an integer (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_segments() {}
+
+/// Read a segment
+///
+/// `memberCount` is computed at read time for DYNAMIC segments.
+#[utoipa::path(
+    get, path = "/segments/{id}", operation_id = "getSegment", tag = "Segments",
+    params(("id" = String, Path, description = "Segment id")),
+    responses(
+        (status = 200, description = "The segment", body = Segment),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn get_segment() {}
+
+/// Update a segment
+///
+/// `name`, `description`, `condition`, `trackMembership`; the type never changes. A tracked
+/// segment whose condition changes announces the resulting entries and exits.
+#[utoipa::path(
+    patch, path = "/segments/{id}", operation_id = "updateSegment", tag = "Segments",
+    params(("id" = String, Path, description = "Segment id")),
+    request_body = SegmentPatch,
+    responses(
+        (status = 200, description = "The updated segment", body = Segment),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or condition, a bad `segment.<id>` reference or a cycle, or a `type` other than the current one (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn update_segment() {}
+
+/// Update a segment (PUT)
+///
+/// Same as `PATCH /segments/{id}`: fields not given are left alone.
+#[utoipa::path(
+    put, path = "/segments/{id}", operation_id = "replaceSegment", tag = "Segments",
+    params(("id" = String, Path, description = "Segment id")),
+    request_body = SegmentPatch,
+    responses(
+        (status = 200, description = "The updated segment", body = Segment),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or condition, a bad `segment.<id>` reference or a cycle, or a `type` other than the current one (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn replace_segment() {}
+
+/// Delete a segment
+///
+/// Refused while a SCHEDULED or SENDING campaign uses it.
+#[utoipa::path(
+    delete, path = "/segments/{id}", operation_id = "deleteSegment", tag = "Segments",
+    params(("id" = String, Path, description = "Segment id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A SCHEDULED or SENDING campaign uses the segment (`CONFLICT`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn delete_segment() {}
+
+/// List a segment's members
+///
+/// Page pagination. Stored members (STATIC or tracked) newest first; an untracked DYNAMIC
+/// segment's matches, computed now, oldest contact first.
+#[utoipa::path(
+    get, path = "/segments/{id}/contacts", operation_id = "listSegmentContacts", tag = "Segments",
+    params(("id" = String, Path, description = "Segment id"), PageQuery),
+    responses(
+        (status = 200, description = "A page of members", body = SegmentContactPage),
+        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "`page`, `pageSize` or `limit` out of range or not an integer (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_segment_contacts() {}
+
+/// Add members to a STATIC segment
+///
+/// By email; `added` counts the addresses that matched (or, with `createMissing`, became)
+/// contacts, members already or not. `created` is in the answer only with `createMissing`.
+#[utoipa::path(
+    post, path = "/segments/{id}/members", operation_id = "addSegmentMembers", tag = "Segments",
+    params(("id" = String, Path, description = "Segment id"), IdempotencyKey),
+    request_body = SegmentMembersAdd,
+    responses(
+        (status = 200, description = "Added", body = SegmentMembersAdded),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key` (`BAD_REQUEST`), or a DYNAMIC segment (`INVALID_STATE`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "`emails` missing, empty, over 500 or with invalid addresses, each at `emails.<i>` (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn add_segment_members() {}
+
+/// Remove members from a STATIC segment
+///
+/// By email; addresses of no member are ignored.
+#[utoipa::path(
+    delete, path = "/segments/{id}/members", operation_id = "removeSegmentMembers", tag = "Segments",
+    params(("id" = String, Path, description = "Segment id")),
+    request_body = SegmentMembersRemove,
+    responses(
+        (status = 200, description = "Removed", body = SegmentMembersRemoved),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a DYNAMIC segment (`INVALID_STATE`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "`emails` missing, empty, over 500 or with invalid addresses (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn remove_segment_members() {}
+
+// ---------------------------------------------------------------------------------------
+// Campaigns
+// ---------------------------------------------------------------------------------------
+
+/// Create a campaign
+///
+/// A DRAFT addressed to ALL subscribed contacts, a SEGMENT or a FILTERED audience.
+#[utoipa::path(
+    post, path = "/campaigns", operation_id = "createCampaign", tag = "Campaigns",
+    params(IdempotencyKey),
+    request_body = CampaignCreate,
+    responses(
+        (status = 201, description = "Created", body = CampaignResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key`, SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "`segmentId` does not exist (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, template syntax or `audienceCondition` (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn create_campaign() {}
+
+/// List campaigns
+///
+/// Page pagination, newest first, optionally by `status`.
+#[utoipa::path(
+    get, path = "/campaigns", operation_id = "listCampaigns", tag = "Campaigns",
+    params(CampaignListQuery),
+    responses(
+        (status = 200, description = "A page of campaigns", body = CampaignPage),
+        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 422, description = "`page`, `pageSize` or `limit` out of range, or an unknown `status` (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn list_campaigns() {}
+
+/// Read a campaign
+///
+/// With its counters and embedded segment.
+#[utoipa::path(
+    get, path = "/campaigns/{id}", operation_id = "getCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    responses(
+        (status = 200, description = "The campaign", body = CampaignResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn get_campaign() {}
+
+/// Update a campaign
+///
+/// DRAFT or SCHEDULED only; fields not given are left alone, `null` clears optional ones.
+#[utoipa::path(
+    put, path = "/campaigns/{id}", operation_id = "updateCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    request_body = CampaignUpdate,
+    responses(
+        (status = 200, description = "The updated campaign", body = CampaignResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), the campaign is not DRAFT or SCHEDULED (`INVALID_STATE`), or SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign (`CAMPAIGN_NOT_FOUND`) or `segmentId` does not exist (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "The campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, template syntax or `audienceCondition` (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn update_campaign() {}
+
+/// Update a campaign (PATCH)
+///
+/// Same as `PUT /campaigns/{id}`.
+#[utoipa::path(
+    patch, path = "/campaigns/{id}", operation_id = "patchCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    request_body = CampaignUpdate,
+    responses(
+        (status = 200, description = "The updated campaign", body = CampaignResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), the campaign is not DRAFT or SCHEDULED (`INVALID_STATE`), or SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign (`CAMPAIGN_NOT_FOUND`) or `segmentId` does not exist (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "The campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, template syntax or `audienceCondition` (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn patch_campaign() {}
+
+/// Delete a campaign
+///
+/// DRAFT only (cancel a scheduled or sending one instead).
+#[utoipa::path(
+    delete, path = "/campaigns/{id}", operation_id = "deleteCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    responses(
+        (status = 200, description = "Deleted", body = CampaignDeleted),
+        (status = 400, description = "The campaign is not a DRAFT (`INVALID_STATE`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn delete_campaign() {}
+
+/// Send or schedule a campaign
+///
+/// DRAFT or SCHEDULED only. Without `scheduledFor` (or with null) sending starts now
+/// (SENDING); with a future time the campaign becomes SCHEDULED (again: the time moves). The
+/// audience is fixed when sending starts.
+#[utoipa::path(
+    post, path = "/campaigns/{id}/send", operation_id = "sendCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id"), IdempotencyKey),
+    request_body = CampaignSend,
+    responses(
+        (status = 200, description = "Sending or scheduled; `message` says which", body = CampaignActionResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key` (`BAD_REQUEST`), the campaign is not DRAFT or SCHEDULED (`INVALID_STATE`), or its audience has no subscribed, active contact or its segment is gone (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running, or the campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "`scheduledFor` not a date-time or in the past (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn send_campaign() {}
+
+/// Cancel a campaign
+///
+/// SCHEDULED or SENDING → CANCELLED; emails not yet handed over are cancelled. No body.
+#[utoipa::path(
+    post, path = "/campaigns/{id}/cancel", operation_id = "cancelCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id"), IdempotencyKey),
+    responses(
+        (status = 200, description = "Cancelled", body = CampaignActionResponse),
+        (status = 400, description = "A malformed `Idempotency-Key` (`BAD_REQUEST`) or the campaign is not SCHEDULED or SENDING (`INVALID_STATE`)", body = ErrorResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running, or the campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
+        (status = 422, description = "`Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn cancel_campaign() {}
+
+/// Campaign statistics
+///
+/// The counters plus queued, failed and cancelled emails, and delivery, open, click, bounce
+/// and complaint rates in percent of `sentCount`.
+#[utoipa::path(
+    get, path = "/campaigns/{id}/stats", operation_id = "getCampaignStats", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    responses(
+        (status = 200, description = "The statistics", body = CampaignStatsResponse),
+        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
+            ("Retry-After" = u64, description = "Seconds until the budget resets"),
+        )),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+    ),
+    security(("secretKey" = [])),
+)]
+fn get_campaign_stats() {}
 
 // ---------------------------------------------------------------------------------------
 // Keys

@@ -10,7 +10,9 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use utoipa::openapi::schema::{ArrayBuilder, OneOf, Ref, Schema};
+use utoipa::openapi::schema::{
+    ArrayBuilder, Object, ObjectBuilder, OneOf, Ref, Schema, SchemaType, Type,
+};
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
@@ -614,6 +616,621 @@ pub struct EventList {
 pub struct EventNames {
     /// Every event name stored in the workspace plus the internal ones, sorted.
     pub event_names: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Segment conditions
+// ---------------------------------------------------------------------------------------
+
+/// A segment condition: `{logic, groups: [{filters, conditions?}]}`. A group matches when all
+/// its filters match and its nested condition (if any) matches; the groups combine by `logic`.
+/// No groups matches every contact. At most 5 nested levels and 100 filters in all. Invalid
+/// conditions are refused with 422, each problem named by its path, e.g.
+/// `condition.groups.0.filters.1.operator`.
+#[derive(ToSchema)]
+#[schema(example = json!({
+    "logic": "AND",
+    "groups": [{
+        "filters": [
+            {"field": "data.plan", "operator": "equals", "value": "pro"},
+            {"field": "event.login", "operator": "triggeredWithin", "value": 7, "unit": "days"}
+        ],
+        "conditions": {"logic": "OR", "groups": [
+            {"filters": [{"field": "email", "operator": "contains", "value": "@acme.com"}]}
+        ]}
+    }]
+}))]
+pub struct SegmentCondition {
+    /// How the groups combine: `AND` (default when omitted or null) or `OR`; any case is
+    /// accepted, answers use upper case.
+    pub logic: Option<ConditionLogic>,
+    /// The groups; `[]` matches every contact.
+    pub groups: Vec<ConditionGroup>,
+}
+
+/// How the groups of a condition combine.
+#[derive(ToSchema)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ConditionLogic {
+    /// Every group must match.
+    And,
+    /// At least one group must match.
+    Or,
+}
+
+/// A group of a condition: all its filters and its nested condition must match; an empty
+/// group matches.
+#[derive(ToSchema)]
+pub struct ConditionGroup {
+    /// Filters, all of which must match; may be omitted in requests (no filters).
+    pub filters: Option<Vec<ConditionFilter>>,
+    /// A nested condition, ANDed with the filters (omitted when there is none).
+    #[schema(no_recursion, nullable = false)]
+    pub conditions: Option<Box<SegmentCondition>>,
+}
+
+/// One test on a contact.
+///
+/// | Field | Operators | Value |
+/// |---|---|---|
+/// | `email` | `equals`, `notEquals`, `contains`, `notContains` | string (case-insensitive) |
+/// | `subscribed` | `equals`, `notEquals` | boolean |
+/// | `createdAt`, `updatedAt` | `greaterThan`, `lessThan`, `greaterThanOrEqual`, `lessThanOrEqual` | RFC 3339 date-time |
+/// | `createdAt`, `updatedAt` | `within`, `olderThan` | positive number + `unit` |
+/// | `data.<path>` | `equals`, `notEquals`, `contains`, `notContains` | string, number or boolean |
+/// | `data.<path>` | the four comparisons | number or date-time |
+/// | `data.<path>` | `exists`, `notExists` | none |
+/// | `data.<path>` | `within`, `olderThan` | positive number + `unit` |
+/// | `event.<name>`, `email.<activity>` | `triggered`, `notTriggered` (also `equals: true/false`) | none |
+/// | `event.<name>`, `email.<activity>` | `triggeredWithin`, `notTriggeredWithin`, `triggeredOlderThan` | positive number + `unit` |
+/// | `segment.<id>` | `memberOfSegment`, `notMemberOfSegment` | none |
+///
+/// `<activity>` is `sent`, `delivered`, `opened`, `clicked`, `bounced` or `complained`;
+/// `segment.<id>` must name a STATIC segment or a DYNAMIC one with `trackMembership`. A
+/// `value` or `unit` the operator does not use is dropped.
+#[derive(ToSchema)]
+pub struct ConditionFilter {
+    /// What is tested: `email`, `subscribed`, `createdAt`, `updatedAt`, `data.<path>`,
+    /// `event.<name>`, `email.<activity>` or `segment.<id>`.
+    #[schema(
+        example = "data.plan",
+        pattern = r"^(email|subscribed|createdAt|updatedAt|data\.[^.]+(\.[^.]+)*|event\..+|email\.(sent|delivered|opened|clicked|bounced|complained)|segment\..+)$"
+    )]
+    pub field: String,
+    /// How it is tested; the operator must fit the field (see the table).
+    pub operator: FilterOperator,
+    /// The operand, for operators that take one: a string, number or boolean (date-times as
+    /// RFC 3339 strings; a time window's length as a positive number). Omitted otherwise.
+    #[schema(schema_with = filter_value)]
+    pub value: Option<Value>,
+    /// The unit of a time window; required exactly for `within`, `olderThan`,
+    /// `triggeredWithin`, `notTriggeredWithin` and `triggeredOlderThan`.
+    #[schema(nullable = false)]
+    pub unit: Option<TimeUnit>,
+}
+
+/// `value` of a filter: a string, number or boolean.
+fn filter_value() -> Object {
+    ObjectBuilder::new()
+        .schema_type(SchemaType::Array(vec![
+            Type::String,
+            Type::Number,
+            Type::Boolean,
+        ]))
+        .description(Some(
+            "The operand: a string, number or boolean; omitted for operators without one.",
+        ))
+        .build()
+}
+
+/// A filter's operator.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum FilterOperator {
+    /// Equal to the value.
+    Equals,
+    /// Not equal to the value.
+    NotEquals,
+    /// Case-insensitive substring (strings) or element (arrays).
+    Contains,
+    /// Not `contains`.
+    NotContains,
+    /// Above the value.
+    GreaterThan,
+    /// Below the value.
+    LessThan,
+    /// At or above the value.
+    GreaterThanOrEqual,
+    /// At or below the value.
+    LessThanOrEqual,
+    /// The data path holds a non-null value.
+    Exists,
+    /// Not `exists`.
+    NotExists,
+    /// At or after `now - value unit`.
+    Within,
+    /// Before `now - value unit`.
+    OlderThan,
+    /// At least one occurrence.
+    Triggered,
+    /// No occurrence.
+    NotTriggered,
+    /// At least one occurrence at or after `now - value unit`.
+    TriggeredWithin,
+    /// No occurrence at or after `now - value unit`.
+    NotTriggeredWithin,
+    /// At least one occurrence before `now - value unit`.
+    TriggeredOlderThan,
+    /// The contact is a member of the segment.
+    MemberOfSegment,
+    /// The contact is not a member of the segment.
+    NotMemberOfSegment,
+}
+
+/// The unit of a time window (any case is accepted; answers use lower case). Windows are
+/// above 0 and at most 36,500 days.
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeUnit {
+    /// 60 seconds.
+    Minutes,
+    /// 3,600 seconds.
+    Hours,
+    /// 86,400 seconds.
+    Days,
+}
+
+// ---------------------------------------------------------------------------------------
+// Segments
+// ---------------------------------------------------------------------------------------
+
+/// How a segment's members are decided; never changes.
+#[derive(ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SegmentType {
+    /// The contacts matching the condition, whenever asked.
+    Dynamic,
+    /// Members added and removed explicitly.
+    Static,
+}
+
+/// A stored segment (as embedded in a campaign; without `memberCount`).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentRecord {
+    /// Segment id.
+    pub id: String,
+    /// Owning workspace.
+    pub project_id: String,
+    /// Name; its slug names the `segment.<slug>.entry|exit` events.
+    pub name: String,
+    /// Description.
+    #[schema(required = true)]
+    pub description: Option<String>,
+    /// DYNAMIC or STATIC.
+    #[serde(rename = "type")]
+    pub segment_type: SegmentType,
+    /// The condition; always set for DYNAMIC, null for a STATIC segment without one.
+    #[schema(required = true)]
+    pub condition: Option<SegmentCondition>,
+    /// Whether members are stored and entries and exits emitted as events.
+    pub track_membership: bool,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A segment with its current member count.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    #[serde(flatten)]
+    pub segment: SegmentRecord,
+    /// Members now (computed at read time for DYNAMIC segments).
+    pub member_count: u64,
+}
+
+/// Body of `POST /segments`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({
+    "name": "Pro users",
+    "condition": {"logic": "AND", "groups": [{"filters": [{"field": "data.plan", "operator": "equals", "value": "pro"}]}]},
+    "trackMembership": true
+}))]
+pub struct SegmentCreate {
+    /// Name.
+    #[schema(max_length = 255)]
+    pub name: String,
+    /// Description.
+    #[schema(max_length = 2000)]
+    pub description: Option<String>,
+    /// DYNAMIC (default) or STATIC.
+    #[serde(rename = "type")]
+    pub segment_type: Option<SegmentType>,
+    /// The condition; required for DYNAMIC, optional for STATIC.
+    pub condition: Option<SegmentCondition>,
+    /// Store members and emit entry and exit events (default false).
+    pub track_membership: Option<bool>,
+}
+
+/// Body of `PATCH` or `PUT /segments/{id}`: fields not given are left alone.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentPatch {
+    /// Name.
+    #[schema(max_length = 255)]
+    pub name: Option<String>,
+    /// Description; `null` clears it.
+    #[schema(max_length = 2000)]
+    pub description: Option<String>,
+    /// A new condition (`null` leaves it alone); a tracked segment announces the resulting
+    /// entries and exits.
+    pub condition: Option<SegmentCondition>,
+    /// Turns tracking on (quiet first snapshot) or off.
+    pub track_membership: Option<bool>,
+    /// Must equal the current type (422 otherwise): the type never changes.
+    #[serde(rename = "type")]
+    pub segment_type: Option<SegmentType>,
+}
+
+/// A page of segments, newest first.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentPage {
+    /// The segments.
+    pub data: Vec<Segment>,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Segments in all pages.
+    pub total: u64,
+    /// Number of pages.
+    pub total_pages: u64,
+}
+
+/// A page of a segment's members.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentContactPage {
+    /// The members: stored members newest first; an untracked DYNAMIC segment's matches
+    /// oldest contact first.
+    pub data: Vec<Contact>,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Members in all pages.
+    pub total: u64,
+    /// Number of pages.
+    pub total_pages: u64,
+}
+
+/// Body of `POST /segments/{id}/members`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentMembersAdd {
+    /// 1 to 500 addresses (duplicates count once).
+    #[schema(min_items = 1, max_items = 500)]
+    pub emails: Vec<String>,
+    /// Create contacts for addresses that match none (default false).
+    pub create_missing: Option<bool>,
+    /// Subscription flag of contacts created with `createMissing` (default true).
+    pub subscribed: Option<bool>,
+}
+
+/// Answer of `POST /segments/{id}/members`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentMembersAdded {
+    /// Addresses that matched (or became) contacts, members already or not.
+    pub added: u64,
+    /// Addresses that matched no contact (empty with `createMissing`).
+    pub not_found: Vec<String>,
+    /// Contacts created; only when `createMissing` is true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub created: Option<u64>,
+}
+
+/// Body of `DELETE /segments/{id}/members`.
+#[derive(ToSchema)]
+pub struct SegmentMembersRemove {
+    /// 1 to 500 addresses; addresses of no member are ignored.
+    #[schema(min_items = 1, max_items = 500)]
+    pub emails: Vec<String>,
+}
+
+/// Answer of `DELETE /segments/{id}/members`.
+#[derive(ToSchema)]
+pub struct SegmentMembersRemoved {
+    /// Members removed.
+    pub removed: u64,
+}
+
+// ---------------------------------------------------------------------------------------
+// Campaigns
+// ---------------------------------------------------------------------------------------
+
+/// Where a campaign is in its life: DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
+/// SCHEDULED | CANCELLED; SENDING → SENT | CANCELLED.
+#[derive(ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum CampaignStatus {
+    /// Being written; editable.
+    Draft,
+    /// Waiting for `scheduledFor`; editable.
+    Scheduled,
+    /// Recipients are being expanded and mailed.
+    Sending,
+    /// Every recipient has an outcome.
+    Sent,
+    /// Stopped; nothing more is handed to the transport.
+    Cancelled,
+}
+
+/// Who receives a campaign (always only subscribed, ACTIVE contacts).
+#[derive(ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum AudienceType {
+    /// Every subscribed, ACTIVE contact.
+    All,
+    /// The members of `segmentId`.
+    Segment,
+    /// The contacts matching `audienceCondition`.
+    Filtered,
+}
+
+/// A campaign with its counters and embedded segment.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Campaign {
+    /// Campaign id.
+    pub id: String,
+    /// Owning workspace.
+    pub project_id: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    #[schema(required = true)]
+    pub description: Option<String>,
+    /// Subject with placeholders.
+    pub subject: String,
+    /// HTML body with placeholders.
+    pub body: String,
+    /// Sender address on a verified domain.
+    #[schema(format = Email)]
+    pub from: String,
+    /// Sender name.
+    #[schema(required = true)]
+    pub from_name: Option<String>,
+    /// Reply-To address.
+    #[schema(required = true, format = Email)]
+    pub reply_to: Option<String>,
+    /// ALL, SEGMENT or FILTERED.
+    pub audience_type: AudienceType,
+    /// The segment of a SEGMENT audience.
+    #[schema(required = true)]
+    pub segment_id: Option<String>,
+    /// The condition of a FILTERED audience.
+    #[schema(required = true)]
+    pub audience_condition: Option<SegmentCondition>,
+    /// Current status.
+    pub status: CampaignStatus,
+    /// When a SCHEDULED campaign starts.
+    #[schema(required = true)]
+    pub scheduled_for: Option<DateTime<Utc>>,
+    /// When sending started.
+    #[schema(required = true)]
+    pub sent_at: Option<DateTime<Utc>>,
+    /// Recipients (emails created) so far; exact once expansion is done.
+    pub total_recipients: u64,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// Recipients handed to the provider (or further).
+    pub sent_count: u64,
+    /// Recipients whose delivery was confirmed (including opened, clicked, complained).
+    pub delivered_count: u64,
+    /// Recipients who opened (including clicked).
+    pub opened_count: u64,
+    /// Recipients who clicked.
+    pub clicked_count: u64,
+    /// Recipients whose email bounced.
+    pub bounced_count: u64,
+    /// The audience segment (SEGMENT audiences); null otherwise or when it was deleted.
+    #[schema(required = true)]
+    pub segment: Option<SegmentRecord>,
+}
+
+/// `{success: true, data}` with one campaign.
+#[derive(ToSchema)]
+pub struct CampaignResponse {
+    /// Always `true`.
+    pub success: bool,
+    /// The campaign.
+    pub data: Campaign,
+}
+
+/// `{success: true, data, message}` of `POST /campaigns/{id}/send` and `.../cancel`.
+#[derive(ToSchema)]
+pub struct CampaignActionResponse {
+    /// Always `true`.
+    pub success: bool,
+    /// The campaign after the change.
+    pub data: Campaign,
+    /// What happened, e.g. `Campaign is sending`, `Campaign scheduled for <time>` or
+    /// `Campaign cancelled`.
+    #[schema(example = "Campaign is sending")]
+    pub message: String,
+}
+
+/// Answer of `DELETE /campaigns/{id}`.
+#[derive(ToSchema)]
+pub struct CampaignDeleted {
+    /// Always `true`.
+    pub success: bool,
+    /// `Campaign deleted`.
+    #[schema(example = "Campaign deleted")]
+    pub message: String,
+}
+
+/// A page of campaigns, newest first, with `success`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignPage {
+    /// Always `true`.
+    pub success: bool,
+    /// The campaigns.
+    pub data: Vec<Campaign>,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Campaigns matching the filter.
+    pub total: u64,
+    /// Number of pages.
+    pub total_pages: u64,
+}
+
+/// Body of `POST /campaigns`.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(example = json!({
+    "name": "Autumn news",
+    "subject": "Hi {{name}}",
+    "body": "<p>News for {{contact.email}}</p>",
+    "from": "news@example.com",
+    "fromName": "Acme News",
+    "audienceType": "SEGMENT",
+    "segmentId": "0193a5f0-7c1e-7d2a-9a0e-5b1c2d3e4f50"
+}))]
+pub struct CampaignCreate {
+    /// Name.
+    #[schema(max_length = 255)]
+    pub name: String,
+    /// Description.
+    #[schema(max_length = 2000)]
+    pub description: Option<String>,
+    /// Subject with placeholders.
+    #[schema(max_length = 998)]
+    pub subject: String,
+    /// HTML body with placeholders (`{{name}}`, `{{contact.email}}`, `{{data.plan}}`).
+    pub body: String,
+    /// Sender address; must be on a verified domain.
+    #[schema(format = Email)]
+    pub from: String,
+    /// Sender name.
+    #[schema(max_length = 256)]
+    pub from_name: Option<String>,
+    /// Reply-To address.
+    #[schema(format = Email)]
+    pub reply_to: Option<String>,
+    /// ALL, SEGMENT or FILTERED.
+    pub audience_type: AudienceType,
+    /// An existing segment; required for SEGMENT.
+    pub segment_id: Option<String>,
+    /// The audience's condition; required for FILTERED.
+    pub audience_condition: Option<SegmentCondition>,
+}
+
+/// Body of `PUT` or `PATCH /campaigns/{id}` (DRAFT or SCHEDULED only): fields not given are
+/// left alone; `null` clears optional ones.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignUpdate {
+    /// Name.
+    #[schema(max_length = 255)]
+    pub name: Option<String>,
+    /// Description.
+    #[schema(max_length = 2000)]
+    pub description: Option<String>,
+    /// Subject with placeholders.
+    #[schema(max_length = 998)]
+    pub subject: Option<String>,
+    /// HTML body with placeholders.
+    pub body: Option<String>,
+    /// Sender address; must be on a verified domain.
+    #[schema(format = Email)]
+    pub from: Option<String>,
+    /// Sender name.
+    #[schema(max_length = 256)]
+    pub from_name: Option<String>,
+    /// Reply-To address.
+    #[schema(format = Email)]
+    pub reply_to: Option<String>,
+    /// ALL, SEGMENT or FILTERED.
+    pub audience_type: Option<AudienceType>,
+    /// An existing segment; required for SEGMENT.
+    pub segment_id: Option<String>,
+    /// The audience's condition; required for FILTERED.
+    pub audience_condition: Option<SegmentCondition>,
+}
+
+/// Body of `POST /campaigns/{id}/send` (may be empty).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignSend {
+    /// A future time to send at (the campaign becomes SCHEDULED; sending a SCHEDULED
+    /// campaign again moves it); omitted or null sends now.
+    pub scheduled_for: Option<DateTime<Utc>>,
+}
+
+/// A campaign's counters and rates.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignStats {
+    /// Campaign id.
+    pub campaign_id: String,
+    /// Current status.
+    pub status: CampaignStatus,
+    /// Recipients (emails created) so far.
+    pub total_recipients: u64,
+    /// Emails waiting for delivery.
+    pub queued_count: u64,
+    /// Handed to the provider (or further).
+    pub sent_count: u64,
+    /// Delivery confirmed (including opened, clicked, complained).
+    pub delivered_count: u64,
+    /// Opened (including clicked).
+    pub opened_count: u64,
+    /// Clicked.
+    pub clicked_count: u64,
+    /// Bounced.
+    pub bounced_count: u64,
+    /// Complained.
+    pub complained_count: u64,
+    /// Failed before reaching the provider.
+    pub failed_count: u64,
+    /// Cancelled before being handed over.
+    pub cancelled_count: u64,
+    /// `deliveredCount` in percent of `sentCount` (two decimals; 0 when nothing was sent).
+    #[schema(minimum = 0, maximum = 100)]
+    pub delivery_rate: f64,
+    /// `openedCount` in percent of `sentCount`.
+    #[schema(minimum = 0, maximum = 100)]
+    pub open_rate: f64,
+    /// `clickedCount` in percent of `sentCount`.
+    #[schema(minimum = 0, maximum = 100)]
+    pub click_rate: f64,
+    /// `bouncedCount` in percent of `sentCount`.
+    #[schema(minimum = 0, maximum = 100)]
+    pub bounce_rate: f64,
+    /// `complainedCount` in percent of `sentCount`.
+    #[schema(minimum = 0, maximum = 100)]
+    pub complaint_rate: f64,
+}
+
+/// `{success: true, data}` of `GET /campaigns/{id}/stats`.
+#[derive(ToSchema)]
+pub struct CampaignStatsResponse {
+    /// Always `true`.
+    pub success: bool,
+    /// The counters and rates.
+    pub data: CampaignStats,
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,0 +1,340 @@
+//! The real `posthorn` binary as a child process, and the fresh database it runs on.
+
+use std::collections::VecDeque;
+use std::io::Write as _;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hyper::Method;
+use posthorn_postgres::testing::{drop_database, fresh_database};
+use posthorn_postgres::PgStore;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::process::{Child, Command};
+
+use super::http::Api;
+
+/// Bearer token of the operator API of every process started here.
+pub const ADMIN_TOKEN: &str = "durability-admin-token";
+/// How long a process may take to answer `GET /health` after it was spawned.
+const STARTUP: Duration = Duration::from_secs(30);
+/// Lines of a process's output kept for failure messages.
+const LOG_LINES: usize = 400;
+
+/// Writes to the real stderr, past the test harness's capture: for notes that must be seen.
+pub fn note(message: &str) {
+    let _ = writeln!(std::io::stderr(), "durability: {message}");
+}
+
+/// A fresh, migrated database for one test.
+pub struct TestDb {
+    admin_url: String,
+    name: String,
+    /// URL of the new database, for `POSTHORN_STORE`.
+    pub url: String,
+    store: PgStore,
+}
+
+impl TestDb {
+    /// `None` (after a loud note) when `POSTHORN_TEST_DATABASE_URL` is unset, unless `CI`
+    /// is true: then the test fails, so that CI never passes without running it.
+    pub async fn create(test: &str) -> Option<TestDb> {
+        let admin_url = match std::env::var("POSTHORN_TEST_DATABASE_URL") {
+            Ok(url) if !url.trim().is_empty() => url,
+            _ => {
+                let ci = std::env::var("CI")
+                    .is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+                assert!(
+                    !ci,
+                    "{test}: POSTHORN_TEST_DATABASE_URL is unset but CI=true; start the \
+                     services (eval \"$(bash scripts/services.sh start)\") or run \
+                     scripts/test-all.sh"
+                );
+                note(&format!(
+                    "\n!!!!!!!!\n!!! {test} SKIPPED: POSTHORN_TEST_DATABASE_URL is unset.\n!!! \
+                     Start PostgreSQL with `eval \"$(bash scripts/services.sh start)\"` to run \
+                     the durability tests.\n!!!!!!!!"
+                ));
+                return None;
+            }
+        };
+        let (store, name) = fresh_database(&admin_url)
+            .await
+            .unwrap_or_else(|e| panic!("{test}: creating a fresh test database failed: {e}"));
+        let url = database_url(&admin_url, &name);
+        Some(TestDb {
+            admin_url,
+            name,
+            url,
+            store,
+        })
+    }
+
+    /// Jobs currently leased (`running`), with the email id of delivery jobs.
+    pub async fn running_jobs(&self) -> Vec<(String, Option<String>)> {
+        sqlx::query_as::<_, (String, Option<String>)>(
+            "SELECT id, payload->>'email_id' FROM jobs WHERE state = 'running' ORDER BY id",
+        )
+        .fetch_all(self.store.pool())
+        .await
+        .expect("reading the running jobs from the test database")
+    }
+
+    /// Ends the leases of `job_ids` now, as if their lease time had passed.
+    pub async fn expire_leases(&self, job_ids: &[String]) -> u64 {
+        sqlx::query(
+            "UPDATE jobs SET lease_until = now() - interval '1 second' \
+             WHERE state = 'running' AND id = ANY($1)",
+        )
+        .bind(job_ids)
+        .execute(self.store.pool())
+        .await
+        .expect("expiring job leases in the test database")
+        .rows_affected()
+    }
+
+    /// Drops the database (after the test passed; a failed test leaves it for inspection).
+    pub async fn drop(self) {
+        self.store.pool().close().await;
+        if let Err(e) = drop_database(&self.admin_url, &self.name).await {
+            note(&format!("could not drop test database {}: {e}", self.name));
+        }
+    }
+}
+
+/// `admin_url` with its database replaced by `name` (query kept).
+fn database_url(admin_url: &str, name: &str) -> String {
+    let (base, query) = match admin_url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (admin_url, None),
+    };
+    let authority = base.find("://").map_or(0, |i| i + 3);
+    let path = base[authority..]
+        .find('/')
+        .map_or(base.len(), |i| authority + i);
+    let mut url = format!("{}/{name}", &base[..path]);
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    url
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked; the OS does not hand it out again soon).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind 127.0.0.1:0 to find a free port")
+        .local_addr()
+        .expect("local address of the probe listener")
+        .port()
+}
+
+/// A running `posthorn` process (killed when dropped).
+pub struct Posthorn {
+    pub name: String,
+    pub port: u16,
+    pub api: Api,
+    child: Child,
+    log: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Posthorn {
+    /// Spawns `posthorn` (role all) on `store_url`, delivering to `smtp://127.0.0.1:smtp_port`,
+    /// and waits until `GET /health` answers 200.
+    pub async fn start(name: &str, store_url: &str, smtp_port: u16) -> Posthorn {
+        let port = free_port();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_posthorn"));
+        // Only the settings below: nothing inherited from the developer's environment.
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("POSTHORN_") {
+                command.env_remove(key);
+            }
+        }
+        command
+            .env("POSTHORN_STORE", store_url)
+            .env("POSTHORN_ADMIN_TOKEN", ADMIN_TOKEN)
+            .env("POSTHORN_LISTEN", format!("127.0.0.1:{port}"))
+            .env("POSTHORN_TRANSPORT", format!("smtp://127.0.0.1:{smtp_port}"))
+            .env("POSTHORN_ROLE", "all")
+            .env("RUST_LOG", "warn")
+            .env("NO_COLOR", "1")
+            .current_dir(std::env::temp_dir())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("{name}: spawning the posthorn binary failed: {e}"));
+        let log = Arc::new(Mutex::new(VecDeque::new()));
+        if let Some(stdout) = child.stdout.take() {
+            capture(stdout, Arc::clone(&log));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            capture(stderr, Arc::clone(&log));
+        }
+        let mut process = Posthorn {
+            name: name.to_string(),
+            port,
+            api: Api::new(port),
+            child,
+            log,
+        };
+        process.wait_healthy().await;
+        process
+    }
+
+    async fn wait_healthy(&mut self) {
+        let deadline = tokio::time::Instant::now() + STARTUP;
+        let mut last = String::from("no answer yet");
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                // Let the output readers catch up before showing the log.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                panic!(
+                    "{}: posthorn exited during startup with {status}\n{}",
+                    self.name,
+                    self.logs()
+                );
+            }
+            match self.api.call(Method::GET, "/health", None, None).await {
+                Ok(answer) if answer.status == 200 => return,
+                Ok(answer) => last = format!("{} {}", answer.status, answer.body),
+                Err(e) => last = e,
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{}: GET /health did not answer 200 within {STARTUP:?} (last: {last})\n{}",
+                self.name,
+                self.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The job counts of `GET /health`: (queued, running, dead).
+    pub async fn job_counts(&self) -> Result<(u64, u64, u64), String> {
+        let answer = self.api.call(Method::GET, "/health", None, None).await?;
+        let jobs = &answer.body["jobs"];
+        match (
+            jobs["queued"].as_u64(),
+            jobs["running"].as_u64(),
+            jobs["dead"].as_u64(),
+        ) {
+            (Some(q), Some(r), Some(d)) if answer.status == 200 => Ok((q, r, d)),
+            _ => Err(format!("GET /health: {} {}", answer.status, answer.body)),
+        }
+    }
+
+    /// SIGKILL, and wait for the process to be gone.
+    pub async fn sigkill(&mut self) {
+        self.child
+            .start_kill()
+            .unwrap_or_else(|e| panic!("{}: sending SIGKILL failed: {e}", self.name));
+        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+            .await
+            .unwrap_or_else(|_| panic!("{}: still alive 10 s after SIGKILL", self.name))
+            .unwrap_or_else(|e| panic!("{}: waiting for the killed process: {e}", self.name));
+        assert!(!status.success(), "{}: a killed process exited 0", self.name);
+    }
+
+    /// SIGTERM; the exit status, or `None` when the process is still alive after `within`.
+    pub async fn sigterm(&mut self, within: Duration) -> Option<ExitStatus> {
+        let pid = self
+            .child
+            .id()
+            .unwrap_or_else(|| panic!("{}: the process already exited", self.name));
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("running `kill -TERM`");
+        assert!(sent.success(), "{}: `kill -TERM {pid}` failed", self.name);
+        match tokio::time::timeout(within, self.child.wait()).await {
+            Ok(status) => Some(
+                status.unwrap_or_else(|e| panic!("{}: waiting for the process: {e}", self.name)),
+            ),
+            Err(_) => None,
+        }
+    }
+
+    /// The last lines the process wrote (stdout and stderr), for failure messages.
+    pub fn logs(&self) -> String {
+        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        let lines: Vec<&str> = log.iter().map(String::as_str).collect();
+        format!(
+            "--- last output of {} ({} lines) ---\n{}\n--- end of output ---",
+            self.name,
+            lines.len(),
+            lines.join("\n")
+        )
+    }
+
+    /// Creates a workspace with huge limits and the verified domain `example.com`.
+    pub async fn create_workspace(&self, name: &str) -> Workspace {
+        let created = self
+            .api
+            .expect(
+                201,
+                Method::POST,
+                "/admin/workspaces",
+                Some(ADMIN_TOKEN),
+                Some(&json!({
+                    "name": name,
+                    "rateLimitPerMinute": 1_000_000,
+                    "sendRatePerSecond": 100_000,
+                })),
+            )
+            .await;
+        let field = |v: &Value, what: &str| -> String {
+            v.as_str()
+                .unwrap_or_else(|| panic!("POST /admin/workspaces: no {what} in {created}"))
+                .to_string()
+        };
+        let id = field(&created["workspace"]["id"], "workspace.id");
+        let secret_key = field(&created["keySet"]["secretKey"], "keySet.secretKey");
+        self.api
+            .expect(
+                201,
+                Method::POST,
+                &format!("/admin/workspaces/{id}/domains"),
+                Some(ADMIN_TOKEN),
+                Some(&json!({"domain": "example.com", "verified": true})),
+            )
+            .await;
+        Workspace { id, secret_key }
+    }
+}
+
+/// A workspace made for a test.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub id: String,
+    pub secret_key: String,
+}
+
+fn capture(stream: impl AsyncRead + Unpin + Send + 'static, log: Arc<Mutex<VecDeque<String>>>) {
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stream).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+            if log.len() == LOG_LINES {
+                log.pop_front();
+            }
+            log.push_back(line);
+        }
+    });
+}
+
+#[test]
+fn database_urls_name_the_new_database() {
+    assert_eq!(
+        database_url("postgres://postgres@127.0.0.1:55432/postgres", "posthorn_test_1"),
+        "postgres://postgres@127.0.0.1:55432/posthorn_test_1"
+    );
+    assert_eq!(
+        database_url("postgresql://u:p@h/db?sslmode=disable", "t"),
+        "postgresql://u:p@h/t?sslmode=disable"
+    );
+    assert_eq!(database_url("postgres://h:5432", "t"), "postgres://h:5432/t");
+}
