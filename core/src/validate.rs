@@ -152,6 +152,23 @@ impl Checker {
         Some(s)
     }
 
+    /// An optional, clearable line: absent is `None`, `null` is `Some(None)`, a string is
+    /// `Some(Some(..))` (checked like [`Checker::line`]).
+    pub fn nullable_line(
+        &mut self,
+        obj: &Map<String, Value>,
+        key: &str,
+        max_chars: usize,
+    ) -> Option<Option<String>> {
+        match obj.get(key) {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(_) => self
+                .line(obj, key, "", false, max_chars)
+                .map(|s| Some(s.to_string())),
+        }
+    }
+
     /// An email address field.
     pub fn email(
         &mut self,

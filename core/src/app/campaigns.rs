@@ -43,33 +43,18 @@ struct Fields {
     audience_condition: Option<Option<Condition>>,
 }
 
-fn nullable_line(
-    c: &mut Checker,
-    obj: &Map<String, Value>,
-    key: &str,
-    max: usize,
-) -> Option<Option<String>> {
-    match obj.get(key) {
-        None => None,
-        Some(Value::Null) => Some(None),
-        Some(_) => c
-            .line(obj, key, "", false, max)
-            .map(|s| Some(s.to_string())),
-    }
-}
-
 fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
     let obj = Checker::body(body)?;
     let mut c = Checker::new();
     let mut f = Fields {
         name: c.line(obj, "name", "", creating, 255).map(str::to_string),
-        description: nullable_line(&mut c, obj, "description", 2000),
+        description: c.nullable_line(obj, "description", 2000),
         subject: c
             .line(obj, "subject", "", creating, 998)
             .map(str::to_string),
         body: c.string(obj, "body", "", creating).map(str::to_string),
         from: c.email(obj, "from", "", creating),
-        from_name: nullable_line(&mut c, obj, "fromName", 256),
+        from_name: c.nullable_line(obj, "fromName", 256),
         ..Fields::default()
     };
     f.reply_to = match obj.get("replyTo") {

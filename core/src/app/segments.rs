@@ -252,13 +252,7 @@ impl Engine {
         let obj = Checker::body(body)?;
         let mut c = Checker::new();
         let name = c.line(obj, "name", "", false, 255).map(str::to_string);
-        let description = match obj.get("description") {
-            Some(Value::Null) => Some(None),
-            Some(_) => c
-                .line(obj, "description", "", false, 2000)
-                .map(|d| Some(d.to_string())),
-            None => None,
-        };
+        let description = c.nullable_line(obj, "description", 2000);
         let track = c.boolean(obj, "trackMembership", "", false);
         if let Some(raw) = c.string(obj, "type", "", false) {
             if SegmentType::parse(raw) != Some(segment.segment_type) {
@@ -412,6 +406,17 @@ impl Engine {
         }
     }
 
+    /// The segment `id`, which must be STATIC for its members to be `verb` by hand.
+    async fn static_segment(&self, caller: &Caller, id: &str, verb: &str) -> Result<Segment> {
+        let segment = self.segment_record(caller, id).await?;
+        if segment.segment_type != SegmentType::Static {
+            return Err(Error::InvalidState(format!(
+                "members can only be {verb} STATIC segments; a DYNAMIC segment's members follow its condition"
+            )));
+        }
+        Ok(segment)
+    }
+
     /// `POST /segments/{id}/members {emails, createMissing?, subscribed?}` (STATIC only).
     pub async fn add_segment_members(
         &self,
@@ -420,12 +425,7 @@ impl Engine {
         body: &Value,
     ) -> Result<MembersAdded> {
         let (emails, create_missing, subscribed) = read_member_emails(body, true)?;
-        let segment = self.segment_record(caller, id).await?;
-        if segment.segment_type != SegmentType::Static {
-            return Err(Error::InvalidState(
-                "members can only be added to STATIC segments; a DYNAMIC segment's members follow its condition".into(),
-            ));
-        }
+        let segment = self.static_segment(caller, id, "added to").await?;
         on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace;
@@ -494,12 +494,7 @@ impl Engine {
         body: &Value,
     ) -> Result<u64> {
         let (emails, _, _) = read_member_emails(body, false)?;
-        let segment = self.segment_record(caller, id).await?;
-        if segment.segment_type != SegmentType::Static {
-            return Err(Error::InvalidState(
-                "members can only be removed from STATIC segments; a DYNAMIC segment's members follow its condition".into(),
-            ));
-        }
+        let segment = self.static_segment(caller, id, "removed from").await?;
         on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace_id();

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Caller;
 use crate::error::{Error, Resource, Result};
@@ -44,27 +44,12 @@ struct Fields {
     template_type: Option<TemplateType>,
 }
 
-fn nullable(
-    c: &mut Checker,
-    obj: &Map<String, Value>,
-    key: &str,
-    max: usize,
-) -> Option<Option<String>> {
-    match obj.get(key) {
-        None => None,
-        Some(Value::Null) => Some(None),
-        Some(_) => c
-            .line(obj, key, "", false, max)
-            .map(|s| Some(s.to_string())),
-    }
-}
-
 fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
     let obj = Checker::body(body)?;
     let mut c = Checker::new();
     let mut f = Fields {
         name: c.line(obj, "name", "", creating, 255).map(str::to_string),
-        description: nullable(&mut c, obj, "description", 2000),
+        description: c.nullable_line(obj, "description", 2000),
         subject: c
             .line(obj, "subject", "", creating, 998)
             .map(str::to_string),
@@ -77,7 +62,7 @@ fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
                 .map(|s| Some(s.to_string())),
         },
         from: None,
-        from_name: nullable(&mut c, obj, "fromName", 256),
+        from_name: c.nullable_line(obj, "fromName", 256),
         reply_to: None,
         template_type: None,
     };
