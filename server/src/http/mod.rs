@@ -125,14 +125,20 @@ pub fn router(state: AppState) -> Router {
         )
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
 
-    Router::new()
+    let app = Router::new()
         .route("/health", get(routes::health::health))
         .route("/openapi.json", get(openapi::serve))
         .merge(workspace_api)
         .merge(admin_api)
-        .fallback(not_found)
+        .with_state(state);
+    with_edge(app)
+}
+
+/// The edge every route sits behind: unknown routes and methods in the envelope, panics
+/// caught as 500 `INTERNAL_ERROR`, and a request id on every request and response.
+pub fn with_edge(app: Router) -> Router {
+    app.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .with_state(state)
         .layer(CatchPanicLayer::custom(|_| ApiError::Panic.into_response()))
         .layer(from_fn(request_id::assign))
 }

@@ -9,6 +9,7 @@ mod errors;
 mod events;
 mod harness;
 mod idempotency;
+mod panics;
 mod rate_limit;
 mod segments;
 mod send;
