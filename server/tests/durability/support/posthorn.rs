@@ -1,8 +1,8 @@
 //! The real `posthorn` binary as a child process, and the fresh database it runs on.
 
 use std::collections::VecDeque;
-use std::io::Write as _;
-use std::process::{ExitStatus, Stdio};
+use std::io::{BufRead, BufReader, Read, Write as _};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,8 +10,6 @@ use hyper::Method;
 use posthorn_postgres::testing::{drop_database, fresh_database};
 use posthorn_postgres::PgStore;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-use tokio::process::{Child, Command};
 
 use super::http::Api;
 
@@ -43,8 +41,8 @@ impl TestDb {
         let admin_url = match std::env::var("POSTHORN_TEST_DATABASE_URL") {
             Ok(url) if !url.trim().is_empty() => url,
             _ => {
-                let ci = std::env::var("CI")
-                    .is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+                let ci =
+                    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
                 assert!(
                     !ci,
                     "{test}: POSTHORN_TEST_DATABASE_URL is unset but CI=true; start the \
@@ -79,6 +77,31 @@ impl TestDb {
         .fetch_all(self.store.pool())
         .await
         .expect("reading the running jobs from the test database")
+    }
+
+    /// Waits (at most 5 s) until no other session runs a statement on this database: after a
+    /// kill, PostgreSQL may still finish (and commit) what the dead process had sent.
+    pub async fn wait_until_quiet(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let (active,): (i64,) = sqlx::query_as(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                   AND backend_type = 'client backend' \
+                   AND (state = 'active' OR state LIKE 'idle in transaction%')",
+            )
+            .fetch_one(self.store.pool())
+            .await
+            .expect("reading pg_stat_activity");
+            if active == 0 {
+                return;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{active} sessions still busy on the test database 5 s after the kill"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Ends the leases of `job_ids` now, as if their lease time had passed.
@@ -131,9 +154,11 @@ pub fn free_port() -> u16 {
 }
 
 /// A running `posthorn` process (killed when dropped).
+///
+/// `std::process` rather than `tokio::process`: the workspace's tokio lacks the `process`
+/// feature. Waiting polls `try_wait`, so nothing blocks the runtime.
 pub struct Posthorn {
     pub name: String,
-    pub port: u16,
     pub api: Api,
     child: Child,
     log: Arc<Mutex<VecDeque<String>>>,
@@ -155,15 +180,17 @@ impl Posthorn {
             .env("POSTHORN_STORE", store_url)
             .env("POSTHORN_ADMIN_TOKEN", ADMIN_TOKEN)
             .env("POSTHORN_LISTEN", format!("127.0.0.1:{port}"))
-            .env("POSTHORN_TRANSPORT", format!("smtp://127.0.0.1:{smtp_port}"))
+            .env(
+                "POSTHORN_TRANSPORT",
+                format!("smtp://127.0.0.1:{smtp_port}"),
+            )
             .env("POSTHORN_ROLE", "all")
             .env("RUST_LOG", "warn")
             .env("NO_COLOR", "1")
             .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("{name}: spawning the posthorn binary failed: {e}"));
@@ -176,7 +203,6 @@ impl Posthorn {
         }
         let mut process = Posthorn {
             name: name.to_string(),
-            port,
             api: Api::new(port),
             child,
             log,
@@ -187,9 +213,8 @@ impl Posthorn {
 
     async fn wait_healthy(&mut self) {
         let deadline = tokio::time::Instant::now() + STARTUP;
-        let mut last = String::from("no answer yet");
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Some(status) = self.exit_status() {
                 // Let the output readers catch up before showing the log.
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 panic!(
@@ -198,11 +223,11 @@ impl Posthorn {
                     self.logs()
                 );
             }
-            match self.api.call(Method::GET, "/health", None, None).await {
+            let last = match self.api.call(Method::GET, "/health", None, None).await {
                 Ok(answer) if answer.status == 200 => return,
-                Ok(answer) => last = format!("{} {}", answer.status, answer.body),
-                Err(e) => last = e,
-            }
+                Ok(answer) => format!("{} {}", answer.status, answer.body),
+                Err(e) => e,
+            };
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "{}: GET /health did not answer 200 within {STARTUP:?} (last: {last})\n{}",
@@ -227,35 +252,65 @@ impl Posthorn {
         }
     }
 
-    /// SIGKILL, and wait for the process to be gone.
-    pub async fn sigkill(&mut self) {
+    /// The exit status once the process has exited (reaped here, so its pid is not reused
+    /// under our feet).
+    fn exit_status(&mut self) -> Option<ExitStatus> {
         self.child
-            .start_kill()
+            .try_wait()
+            .unwrap_or_else(|e| panic!("{}: checking whether posthorn exited: {e}", self.name))
+    }
+
+    /// Polls for the exit for at most `within`.
+    async fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Some(status);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// SIGKILL (what `Child::kill` sends on unix), and wait for the process to be gone.
+    pub async fn sigkill(&mut self) {
+        assert!(
+            self.exit_status().is_none(),
+            "{}: exited before the kill\n{}",
+            self.name,
+            self.logs()
+        );
+        self.child
+            .kill()
             .unwrap_or_else(|e| panic!("{}: sending SIGKILL failed: {e}", self.name));
-        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+        let status = self
+            .wait_exit(Duration::from_secs(10))
             .await
-            .unwrap_or_else(|_| panic!("{}: still alive 10 s after SIGKILL", self.name))
-            .unwrap_or_else(|e| panic!("{}: waiting for the killed process: {e}", self.name));
-        assert!(!status.success(), "{}: a killed process exited 0", self.name);
+            .unwrap_or_else(|| panic!("{}: still alive 10 s after SIGKILL", self.name));
+        assert!(
+            !status.success(),
+            "{}: a killed process exited 0",
+            self.name
+        );
     }
 
     /// SIGTERM; the exit status, or `None` when the process is still alive after `within`.
     pub async fn sigterm(&mut self, within: Duration) -> Option<ExitStatus> {
-        let pid = self
-            .child
-            .id()
-            .unwrap_or_else(|| panic!("{}: the process already exited", self.name));
-        let sent = std::process::Command::new("kill")
+        assert!(
+            self.exit_status().is_none(),
+            "{}: exited before SIGTERM\n{}",
+            self.name,
+            self.logs()
+        );
+        let pid = self.child.id();
+        let sent = Command::new("kill")
             .args(["-TERM", &pid.to_string()])
             .status()
             .expect("running `kill -TERM`");
         assert!(sent.success(), "{}: `kill -TERM {pid}` failed", self.name);
-        match tokio::time::timeout(within, self.child.wait()).await {
-            Ok(status) => Some(
-                status.unwrap_or_else(|e| panic!("{}: waiting for the process: {e}", self.name)),
-            ),
-            Err(_) => None,
-        }
+        self.wait_exit(within).await
     }
 
     /// The last lines the process wrote (stdout and stderr), for failure messages.
@@ -302,21 +357,32 @@ impl Posthorn {
                 Some(&json!({"domain": "example.com", "verified": true})),
             )
             .await;
-        Workspace { id, secret_key }
+        Workspace { secret_key }
     }
 }
 
 /// A workspace made for a test.
 #[derive(Debug, Clone)]
 pub struct Workspace {
-    pub id: String,
     pub secret_key: String,
 }
 
-fn capture(stream: impl AsyncRead + Unpin + Send + 'static, log: Arc<Mutex<VecDeque<String>>>) {
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stream).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+impl Drop for Posthorn {
+    /// Like `kill_on_drop`: a failing test never leaves a server behind.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Keeps the last [`LOG_LINES`] lines of `stream` (a thread per stream; it ends with the
+/// process).
+fn capture(stream: impl Read + Send + 'static, log: Arc<Mutex<VecDeque<String>>>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
             let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
             if log.len() == LOG_LINES {
                 log.pop_front();
@@ -329,12 +395,18 @@ fn capture(stream: impl AsyncRead + Unpin + Send + 'static, log: Arc<Mutex<VecDe
 #[test]
 fn database_urls_name_the_new_database() {
     assert_eq!(
-        database_url("postgres://postgres@127.0.0.1:55432/postgres", "posthorn_test_1"),
+        database_url(
+            "postgres://postgres@127.0.0.1:55432/postgres",
+            "posthorn_test_1"
+        ),
         "postgres://postgres@127.0.0.1:55432/posthorn_test_1"
     );
     assert_eq!(
         database_url("postgresql://u:p@h/db?sslmode=disable", "t"),
         "postgresql://u:p@h/t?sslmode=disable"
     );
-    assert_eq!(database_url("postgres://h:5432", "t"), "postgres://h:5432/t");
+    assert_eq!(
+        database_url("postgres://h:5432", "t"),
+        "postgres://h:5432/t"
+    );
 }
