@@ -165,18 +165,22 @@ impl Api {
             .await
     }
 
+    /// Jobs queued or running, from `GET /health`.
+    pub async fn pending_jobs(&self) -> Result<u64, BoxError> {
+        let (status, body) = self.call(Method::GET, "/health", None, None).await?;
+        if !status.is_success() {
+            return Err(format!("GET /health: {status}: {body}").into());
+        }
+        let jobs = &body["jobs"];
+        Ok(jobs["queued"].as_u64().unwrap_or(0) + jobs["running"].as_u64().unwrap_or(0))
+    }
+
     /// Waits until the job queue has nothing queued or running (at most `patience`);
     /// answers how long it took, or `None` when it did not drain in time.
     pub async fn drain_jobs(&self, patience: Duration) -> Result<Option<Duration>, BoxError> {
         let begin = Instant::now();
         loop {
-            let (status, body) = self.call(Method::GET, "/health", None, None).await?;
-            if !status.is_success() {
-                return Err(format!("GET /health: {status}: {body}").into());
-            }
-            let jobs = &body["jobs"];
-            let busy = jobs["queued"].as_u64().unwrap_or(0) + jobs["running"].as_u64().unwrap_or(0);
-            if busy == 0 {
+            if self.pending_jobs().await? == 0 {
                 return Ok(Some(begin.elapsed()));
             }
             if begin.elapsed() >= patience {

@@ -22,7 +22,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             max_delivery_attempts: 8,
-            job_lease: Duration::from_secs(120),
+            job_lease: Duration::from_secs(60),
             base_retry_delay: Duration::from_secs(30),
             max_retry_delay: Duration::from_secs(3600),
         }

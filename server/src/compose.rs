@@ -64,6 +64,9 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         dns,
         rate_limiter,
         cache,
-        settings: Settings::default(),
+        settings: Settings {
+            job_lease: Duration::from_secs(config.job_lease_secs),
+            ..Settings::default()
+        },
     })
 }

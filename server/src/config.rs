@@ -69,6 +69,10 @@ pub struct Config {
     /// Concurrent jobs per worker process.
     #[arg(long, env = "POSTHORN_WORKER_CONCURRENCY", default_value_t = 16)]
     pub worker_concurrency: usize,
+    /// How long a claimed job stays leased to its worker, in seconds; a crashed worker's
+    /// jobs run again after this. Must exceed the longest job (an SMTP send times out at 30 s).
+    #[arg(long, env = "POSTHORN_JOB_LEASE_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(5..=3600))]
+    pub job_lease_secs: u64,
     /// Time-out of DNS lookups, in milliseconds.
     #[arg(long, env = "POSTHORN_DNS_TIMEOUT_MS", default_value_t = 2000)]
     pub dns_timeout_ms: u64,

@@ -49,7 +49,13 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
             ws.id, config.bootstrap_domain, keys.public_key, keys.secret_key
         );
     }
+    // One signal stops both: the listener drains and the workers stop claiming at once.
     let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing requests and jobs in flight");
+        let _ = stop_tx.send(true);
+    });
     let worker = (config.role != Role::Api).then(|| {
         tokio::spawn(worker::run(
             engine.clone(),
@@ -58,17 +64,20 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         ))
     });
     if config.role == Role::Worker {
-        shutdown_signal().await;
+        let mut stop = stop_rx.clone();
+        let _ = stop.wait_for(|stopped| *stopped).await;
     } else {
         let mut state = AppState::new(engine, config.admin_token.clone());
         state.max_body_bytes = config.max_body_bytes;
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");
+        let mut stop = stop_rx.clone();
         axum::serve(listener, router(state))
-            .with_graceful_shutdown(shutdown_signal())
+            .with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            })
             .await?;
     }
-    let _ = stop_tx.send(true);
     if let Some(worker) = worker {
         let _ = worker.await;
     }

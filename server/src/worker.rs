@@ -1,4 +1,4 @@
-//! Job workers: claim due jobs, run their handlers, and wake on new work.
+//! Job workers: claim due jobs, run their handlers, and wake on new work or a freed slot.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,12 +8,14 @@ use tokio::sync::{watch, Semaphore};
 
 /// How long an idle worker waits for a wake-up before polling again.
 const IDLE_POLL: Duration = Duration::from_millis(500);
-/// How often workspace maintenance (PENDING contacts) runs.
+/// How often workspace maintenance (PENDING contacts, time-based segments) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(60);
 
-/// Runs jobs until `shutdown` turns true; in-flight jobs finish before it returns.
+/// Runs jobs until `shutdown` turns true: then it claims nothing more and returns once the
+/// jobs in flight have settled.
 pub async fn run(engine: Engine, concurrency: usize, mut shutdown: watch::Receiver<bool>) {
-    let permits = Arc::new(Semaphore::new(concurrency.max(1)));
+    let concurrency = concurrency.max(1);
+    let permits = Arc::new(Semaphore::new(concurrency));
     let mut last_maintenance = tokio::time::Instant::now();
     loop {
         if *shutdown.borrow() {
@@ -23,32 +25,43 @@ pub async fn run(engine: Engine, concurrency: usize, mut shutdown: watch::Receiv
             last_maintenance = tokio::time::Instant::now();
             maintain(&engine).await;
         }
-        let free = permits.available_permits();
-        let claimed = if free == 0 {
-            Vec::new()
-        } else {
-            match engine
-                .jobs
-                .claim(engine.clock.now(), engine.settings.job_lease, free)
-                .await
-            {
-                Ok(jobs) => jobs,
-                Err(e) => {
-                    tracing::error!(error = %e, "claiming jobs failed");
-                    Vec::new()
-                }
+        // Wait for a free slot: a finishing job wakes this at once.
+        let first = tokio::select! {
+            permit = permits.clone().acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = shutdown.changed() => continue,
+        };
+        let free = permits.available_permits() + 1;
+        let claimed = match engine
+            .jobs
+            .claim(engine.clock.now(), engine.settings.job_lease, free)
+            .await
+        {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                tracing::error!(error = %e, "claiming jobs failed");
+                Vec::new()
             }
         };
         if claimed.is_empty() {
+            drop(first);
             tokio::select! {
                 _ = engine.jobs.wait_for_work(IDLE_POLL) => {}
                 _ = shutdown.changed() => {}
             }
             continue;
         }
+        let mut first = Some(first);
         for job in claimed {
-            let Ok(permit) = permits.clone().acquire_owned().await else {
-                break;
+            let permit = match first.take() {
+                Some(p) => p,
+                // Counted as free above; nothing else takes permits, so this is immediate.
+                None => match permits.clone().acquire_owned().await {
+                    Ok(p) => p,
+                    Err(_) => break,
+                },
             };
             let engine = engine.clone();
             tokio::spawn(async move {
@@ -60,8 +73,8 @@ pub async fn run(engine: Engine, concurrency: usize, mut shutdown: watch::Receiv
             });
         }
     }
-    // Wait for in-flight jobs: every permit back means every job settled.
-    let _ = permits.acquire_many(concurrency.max(1) as u32).await;
+    // Every permit back means every job in flight has settled.
+    let _ = permits.acquire_many(concurrency as u32).await;
 }
 
 async fn maintain(engine: &Engine) {
@@ -78,6 +91,11 @@ async fn maintain(engine: &Engine) {
     {
         if let Err(e) = engine.promote_pending_contacts(ws).await {
             tracing::error!(workspace = %ws.id, error = %e, "pending contact sweep failed");
+        }
+    }
+    for ws in &workspaces {
+        if let Err(e) = engine.sweep_time_based_segments(&ws.id).await {
+            tracing::error!(workspace = %ws.id, error = %e, "segment sweep failed");
         }
     }
 }

@@ -9,6 +9,9 @@ use crate::ports::{ChangeSet, StoreError, Write};
 use crate::validate::Checker;
 use crate::Engine;
 
+/// The id of the workspace created on first run (fixed, so concurrent first runs collide).
+pub const BOOTSTRAP_WORKSPACE_ID: &str = "00000000-0000-7000-8000-000000000001";
+
 /// Why a bearer key was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthFailure {
@@ -169,20 +172,38 @@ impl Engine {
     }
 
     /// First run: when the store has no workspace, creates `default` with a key set and a
-    /// verified sender domain. Returns the new workspace and its clear keys.
+    /// verified sender domain, in one commit. Returns the new workspace and its clear keys.
+    ///
+    /// Several processes starting together on an empty database race here: the workspace has
+    /// a fixed id and its domain is a guarded insert, so exactly one commit wins and the
+    /// others conflict and create nothing.
     pub async fn bootstrap(&self, domain: &str) -> Result<Option<(Workspace, NewKeySet)>> {
         if !self.store.workspaces().await?.is_empty() {
             return Ok(None);
         }
-        let (ws, keys) = self
-            .create_workspace(&serde_json::json!({"name": "default"}))
-            .await?;
-        self.admin_add_domain(
-            &ws.id,
-            &serde_json::json!({"domain": domain, "verified": true}),
-        )
-        .await?;
-        Ok(Some((ws, keys)))
+        let domain = parse_domain_name(domain)
+            .ok_or_else(|| Error::BadRequest(format!("'{domain}' is not a domain name")))?;
+        let now = self.clock.now();
+        let mut ws = Workspace::new("default".into(), now);
+        ws.id = BOOTSTRAP_WORKSPACE_ID.to_string();
+        let keys = NewKeySet::generate(&ws.id, None, Vec::new(), now);
+        let mut changes = ChangeSet::new();
+        changes.push(Write::PutWorkspace(ws.clone()));
+        changes.push(Write::PutKeySet(keys.record.clone()));
+        changes.push(Write::InsertDomain(Domain {
+            id: new_id(),
+            workspace_id: ws.id.clone(),
+            domain,
+            verified: true,
+            inbound_enabled: false,
+            created_at: now,
+            updated_at: now,
+        }));
+        match self.store.commit(changes).await {
+            Ok(()) => Ok(Some((ws, keys))),
+            Err(StoreError::Conflict(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 

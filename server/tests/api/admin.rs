@@ -121,3 +121,56 @@ async fn operator_api_validates_and_guards() {
     assert_eq!(bad.error_fields(), ["domain"]);
     assert!(!ADMIN.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_run_bootstrap_happens_once_even_when_racing() {
+    let app = TestApp::new().await;
+    // The harness already made workspaces, so bootstrap does nothing here.
+    assert!(app
+        .engine
+        .bootstrap("example.com")
+        .await
+        .expect("bootstrap")
+        .is_none());
+    for _ in 0..20 {
+        let store = std::sync::Arc::new(posthorn_memory::MemoryStore::new());
+        let engine = posthorn_core::Engine {
+            store: store.clone(),
+            jobs: store.clone(),
+            ..app.engine.clone()
+        };
+        let (a, b) = tokio::join!(
+            tokio::spawn({
+                let e = engine.clone();
+                async move { e.bootstrap("example.com").await }
+            }),
+            tokio::spawn({
+                let e = engine.clone();
+                async move { e.bootstrap("example.com").await }
+            }),
+        );
+        let created = [a.expect("join").expect("a"), b.expect("join").expect("b")];
+        assert_eq!(
+            created.iter().filter(|c| c.is_some()).count(),
+            1,
+            "exactly one first run wins"
+        );
+        let workspaces = engine.store.workspaces().await.expect("list");
+        assert_eq!(workspaces.len(), 1);
+        assert_eq!(
+            engine
+                .store
+                .key_sets(&workspaces[0].id)
+                .await
+                .expect("keys")
+                .len(),
+            1
+        );
+        let domains = engine
+            .store
+            .domains(&workspaces[0].id)
+            .await
+            .expect("domains");
+        assert!(domains.len() == 1 && domains[0].verified);
+    }
+}

@@ -104,19 +104,6 @@ impl TestDb {
         }
     }
 
-    /// Ends the leases of `job_ids` now, as if their lease time had passed.
-    pub async fn expire_leases(&self, job_ids: &[String]) -> u64 {
-        sqlx::query(
-            "UPDATE jobs SET lease_until = now() - interval '1 second' \
-             WHERE state = 'running' AND id = ANY($1)",
-        )
-        .bind(job_ids)
-        .execute(self.store.pool())
-        .await
-        .expect("expiring job leases in the test database")
-        .rows_affected()
-    }
-
     /// Drops the database (after the test passed; a failed test leaves it for inspection).
     pub async fn drop(self) {
         self.store.pool().close().await;
@@ -185,6 +172,8 @@ impl Posthorn {
                 format!("smtp://127.0.0.1:{smtp_port}"),
             )
             .env("POSTHORN_ROLE", "all")
+            // A short lease: a killed process's jobs run again within seconds.
+            .env("POSTHORN_JOB_LEASE_SECS", "5")
             .env("RUST_LOG", "warn")
             .env("NO_COLOR", "1")
             .current_dir(std::env::temp_dir())
