@@ -96,10 +96,31 @@ if [[ -z "$port" ]]; then
 fi
 echo "posthorn (pid $server_pid) is up on 127.0.0.1:$port" >&2
 
+# CPU accounting: busy ticks of the whole machine and of the server over the bench run.
+machine_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
+server_ticks() { awk '{sub(/^.*\) /, ""); print $12 + $13}' "/proc/$server_pid/stat" 2>/dev/null || echo 0; }
+hz="$(getconf CLK_TCK 2>/dev/null || echo 100)"
+cores="$(nproc 2>/dev/null || echo 1)"
+machine_0="$(machine_busy)"
+server_0="$(server_ticks)"
+started="$(date +%s.%N)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
 status=0
 POSTHORN_BENCH_URL="http://127.0.0.1:$port" POSTHORN_BENCH_ADMIN_TOKEN=bench \
-    "$bench_bin" "$@" || status=$?
+    "$bench_bin" "$@" | tee "$tmp/bench.out" || status=$?
 
+machine_1="$(machine_busy)"
+server_1="$(server_ticks)"
+finished="$(date +%s.%N)"
+bench_cpu="$(sed -n 's/^- load generator CPU time: \([0-9.]*\) s$/\1/p' "$tmp/bench.out")"
+awk -v hz="$hz" -v cores="$cores" -v m0="$machine_0" -v m1="$machine_1" \
+    -v s0="$server_0" -v s1="$server_1" -v t0="$started" -v t1="$finished" -v b="${bench_cpu:-0}" 'BEGIN {
+        wall = t1 - t0; machine = (m1 - m0) / hz; server = (s1 - s0) / hz;
+        other = machine - server - b; if (other < 0) other = 0;
+        printf "- CPU over the whole run (%.0f s wall, %d cores = %.0f core-s): server %.1f s, load generator %.1f s, other processes %.1f s\n",
+            wall, cores, wall * cores, server, b, other
+    }'
 if kill -0 "$server_pid" 2>/dev/null; then
     peak_kb="$(awk '/^VmHWM:/ {print $2}' "/proc/$server_pid/status" 2>/dev/null || true)"
     if [[ -n "$peak_kb" ]]; then

@@ -214,6 +214,9 @@ async fn run(args: Args) -> Result<(), BoxError> {
         });
     }
 
+    if let Some(cpu) = own_cpu_seconds() {
+        notes.push(format!("load generator CPU time: {cpu:.1} s"));
+    }
     println!();
     println!(
         "Posthorn load benchmark against {}: {:.0} s measured after {:.0} s warm-up per scenario, client on {} thread(s), {} seeded contacts",
@@ -228,6 +231,19 @@ async fn run(args: Args) -> Result<(), BoxError> {
         }
     }
     Ok(())
+}
+
+/// CPU time (user + system) this process used so far, from `/proc/self/stat` (Linux,
+/// clock ticks of 1/100 s).
+fn own_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name start at field 3 (`state`); utime and
+    // stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) as f64 / 100.0)
 }
 
 /// Watches the job queue for `watch` (or until it is empty) and describes its drain rate.

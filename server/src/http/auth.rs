@@ -32,6 +32,8 @@ fn public_key_allowed(path: &str) -> bool {
 /// puts the `Caller` into the request's extensions.
 pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let token = bearer(req.headers()).map(str::to_string);
+    let changes_keys =
+        req.uri().path().starts_with("/keys") && req.method() != axum::http::Method::GET;
     let public_ok = public_key_allowed(req.uri().path());
     let caller = match authenticate(&state, token.as_deref(), public_ok).await {
         Ok(caller) => caller,
@@ -55,6 +57,10 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
         ApiError::RateLimited { retry_after }.into_response()
     };
     rate_limit_headers(response.headers_mut(), &decision, now);
+    if changes_keys {
+        // A revoked key stops working at once in this process (others within the TTL).
+        state.auth_cache.clear();
+    }
     response
 }
 
@@ -64,6 +70,9 @@ async fn authenticate(
     public_ok: bool,
 ) -> Result<Caller, ApiError> {
     let token = token.ok_or(ApiError::MissingAuth)?;
+    if let Some(caller) = state.auth_cache.get(token) {
+        return check_kind(caller, public_ok);
+    }
     let caller = state
         .engine
         .authenticate(token)
@@ -74,6 +83,11 @@ async fn authenticate(
             AuthOutcome::Refused(AuthFailure::Disabled) => ApiError::ProjectDisabled,
             AuthOutcome::Store(e) => ApiError::Domain(e.into()),
         })?;
+    state.auth_cache.put(token, caller.clone());
+    check_kind(caller, public_ok)
+}
+
+fn check_kind(caller: Caller, public_ok: bool) -> Result<Caller, ApiError> {
     if !caller.is_secret() && !public_ok {
         return Err(ApiError::SecretKeyRequired);
     }
@@ -109,7 +123,10 @@ pub async fn require_admin(State(state): State<AppState>, req: Request, next: Ne
     if !ok {
         return ApiError::AdminUnauthorized.into_response();
     }
-    next.run(req).await
+    let response = next.run(req).await;
+    // Operator changes (disabling, limits, keys) apply at once in this process.
+    state.auth_cache.clear();
+    response
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

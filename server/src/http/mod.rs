@@ -2,6 +2,7 @@
 //! call a use case on the `Engine`, and render.
 
 pub mod auth;
+pub mod auth_cache;
 pub mod body;
 pub mod error;
 pub mod idempotency;
@@ -29,6 +30,8 @@ pub struct AppState {
     pub admin_token: Option<String>,
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
+    /// Recently authenticated keys.
+    pub auth_cache: std::sync::Arc<auth_cache::AuthCache>,
 }
 
 impl AppState {
@@ -38,6 +41,7 @@ impl AppState {
             engine,
             admin_token,
             max_body_bytes: 15 * 1024 * 1024,
+            auth_cache: Default::default(),
         }
     }
 }
