@@ -108,7 +108,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 status=0
 POSTHORN_BENCH_URL="http://127.0.0.1:$port" POSTHORN_BENCH_ADMIN_TOKEN=bench \
-    "$bench_bin" "$@" | tee "$tmp/bench.out" || status=$?
+    POSTHORN_BENCH_SERVER_PID="$server_pid" "$bench_bin" "$@" | tee "$tmp/bench.out" || status=$?
 
 machine_1="$(machine_busy)"
 server_1="$(server_ticks)"

@@ -67,6 +67,10 @@ struct Args {
     /// Seconds to wait for the job queue to drain before each scenario.
     #[arg(long, default_value_t = 60.0)]
     drain_timeout: f64,
+    /// Process id of the server, when it runs on this machine: adds its CPU time per request
+    /// to the table.
+    #[arg(long, env = "POSTHORN_BENCH_SERVER_PID")]
+    server_pid: Option<u32>,
     /// Seconds to watch the delivery backlog after `send` (its drain rate is reported).
     #[arg(long, default_value_t = 10.0)]
     delivery_watch: f64,
@@ -91,6 +95,10 @@ struct Row {
     name: &'static str,
     load: String,
     outcome: Outcome,
+    /// Open loop (the rate was imposed).
+    paced: bool,
+    /// CPU seconds (server, load generator) used during the measured window.
+    cpu: (Option<f64>, Option<f64>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -182,7 +190,9 @@ async fn run(args: Args) -> Result<(), BoxError> {
             }
         };
         eprintln!("running {name} ...");
+        let probe = tokio::spawn(cpu_probe(args.server_pid, plan.warmup, plan.duration));
         let outcome = load::run(&client, make, plan).await;
+        let cpu = probe.await.unwrap_or((None, None));
         if scenario == Scenario::Track {
             track_rate = Some(outcome.rate());
         }
@@ -211,6 +221,8 @@ async fn run(args: Args) -> Result<(), BoxError> {
             name,
             load,
             outcome,
+            paced: plan.rate.is_some(),
+            cpu,
         });
     }
 
@@ -233,10 +245,32 @@ async fn run(args: Args) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// CPU time (user + system) this process used so far, from `/proc/self/stat` (Linux,
-/// clock ticks of 1/100 s).
+/// CPU seconds the server and this process use between `warmup` and `warmup + duration`
+/// from now: the measured window of a run started at the same time.
+async fn cpu_probe(
+    server_pid: Option<u32>,
+    warmup: Duration,
+    duration: Duration,
+) -> (Option<f64>, Option<f64>) {
+    let server = || server_pid.and_then(|pid| cpu_seconds(&format!("/proc/{pid}/stat")));
+    let begin = tokio::time::Instant::now();
+    tokio::time::sleep_until(begin + warmup).await;
+    let (server_0, own_0) = (server(), own_cpu_seconds());
+    tokio::time::sleep_until(begin + warmup + duration).await;
+    let (server_1, own_1) = (server(), own_cpu_seconds());
+    let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
+    (delta(server_0, server_1), delta(own_0, own_1))
+}
+
+/// CPU time (user + system) this process used so far.
 fn own_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    cpu_seconds("/proc/self/stat")
+}
+
+/// CPU time (user + system, all threads) of the process whose `/proc/<pid>/stat` is at
+/// `path` (Linux; clock ticks of 1/100 s).
+fn cpu_seconds(path: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(path).ok()?;
     // Fields after the parenthesised command name start at field 3 (`state`); utime and
     // stime are fields 14 and 15.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -289,6 +323,8 @@ fn table(rows: &[Row]) -> String {
         "non-2xx",
         "errors",
         "vs ceiling",
+        "server CPU µs/req",
+        "client CPU µs/req",
     ];
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let cells: Vec<Vec<String>> = rows
@@ -304,9 +340,13 @@ fn table(rows: &[Row]) -> String {
                 ms(o.quantile_ms(1.0)),
                 o.non_2xx.values().sum::<u64>().to_string(),
                 o.errors.to_string(),
-                ceiling.map_or("-".to_string(), |c| {
-                    format!("{:.1} %", 100.0 * o.rate() / c)
-                }),
+                match (ceiling, r.paced) {
+                    // An open-loop rate is imposed, not reached: no ratio.
+                    (Some(c), false) => format!("{:.1} %", 100.0 * o.rate() / c),
+                    _ => "-".to_string(),
+                },
+                per_request(r.cpu.0, o),
+                per_request(r.cpu.1, o),
             ]
         })
         .collect();
@@ -346,6 +386,15 @@ fn table(rows: &[Row]) -> String {
         out.push_str(&line(row));
     }
     out
+}
+
+/// CPU microseconds per answered request.
+fn per_request(cpu_seconds: Option<f64>, outcome: &Outcome) -> String {
+    let answered = outcome.ok + outcome.non_2xx.values().sum::<u64>();
+    match cpu_seconds {
+        Some(cpu) if answered > 0 => format!("{:.0}", cpu * 1e6 / answered as f64),
+        _ => "-".to_string(),
+    }
 }
 
 fn uri(api: &Api, path: &str) -> Result<Uri, BoxError> {
