@@ -67,8 +67,8 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         let mut stop = stop_rx.clone();
         let _ = stop.wait_for(|stopped| *stopped).await;
     } else {
-        let mut state = AppState::new(engine, config.admin_token.clone());
-        state.max_body_bytes = config.max_body_bytes;
+        let state =
+            AppState::with_body_limit(engine, config.admin_token.clone(), config.max_body_bytes);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");
         let mut stop = stop_rx.clone();

@@ -1485,8 +1485,7 @@ async fn real_answers_match_the_documented_schemas() {
     Checker::expect(&res, 429);
 
     // Body limit.
-    let mut state = AppState::new(engine(), Some(ADMIN.to_string()));
-    state.max_body_bytes = 16;
+    let state = AppState::with_body_limit(engine(), Some(ADMIN.to_string()), 16);
     c.app = router(state);
     let res = c
         .call(

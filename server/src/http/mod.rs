@@ -21,9 +21,13 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use error::ApiError;
 
-/// What every handler can reach.
+/// What every handler can reach; cheap to clone (one `Arc`), as every layer and handler
+/// of every request clones it.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(std::sync::Arc<Shared>);
+
+/// The contents of [`AppState`].
+pub struct Shared {
     /// The engine and its ports.
     pub engine: Engine,
     /// Operator token; the operator API is off when `None`.
@@ -31,18 +35,35 @@ pub struct AppState {
     /// Largest accepted request body in bytes.
     pub max_body_bytes: usize,
     /// Recently authenticated keys.
-    pub auth_cache: std::sync::Arc<auth_cache::AuthCache>,
+    pub auth_cache: auth_cache::AuthCache,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
 }
 
 impl AppState {
     /// State with the default body limit (15 MB).
     pub fn new(engine: Engine, admin_token: Option<String>) -> Self {
-        Self {
+        Self::with_body_limit(engine, admin_token, 15 * 1024 * 1024)
+    }
+
+    /// State with a body limit in bytes.
+    pub fn with_body_limit(
+        engine: Engine,
+        admin_token: Option<String>,
+        max_body_bytes: usize,
+    ) -> Self {
+        Self(std::sync::Arc::new(Shared {
             engine,
             admin_token,
-            max_body_bytes: 15 * 1024 * 1024,
-            auth_cache: Default::default(),
-        }
+            max_body_bytes,
+            auth_cache: auth_cache::AuthCache::default(),
+        }))
     }
 }
 
