@@ -37,6 +37,18 @@ pub fn transition_event(
     )
 }
 
+/// Whether a condition reads a contact's events or email activity.
+pub fn reads_events(condition: &crate::segment::Condition) -> bool {
+    let mut reads = false;
+    condition.for_each_filter(&mut |f| {
+        reads |= matches!(
+            f.field,
+            crate::segment::Field::Event(_) | crate::segment::Field::EmailActivity(_)
+        );
+    });
+    reads
+}
+
 /// What settling a membership job needs: done, or try again shortly (a concurrent change).
 pub enum Settled {
     /// Nothing left to do.
@@ -53,11 +65,28 @@ impl Engine {
         workspace_id: &str,
         changes: &mut ChangeSet,
     ) -> Result<(), StoreError> {
+        let touches_contacts = changes.writes.iter().any(|w| {
+            matches!(
+                w,
+                Write::InsertContact(_) | Write::UpdateContact(_) | Write::AppendEvent(_)
+            )
+        });
+        if !touches_contacts {
+            return Ok(());
+        }
+        let tracked = self.store.tracked_segments(workspace_id).await?;
+        if tracked.is_empty() {
+            return Ok(());
+        }
+        // An event alone matters only to segments whose conditions read events.
+        let events_matter = tracked
+            .iter()
+            .any(|s| s.condition.as_ref().is_some_and(reads_events));
         let mut ids: Vec<String> = Vec::new();
         for write in &changes.writes {
             let id = match write {
                 Write::InsertContact(c) | Write::UpdateContact(c) => Some(&c.id),
-                Write::AppendEvent(e) => e.contact_id.as_ref(),
+                Write::AppendEvent(e) if events_matter => e.contact_id.as_ref(),
                 _ => None,
             };
             if let Some(id) = id {
@@ -65,9 +94,6 @@ impl Engine {
                     ids.push(id.clone());
                 }
             }
-        }
-        if ids.is_empty() || self.store.tracked_segments(workspace_id).await?.is_empty() {
-            return Ok(());
         }
         let now = self.clock.now();
         for id in ids {
@@ -336,4 +362,24 @@ pub fn split_facts(facts: Vec<EventFact>) -> (Vec<EventFact>, Vec<ActivityFact>)
         })
         .collect();
     (facts, activity)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::parse_condition;
+    use serde_json::json;
+
+    fn cond(field: &str, operator: &str) -> crate::segment::Condition {
+        let value = json!({"groups": [{"filters": [{"field": field, "operator": operator, "value": "x"}]}]});
+        parse_condition(&value, "condition").expect("valid")
+    }
+
+    #[test]
+    fn only_event_and_activity_fields_read_events() {
+        assert!(reads_events(&cond("event.signup", "triggered")));
+        assert!(reads_events(&cond("email.opened", "triggered")));
+        assert!(!reads_events(&cond("data.plan", "equals")));
+        assert!(!reads_events(&cond("email", "contains")));
+    }
 }
