@@ -71,6 +71,10 @@ struct Args {
     /// to the table.
     #[arg(long, env = "POSTHORN_BENCH_SERVER_PID")]
     server_pid: Option<u32>,
+    /// Process id of the database's postmaster, when it runs on this machine: adds the CPU
+    /// time of it and all its children (the backends) per request to the table.
+    #[arg(long, env = "POSTHORN_BENCH_DB_PID")]
+    db_pid: Option<u32>,
     /// Seconds to watch the delivery backlog after `send` (its drain rate is reported).
     #[arg(long, default_value_t = 10.0)]
     delivery_watch: f64,
@@ -97,8 +101,8 @@ struct Row {
     outcome: Outcome,
     /// Open loop (the rate was imposed).
     paced: bool,
-    /// CPU seconds (server, load generator) used during the measured window.
-    cpu: (Option<f64>, Option<f64>),
+    /// CPU seconds (server, load generator, database) used during the measured window.
+    cpu: (Option<f64>, Option<f64>, Option<f64>),
 }
 
 fn main() -> std::process::ExitCode {
@@ -190,9 +194,14 @@ async fn run(args: Args) -> Result<(), BoxError> {
             }
         };
         eprintln!("running {name} ...");
-        let probe = tokio::spawn(cpu_probe(args.server_pid, plan.warmup, plan.duration));
+        let probe = tokio::spawn(cpu_probe(
+            args.server_pid,
+            args.db_pid,
+            plan.warmup,
+            plan.duration,
+        ));
         let outcome = load::run(&client, make, plan).await;
-        let cpu = probe.await.unwrap_or((None, None));
+        let cpu = probe.await.unwrap_or((None, None, None));
         if scenario == Scenario::Track {
             track_rate = Some(outcome.rate());
         }
@@ -235,7 +244,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
         args.url, args.duration, args.warmup, args.client_threads, args.contacts
     );
     println!();
-    print!("{}", table(&rows));
+    print!("{}", table(&rows, args.db_pid.is_some()));
     if !notes.is_empty() {
         println!();
         for note in &notes {
@@ -245,21 +254,55 @@ async fn run(args: Args) -> Result<(), BoxError> {
     Ok(())
 }
 
-/// CPU seconds the server and this process use between `warmup` and `warmup + duration`
-/// from now: the measured window of a run started at the same time.
+/// CPU seconds the server, this process and the database use between `warmup` and
+/// `warmup + duration` from now: the measured window of a run started at the same time.
 async fn cpu_probe(
     server_pid: Option<u32>,
+    db_pid: Option<u32>,
     warmup: Duration,
     duration: Duration,
-) -> (Option<f64>, Option<f64>) {
+) -> (Option<f64>, Option<f64>, Option<f64>) {
     let server = || server_pid.and_then(|pid| cpu_seconds(&format!("/proc/{pid}/stat")));
+    let db = || db_pid.and_then(tree_cpu_seconds);
     let begin = tokio::time::Instant::now();
     tokio::time::sleep_until(begin + warmup).await;
-    let (server_0, own_0) = (server(), own_cpu_seconds());
+    let (server_0, own_0, db_0) = (server(), own_cpu_seconds(), db());
     tokio::time::sleep_until(begin + warmup + duration).await;
-    let (server_1, own_1) = (server(), own_cpu_seconds());
+    let (server_1, own_1, db_1) = (server(), own_cpu_seconds(), db());
     let delta = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
-    (delta(server_0, server_1), delta(own_0, own_1))
+    (
+        delta(server_0, server_1),
+        delta(own_0, own_1),
+        delta(db_0, db_1),
+    )
+}
+
+/// CPU time of process `pid` and of its children, living (user + system) and exited
+/// (their time is added to the parent's `cutime`/`cstime` when it reaps them): the whole
+/// of a PostgreSQL server when `pid` is its postmaster.
+fn tree_cpu_seconds(pid: u32) -> Option<f64> {
+    let fields = |path: &str| -> Option<(u32, [u64; 4])> {
+        let stat = std::fs::read_to_string(path).ok()?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ppid = f.get(1)?.parse().ok()?;
+        let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        Some((ppid, [n(11), n(12), n(13), n(14)]))
+    };
+    let (_, [utime, stime, cutime, cstime]) = fields(&format!("/proc/{pid}/stat"))?;
+    let mut ticks = utime + stime + cutime + cstime;
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(child) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Some((ppid, [u, s, _, _])) = fields(&format!("/proc/{child}/stat")) {
+            if ppid == pid {
+                ticks += u + s;
+            }
+        }
+    }
+    Some(ticks as f64 / 100.0)
 }
 
 /// CPU time (user + system) this process used so far.
@@ -307,13 +350,13 @@ async fn delivery_note(api: &Api, watch: Duration) -> Result<String, BoxError> {
 }
 
 /// The rows as a Markdown table, columns padded for the terminal.
-fn table(rows: &[Row]) -> String {
+fn table(rows: &[Row], with_db: bool) -> String {
     let ceiling = rows
         .iter()
         .find(|r| r.name.starts_with("GET /health"))
         .map(|r| r.outcome.rate())
         .filter(|r| *r > 0.0);
-    let header = [
+    let mut header = vec![
         "scenario",
         "load",
         "req/s (2xx)",
@@ -326,12 +369,15 @@ fn table(rows: &[Row]) -> String {
         "server CPU µs/req",
         "client CPU µs/req",
     ];
+    if with_db {
+        header.push("db CPU µs/req");
+    }
     let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let o = &r.outcome;
-            vec![
+            let mut cells = vec![
                 r.name.to_string(),
                 r.load.clone(),
                 format!("{:.0}", o.rate()),
@@ -347,7 +393,11 @@ fn table(rows: &[Row]) -> String {
                 },
                 per_request(r.cpu.0, o),
                 per_request(r.cpu.1, o),
-            ]
+            ];
+            if with_db {
+                cells.push(per_request(r.cpu.2, o));
+            }
+            cells
         })
         .collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
@@ -369,7 +419,8 @@ fn table(rows: &[Row]) -> String {
         out.push('\n');
         out
     };
-    let mut out = line(&header.map(str::to_string));
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let mut out = line(&header);
     let rule: Vec<String> = widths
         .iter()
         .enumerate()
