@@ -59,6 +59,9 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(Duration::from_secs(10))
+            // No ping before each use: a broken connection fails its query, which surfaces
+            // as `Unavailable` (and jobs retry); the ping cost a round trip per request.
+            .test_before_acquire(false)
             .connect_with(options)
             .await
             .map_err(error::store)?;
