@@ -7,6 +7,7 @@ use posthorn_core::ports::{ChangeSet, NewJob, StoreError, Write};
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool};
 
+use crate::batch::Inserts;
 use crate::error;
 use crate::rows::{condition_text, enum_text, to_i64};
 use crate::JOBS_CHANNEL;
@@ -22,8 +23,29 @@ pub(crate) async fn commit(pool: &PgPool, changes: ChangeSet) -> Result<(), Stor
         return Ok(());
     }
     let mut tx = pool.begin().await.map_err(error::store)?;
-    for write in &changes.writes {
-        if let Err(err) = apply(&mut tx, write).await {
+    let mut held = Inserts::default();
+    for write in changes.writes.iter().map(Some).chain([None]) {
+        let result = match write {
+            Some(Write::InsertEmail(e)) => {
+                held.email(e);
+                Ok(())
+            }
+            Some(Write::EnqueueJob(j)) => {
+                held.job(j);
+                Ok(())
+            }
+            Some(Write::AppendEvent(e)) => {
+                held.event(e);
+                Ok(())
+            }
+            // Any other write (or the end) first writes what was held back, in order.
+            Some(other) => match held.flush(&mut tx).await {
+                Ok(()) => apply(&mut tx, other).await,
+                Err(e) => Err(e),
+            },
+            None => held.flush(&mut tx).await,
+        };
+        if let Err(err) = result {
             // A failed rollback leaves nothing behind either: the server aborts the
             // transaction when the connection goes away.
             if let Err(rollback) = tx.rollback().await {

@@ -5,6 +5,7 @@
 //! `FOR UPDATE SKIP LOCKED`, and announced on the `posthorn_jobs` channel so that waiting
 //! workers wake up without polling.
 
+mod batch;
 mod commit;
 mod contacts;
 mod error;
