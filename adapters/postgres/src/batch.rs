@@ -3,7 +3,7 @@
 //! is 1,000 rows; one round trip each made the commit the slowest part of expansion.
 
 use posthorn_core::model::{EmailRecord, Event};
-use posthorn_core::ports::{NewJob, StoreError};
+use posthorn_core::ports::{NewJob, StoreError, Write};
 use sqlx::types::Json;
 use sqlx::{PgConnection, Postgres, QueryBuilder};
 
@@ -23,16 +23,15 @@ pub(crate) struct Inserts<'a> {
 }
 
 impl<'a> Inserts<'a> {
-    pub(crate) fn email(&mut self, e: &'a EmailRecord) {
-        self.emails.push(e);
-    }
-
-    pub(crate) fn job(&mut self, j: &'a NewJob) {
-        self.jobs.push(j);
-    }
-
-    pub(crate) fn event(&mut self, e: &'a Event) {
-        self.events.push(e);
+    /// Holds `write` back when it is a plain insert (email, job, event); says whether it did.
+    pub(crate) fn hold(&mut self, write: &'a Write) -> bool {
+        match write {
+            Write::InsertEmail(e) => self.emails.push(e),
+            Write::EnqueueJob(j) => self.jobs.push(j),
+            Write::AppendEvent(e) => self.events.push(e),
+            _ => return false,
+        }
+        true
     }
 
     /// Writes everything held back (unique violations become `Conflict`).

@@ -1,9 +1,9 @@
 //! `Store::commit`: one transaction applying a change set's writes in order.
 
 use posthorn_core::model::{
-    Campaign, Contact, Domain, EmailRecord, Event, KeySet, Segment, Template, Workspace,
+    Campaign, Contact, Domain, EmailRecord, KeySet, Segment, Template, Workspace,
 };
-use posthorn_core::ports::{ChangeSet, NewJob, StoreError, Write};
+use posthorn_core::ports::{ChangeSet, StoreError, Write};
 use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool};
 
@@ -26,18 +26,7 @@ pub(crate) async fn commit(pool: &PgPool, changes: ChangeSet) -> Result<(), Stor
     let mut held = Inserts::default();
     for write in changes.writes.iter().map(Some).chain([None]) {
         let result = match write {
-            Some(Write::InsertEmail(e)) => {
-                held.email(e);
-                Ok(())
-            }
-            Some(Write::EnqueueJob(j)) => {
-                held.job(j);
-                Ok(())
-            }
-            Some(Write::AppendEvent(e)) => {
-                held.event(e);
-                Ok(())
-            }
+            Some(w) if held.hold(w) => Ok(()),
             // Any other write (or the end) first writes what was held back, in order.
             Some(other) => match held.flush(&mut tx).await {
                 Ok(()) => apply(&mut tx, other).await,
@@ -112,10 +101,14 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             )
             .await
         }
-        Write::InsertEmail(e) => insert_email(conn, e).await,
+        // Plain inserts are held back and written in bulk by `commit`; alone, they are a
+        // bulk of one.
+        Write::InsertEmail(_) | Write::EnqueueJob(_) | Write::AppendEvent(_) => {
+            let mut one = Inserts::default();
+            one.hold(write);
+            one.flush(conn).await
+        }
         Write::UpdateEmail(e) => update_email(conn, e).await,
-        Write::AppendEvent(e) => append_event(conn, e).await,
-        Write::EnqueueJob(j) => enqueue_job(conn, j).await,
         Write::PutSegment(s) => put_segment(conn, s).await,
         Write::DeleteSegment { workspace_id, id } => {
             delete(
@@ -371,20 +364,6 @@ macro_rules! bind_email {
     };
 }
 
-async fn insert_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), StoreError> {
-    let query = sqlx::query(concat!(
-        "INSERT INTO emails (",
-        crate::rows::email_cols!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-         $17, $18, $19, $20, $21)"
-    ));
-    bind_email!(query, e)
-        .execute(conn)
-        .await
-        .map_err(error::store)?;
-    Ok(())
-}
-
 async fn update_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), StoreError> {
     let query = sqlx::query(
         "UPDATE emails SET contact_id = $3, to_mailbox = $4, from_mailbox = $5, \
@@ -399,36 +378,6 @@ async fn update_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), St
         .await
         .map_err(error::store)?;
     expect_one(done.rows_affected(), || format!("email {} is gone", e.id))
-}
-
-async fn append_event(conn: &mut PgConnection, e: &Event) -> Result<(), StoreError> {
-    sqlx::query(concat!(
-        "INSERT INTO events (",
-        crate::rows::event_cols!(),
-        ") VALUES ($1, $2, $3, $4, $5, $6, $7)"
-    ))
-    .bind(&e.workspace_id)
-    .bind(&e.id)
-    .bind(&e.name)
-    .bind(Json(&e.data))
-    .bind(&e.contact_id)
-    .bind(&e.email_id)
-    .bind(e.created_at)
-    .execute(conn)
-    .await
-    .map_err(error::store)?;
-    Ok(())
-}
-
-async fn enqueue_job(conn: &mut PgConnection, j: &NewJob) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO jobs (id, payload, run_at) VALUES ($1, $2, $3)")
-        .bind(&j.id)
-        .bind(Json(&j.payload))
-        .bind(j.run_at)
-        .execute(conn)
-        .await
-        .map_err(error::store)?;
-    Ok(())
 }
 
 async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreError> {
