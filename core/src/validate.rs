@@ -327,6 +327,23 @@ impl Checker {
         }
     }
 
+    /// A query-string enum parsed by `parse`; absent or empty is `None`, anything else that
+    /// does not parse is recorded with `message`.
+    pub fn query_enum<T>(
+        &mut self,
+        query: &std::collections::HashMap<String, String>,
+        key: &str,
+        parse: impl Fn(&str) -> Option<T>,
+        message: &str,
+    ) -> Option<T> {
+        let raw = query.get(key).map(|s| s.trim()).filter(|s| !s.is_empty())?;
+        let parsed = parse(raw);
+        if parsed.is_none() {
+            self.fail(key, "invalid_enum", message);
+        }
+        parsed
+    }
+
     /// A query-string boolean (`true`/`false`).
     pub fn query_bool(
         &mut self,

@@ -266,24 +266,12 @@ impl Engine {
     ) -> Result<Page<CampaignView>> {
         let mut c = Checker::new();
         let (page, size) = page_params(&mut c, query);
-        let status = match query
-            .get("status")
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-        {
-            None => None,
-            Some(raw) => {
-                let parsed = CampaignStatus::parse(raw);
-                if parsed.is_none() {
-                    c.fail(
-                        "status",
-                        "invalid_enum",
-                        "status must be DRAFT, SCHEDULED, SENDING, SENT or CANCELLED",
-                    );
-                }
-                parsed
-            }
-        };
+        let status = c.query_enum(
+            query,
+            "status",
+            CampaignStatus::parse,
+            "status must be DRAFT, SCHEDULED, SENDING, SENT or CANCELLED",
+        );
         c.finish()?;
         let (campaigns, total) = self
             .store

@@ -224,24 +224,12 @@ impl Engine {
                 ),
             }
         }
-        let template_type = match query
-            .get("type")
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-        {
-            None => None,
-            Some(raw) => {
-                let parsed = TemplateType::parse(raw);
-                if parsed.is_none() {
-                    c.fail(
-                        "type",
-                        "invalid_enum",
-                        "type must be TRANSACTIONAL or MARKETING",
-                    );
-                }
-                parsed
-            }
-        };
+        let template_type = c.query_enum(
+            query,
+            "type",
+            TemplateType::parse,
+            "type must be TRANSACTIONAL or MARKETING",
+        );
         c.finish()?;
         let search = query
             .get("search")
