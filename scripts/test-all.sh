@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace: unit, property, conformance (memory and PostgreSQL) and
-# in-process API tests. Starts a throwaway PostgreSQL and Redis on loopback (installing the
+# Runs every test of the workspace: unit, property, conformance (memory, PostgreSQL, Redis)
+# and in-process API tests. Starts a throwaway PostgreSQL and Redis on loopback (installing the
 # Debian packages when missing) and stops them again, whatever happens.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,5 +10,6 @@ trap 'bash scripts/services.sh stop' EXIT
 
 cargo test --workspace --all-targets --locked
 
-# The in-process API suite once more, on PostgreSQL (each test gets its own database).
-POSTHORN_API_TEST_STORE=postgres cargo test -p posthorn-server --test api --locked
+# The in-process API suite once more, on PostgreSQL (each test gets its own database) with
+# limits and idempotency records on Redis (each test under its own key prefix).
+POSTHORN_API_TEST_STORE=postgres POSTHORN_API_TEST_REDIS=1 cargo test -p posthorn-server --test api --locked

@@ -89,7 +89,11 @@ pub enum Error {
     /// The change collides with existing state (409).
     #[error("{0}")]
     Conflict(String),
-    /// Infrastructure failed; the message is for logs only (500).
+    /// A backing service (database, Redis) is unreachable or failing; retrying later may
+    /// succeed. The message is for logs only (503).
+    #[error("service unavailable: {0}")]
+    Unavailable(String),
+    /// Something failed that should not have; the message is for logs only (500).
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -103,13 +107,19 @@ impl Error {
 
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Self {
-        Error::Internal(e.to_string())
+        match e {
+            StoreError::Unavailable(_) => Error::Unavailable(e.to_string()),
+            // Use cases retry or translate the conflicts they expect; any other is a bug.
+            StoreError::Conflict(_) => Error::Internal(e.to_string()),
+        }
     }
 }
 
 impl From<PortError> for Error {
     fn from(e: PortError) -> Self {
-        Error::Internal(e.to_string())
+        match e {
+            PortError::Unavailable(_) => Error::Unavailable(e.to_string()),
+        }
     }
 }
 

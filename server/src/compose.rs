@@ -45,10 +45,11 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
             Arc::new(MemoryRateLimiter::new()),
             Arc::new(MemoryCache::new()),
         ),
-        Some(_) => {
-            return Err(ComposeError::Adapter(
-                "POSTHORN_REDIS_URL is not supported yet; unset it to use in-process limits".into(),
-            ))
+        Some(url) => {
+            let redis = posthorn_redis::RedisConnection::connect(url, &config.redis_prefix)
+                .await
+                .map_err(|e| ComposeError::Adapter(format!("Redis: {e}")))?;
+            (Arc::new(redis.rate_limiter()), Arc::new(redis.cache()))
         }
     };
     let transport = posthorn_smtp::transport_from_spec(&config.transport)

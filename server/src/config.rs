@@ -37,9 +37,13 @@ pub struct Config {
     /// `memory` (embedded, not durable) or a `postgres://` URL.
     #[arg(long, env = "POSTHORN_STORE", default_value = "memory")]
     pub store: String,
-    /// Redis URL for rate limits and idempotency shared across processes (optional).
+    /// Redis URL (`redis://…`) for rate limits, the send throttle and Idempotency-Key
+    /// records shared by every process; in-process when unset.
     #[arg(long, env = "POSTHORN_REDIS_URL")]
     pub redis_url: Option<String>,
+    /// Prefix of every Redis key Posthorn writes (deployments sharing a Redis differ here).
+    #[arg(long, env = "POSTHORN_REDIS_PREFIX", default_value = posthorn_redis::DEFAULT_KEY_PREFIX)]
+    pub redis_prefix: String,
     /// Mail transport: `file:DIR`, `smtp://…` or `smtps://…`.
     #[arg(
         long,

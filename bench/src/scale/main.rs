@@ -13,6 +13,7 @@ use chrono::Utc;
 use clap::{Parser, ValueEnum};
 use futures::stream::{self, StreamExt};
 use posthorn_core::app::Caller;
+use posthorn_core::jobs::{BATCHES_PER_JOB, EXPANSION_BATCH};
 use posthorn_core::ports::{ChangeSet, ClaimedJob, JobPayload, Jobs, Store, SystemClock, Write};
 use posthorn_core::segment::{parse_condition, Condition};
 use posthorn_core::{Engine, Settings};
@@ -60,8 +61,9 @@ struct Args {
     /// Timed repetitions of each count after the first (cold) one.
     #[arg(long, default_value_t = 3)]
     repeats: usize,
-    /// Jobs per claim in the expansion loop.
-    #[arg(long, default_value_t = 1000)]
+    /// Jobs per claim in the expansion loop (1 takes just the next batch, which is queued
+    /// ahead of the deliveries).
+    #[arg(long, default_value_t = 1)]
     claim: usize,
     /// What becomes of the delivery jobs the expansion loop claims: `hold` keeps them
     /// leased (for two hours, never settled), `park` puts them back 30 days ahead with
@@ -586,21 +588,21 @@ impl Expansion {
                 self.recipients as f64 / secs
             ),
             format!(
-                "| time in `ExpandCampaign` jobs ({} batches) | {expand:.1} s |",
-                n
+                "| time in `ExpandCampaign` jobs ({n} jobs, {} batches of {EXPANSION_BATCH}) | {expand:.1} s |",
+                self.recipients.div_ceil(EXPANSION_BATCH as u64)
             ),
             format!(
                 "| recipients per second, expansion jobs only | {:.0} |",
                 self.recipients as f64 / expand
             ),
             format!(
-                "| batch of 500: p50 / p99 / max | {:.1} / {:.1} / {:.1} ms |",
+                "| job of up to {BATCHES_PER_JOB} batches: p50 / p99 / max | {:.1} / {:.1} / {:.1} ms |",
                 quantile(0.5),
                 quantile(0.99),
                 quantile(1.0)
             ),
             format!(
-                "| batch of 500: mean of the first 10 / last 10 | {:.1} / {:.1} ms |",
+                "| job: mean of the first 10 / last 10 | {:.1} / {:.1} ms |",
                 mean(head),
                 mean(tail)
             ),
@@ -635,9 +637,9 @@ impl Expansion {
     }
 }
 
-/// Sends a campaign to everybody and runs only its own jobs (start, expand, finish) until
-/// the expansion is done. Delivery jobs are claimed with the rest (the queue hands out the
-/// oldest first) and parked 30 days ahead, so nothing is delivered.
+/// Sends a campaign to everybody and runs only its own jobs (start, expand) until the
+/// expansion is done. Expansion jobs come first in the queue; delivery jobs claimed along
+/// with them (`--claim` above 1) are held or parked, so nothing is delivered.
 async fn expand(args: &Args, engine: &Engine, caller: &Caller) -> Result<Expansion, BoxError> {
     let mut out = Expansion {
         claim_size: args.claim,
@@ -702,6 +704,14 @@ async fn expand(args: &Args, engine: &Engine, caller: &Caller) -> Result<Expansi
                     let took = t.elapsed();
                     out.expand += took;
                     out.batches.push(took);
+                    // The finish job is queued behind the deliveries: time its count here.
+                    let campaign = engine.store.campaign(&ws, &id).await?;
+                    if campaign.is_some_and(|c| c.expansion_done) {
+                        let t = Instant::now();
+                        engine.store.campaign_email_counts(&ws, &id).await?;
+                        out.finish += t.elapsed();
+                        finished = true;
+                    }
                 }
                 JobPayload::FinishCampaign { .. } => {
                     let t = Instant::now();
@@ -735,9 +745,9 @@ async fn expand(args: &Args, engine: &Engine, caller: &Caller) -> Result<Expansi
         if last_report.elapsed() > Duration::from_secs(5) {
             last_report = Instant::now();
             eprintln!(
-                "expanded {} batches ({} recipients) in {:.1} s",
+                "ran {} expansion jobs (up to {} recipients) in {:.1} s",
                 out.batches.len(),
-                out.batches.len() * posthorn_core::jobs::EXPANSION_BATCH,
+                out.batches.len() * EXPANSION_BATCH * BATCHES_PER_JOB,
                 begin.elapsed().as_secs_f64()
             );
         }

@@ -1,6 +1,8 @@
 //! Campaign jobs: start a scheduled campaign, expand the audience into emails batch by
 //! batch, and mark the campaign SENT when every email has an outcome.
 
+use chrono::{DateTime, Utc};
+
 use crate::app::campaigns::{expand_job, finish_job, start_sending};
 use crate::app::send::render_context;
 use crate::model::{
@@ -9,13 +11,17 @@ use crate::model::{
 use crate::ports::{
     ChangeSet, ClaimedJob, JobPayload, Mailbox, MatchQuery, NewJob, StoreError, Write,
 };
-use crate::render::{html_to_text, render, Escape};
+use crate::render::{Escape, RenderError, Template};
+use crate::segment::Condition;
 use crate::Engine;
 
 use super::JobOutcome;
 
-/// Recipients turned into emails per expansion job.
+/// Recipients turned into emails per expansion batch (one commit).
 pub const EXPANSION_BATCH: usize = 500;
+/// Batches one `ExpandCampaign` job expands before it queues the next job (a job stays well
+/// within its lease, and other campaigns get their turn).
+pub const BATCHES_PER_JOB: usize = 8;
 /// How often an unfinished campaign is checked for completion.
 const FINISH_POLL_SECONDS: i64 = 5;
 
@@ -72,8 +78,10 @@ impl Engine {
         self.settle(job, result).await
     }
 
-    /// Handles `ExpandCampaign`: the next batch of the audience becomes emails and delivery
-    /// jobs, in one commit guarded by the campaign's version, so a batch is expanded once.
+    /// Handles `ExpandCampaign`: the next batches of the audience become emails and
+    /// delivery jobs, each batch in one commit guarded by the campaign's version, so a batch
+    /// is expanded once. Up to [`BATCHES_PER_JOB`] batches per job, each read and rendered
+    /// while the one before it is being committed; the last commit queues the next job.
     pub(super) async fn expand_campaign(
         &self,
         job: &ClaimedJob,
@@ -97,48 +105,97 @@ impl Engine {
                 self.store.commit(changes).await?;
                 return Ok(JobOutcome::Done);
             };
-            let query = MatchQuery {
-                after_id: campaign.expanded_through_id.clone(),
-                until_id: campaign.audience_until_id.clone(),
-                audience_only: true,
-                limit: EXPANSION_BATCH,
-            };
-            let recipients = self
-                .store
-                .contacts_matching(ws, &audience, &query, now)
+            let message = CampaignMessage::compile(&campaign);
+            let mut batch = self
+                .expansion_batch(&campaign, &audience, &message, now)
                 .await?;
-            let mut changes = ChangeSet::new();
-            for contact in &recipients {
-                let email = campaign_email(&campaign, contact, now);
-                if email.status == EmailStatus::Queued {
-                    changes.push(Write::EnqueueJob(NewJob::at(
-                        JobPayload::DeliverEmail {
-                            workspace_id: ws.to_string(),
-                            email_id: email.id.clone(),
-                        },
-                        now,
-                    )));
+            for round in 1.. {
+                let last_batch = batch.recipients < EXPANSION_BATCH;
+                let hand_over = !last_batch && round >= BATCHES_PER_JOB;
+                let mut changes = ChangeSet::new();
+                if hand_over {
+                    // Due since just before sending started: the queue hands out the oldest
+                    // jobs first, so the next batches run before every delivery of the
+                    // campaign instead of waiting behind all that are queued.
+                    let ahead = campaign.sent_at.unwrap_or(now).min(now)
+                        - chrono::Duration::milliseconds(1);
+                    changes.push(Write::EnqueueJob(NewJob::at(expand_job(&campaign), ahead)));
                 }
-                changes.push(Write::InsertEmail(email));
+                for write in batch.writes {
+                    changes.push(write);
+                }
+                if last_batch {
+                    // After the deliveries, so that it finds them done more often than not.
+                    changes.push(Write::EnqueueJob(NewJob::at(finish_job(&campaign), now)));
+                }
+                campaign.total_recipients += batch.recipients as u64;
+                campaign.expansion_done = last_batch;
+                if batch.last_contact_id.is_some() {
+                    campaign.expanded_through_id = batch.last_contact_id;
+                }
+                campaign.updated_at = now;
+                changes.push(Write::UpdateCampaign(campaign.clone()));
+                if last_batch || hand_over {
+                    self.store.commit(changes).await?;
+                    break;
+                }
+                // Commit this batch while the next one is read and rendered (the database
+                // works on the commit while this process renders).
+                let (committed, next) = futures::future::join(
+                    self.store.commit(changes),
+                    self.expansion_batch(&campaign, &audience, &message, now),
+                )
+                .await;
+                committed?;
+                // The store keeps the campaign at the next version (the guard's contract).
+                campaign.version += 1;
+                batch = next?;
             }
-            campaign.total_recipients += recipients.len() as u64;
-            if let Some(last) = recipients.last() {
-                campaign.expanded_through_id = Some(last.id.clone());
-            }
-            let next = if recipients.len() < EXPANSION_BATCH {
-                campaign.expansion_done = true;
-                finish_job(&campaign)
-            } else {
-                expand_job(&campaign)
-            };
-            changes.push(Write::EnqueueJob(NewJob::at(next, now)));
-            campaign.updated_at = now;
-            changes.push(Write::UpdateCampaign(campaign));
-            self.store.commit(changes).await?;
             Ok(JobOutcome::Done)
         }
         .await;
         self.settle(job, result).await
+    }
+
+    /// Reads the recipients after `campaign.expanded_through_id` (one batch) and renders
+    /// their emails and delivery jobs.
+    async fn expansion_batch(
+        &self,
+        campaign: &Campaign,
+        audience: &Condition,
+        message: &CampaignMessage,
+        now: DateTime<Utc>,
+    ) -> Result<ExpansionBatch, StoreError> {
+        let ws = campaign.workspace_id.as_str();
+        let query = MatchQuery {
+            after_id: campaign.expanded_through_id.clone(),
+            until_id: campaign.audience_until_id.clone(),
+            audience_only: true,
+            limit: EXPANSION_BATCH,
+        };
+        let recipients = self
+            .store
+            .contacts_matching(ws, audience, &query, now)
+            .await?;
+        let mut writes = Vec::with_capacity(recipients.len() * 2);
+        for contact in &recipients {
+            let email = message.email_for(campaign, contact, now);
+            if email.status == EmailStatus::Queued {
+                writes.push(Write::EnqueueJob(NewJob::at(
+                    JobPayload::DeliverEmail {
+                        workspace_id: ws.to_string(),
+                        email_id: email.id.clone(),
+                    },
+                    now,
+                )));
+            }
+            writes.push(Write::InsertEmail(email));
+        }
+        Ok(ExpansionBatch {
+            recipients: recipients.len(),
+            last_contact_id: recipients.last().map(|c| c.id.clone()),
+            writes,
+        })
     }
 
     /// Handles `FinishCampaign`: SENDING → SENT once no email is still queued.
@@ -176,69 +233,109 @@ impl Engine {
     }
 }
 
-/// The email of one campaign recipient, rendered with the contact's data. A message that
-/// cannot be rendered is recorded as FAILED instead of stopping the whole campaign.
+/// One batch of a campaign's audience, ready to commit.
+struct ExpansionBatch {
+    /// Recipients read (a short batch is the last).
+    recipients: usize,
+    /// The last recipient's contact id, where the next batch starts.
+    last_contact_id: Option<String>,
+    /// Their emails and delivery jobs.
+    writes: Vec<Write>,
+}
+
+/// A campaign's subject and body compiled once, to render many recipients' emails.
+#[derive(Debug, Clone)]
+pub struct CampaignMessage {
+    /// The compiled subject and body, or why they do not compile.
+    compiled: Result<(Template, Template), RenderError>,
+}
+
+impl CampaignMessage {
+    /// Compiles `campaign`'s subject and body.
+    pub fn compile(campaign: &Campaign) -> Self {
+        let compiled = Template::compile(&campaign.subject, Escape::None)
+            .and_then(|subject| Ok((subject, Template::compile(&campaign.body, Escape::Html)?)));
+        Self { compiled }
+    }
+
+    /// The email of one recipient, rendered with the contact's data. A message that cannot
+    /// be rendered is recorded as FAILED instead of stopping the whole campaign. The text
+    /// part is left to delivery, which derives it from the HTML (see [`EmailRecord::text`]).
+    pub fn email_for(
+        &self,
+        campaign: &Campaign,
+        contact: &Contact,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> EmailRecord {
+        let rendered = self
+            .compiled
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|(subject, body)| {
+                let ctx = render_context(&contact.data, contact);
+                Ok((subject.render(&ctx)?, body.render(&ctx)?))
+            });
+        let (subject, html, status, error) = match rendered {
+            Ok((subject, html)) if !subject.chars().any(|c| c.is_control() && c != '\t') => {
+                (subject, html, EmailStatus::Queued, None)
+            }
+            Ok(_) => (
+                String::new(),
+                String::new(),
+                EmailStatus::Failed,
+                Some("the rendered subject contains a line break".to_string()),
+            ),
+            Err(e) => (
+                String::new(),
+                String::new(),
+                EmailStatus::Failed,
+                Some(e.to_string()),
+            ),
+        };
+        let id = new_id();
+        let domain = campaign
+            .from
+            .rsplit_once('@')
+            .map(|(_, d)| d)
+            .unwrap_or("localhost");
+        EmailRecord {
+            message_id: format!("{id}@{domain}"),
+            id,
+            workspace_id: campaign.workspace_id.clone(),
+            contact_id: contact.id.clone(),
+            to: Mailbox {
+                name: None,
+                email: contact.email.to_string(),
+            },
+            from: Mailbox {
+                name: campaign.from_name.clone(),
+                email: campaign.from.clone(),
+            },
+            reply_to: campaign.reply_to.clone(),
+            subject,
+            html,
+            text: None,
+            headers: Vec::new(),
+            attachments: Vec::new(),
+            template_id: None,
+            campaign_id: Some(campaign.id.clone()),
+            source_type: SourceType::Campaign,
+            status,
+            provider_message_id: None,
+            error,
+            created_at: now,
+            sent_at: None,
+            updated_at: now,
+        }
+    }
+}
+
+/// The email of one campaign recipient; compiles the campaign's templates for this one
+/// email (use [`CampaignMessage`] for many).
 pub fn campaign_email(
     campaign: &Campaign,
     contact: &Contact,
     now: chrono::DateTime<chrono::Utc>,
 ) -> EmailRecord {
-    let ctx = render_context(&contact.data, contact);
-    let rendered = render(&campaign.subject, &ctx, Escape::None)
-        .and_then(|subject| Ok((subject, render(&campaign.body, &ctx, Escape::Html)?)));
-    let (subject, html, text, status, error) = match rendered {
-        Ok((subject, html)) if !subject.chars().any(|c| c.is_control() && c != '\t') => {
-            let text = html_to_text(&html);
-            (subject, html, Some(text), EmailStatus::Queued, None)
-        }
-        Ok(_) => (
-            String::new(),
-            String::new(),
-            None,
-            EmailStatus::Failed,
-            Some("the rendered subject contains a line break".to_string()),
-        ),
-        Err(e) => (
-            String::new(),
-            String::new(),
-            None,
-            EmailStatus::Failed,
-            Some(e.to_string()),
-        ),
-    };
-    let id = new_id();
-    let domain = campaign
-        .from
-        .rsplit_once('@')
-        .map(|(_, d)| d)
-        .unwrap_or("localhost");
-    EmailRecord {
-        message_id: format!("{id}@{domain}"),
-        id,
-        workspace_id: campaign.workspace_id.clone(),
-        contact_id: contact.id.clone(),
-        to: Mailbox {
-            name: None,
-            email: contact.email.to_string(),
-        },
-        from: Mailbox {
-            name: campaign.from_name.clone(),
-            email: campaign.from.clone(),
-        },
-        reply_to: campaign.reply_to.clone(),
-        subject,
-        html,
-        text,
-        headers: Vec::new(),
-        attachments: Vec::new(),
-        template_id: None,
-        campaign_id: Some(campaign.id.clone()),
-        source_type: SourceType::Campaign,
-        status,
-        provider_message_id: None,
-        error,
-        created_at: now,
-        sent_at: None,
-        updated_at: now,
-    }
+    CampaignMessage::compile(campaign).email_for(campaign, contact, now)
 }

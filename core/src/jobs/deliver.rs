@@ -5,6 +5,7 @@ use serde_json::json;
 use super::JobOutcome;
 use crate::model::{timestamp, CampaignStatus, ContactStatus, EmailRecord, EmailStatus, Event};
 use crate::ports::{ChangeSet, ClaimedJob, OutgoingMessage, Quota, TransportError, Write};
+use crate::render::html_to_text;
 use crate::Engine;
 
 /// The workspace's sending budget as a rate-limiter quota.
@@ -120,7 +121,7 @@ impl Engine {
             reply_to: email.reply_to.clone(),
             subject: email.subject.clone(),
             html: email.html.clone(),
-            text: email.text.clone(),
+            text: text_part(&email),
             headers: email.headers.clone(),
             attachments: email.attachments.clone(),
         };
@@ -178,6 +179,16 @@ impl Engine {
                 }
             }
         }
+    }
+}
+
+/// The plain-text part sent with `email`: its own, none when it is empty, or one derived
+/// from the HTML when the record left it to delivery.
+fn text_part(email: &EmailRecord) -> Option<String> {
+    match email.text.as_deref() {
+        Some("") => None,
+        Some(text) => Some(text.to_owned()),
+        None => Some(html_to_text(&email.html)).filter(|text| !text.is_empty()),
     }
 }
 

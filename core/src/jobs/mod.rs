@@ -3,7 +3,7 @@
 mod campaign;
 mod deliver;
 
-pub use campaign::{campaign_email, EXPANSION_BATCH};
+pub use campaign::{campaign_email, CampaignMessage, BATCHES_PER_JOB, EXPANSION_BATCH};
 pub use deliver::{email_event_data, send_quota};
 
 use crate::ports::{ClaimedJob, JobPayload};

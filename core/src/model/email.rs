@@ -64,7 +64,8 @@ pub struct EmailRecord {
     pub subject: String,
     /// Rendered HTML body.
     pub html: String,
-    /// Plain text part; `None` means none.
+    /// Plain text part: `None` means derived from `html` when the email is delivered (so
+    /// accepting and expanding mail does not pay for it), `Some("")` means no text part.
     pub text: Option<String>,
     /// Extra headers.
     pub headers: Vec<(String, String)>,

@@ -129,17 +129,59 @@ fn format_value(
 }
 
 /// Renders `source` with `context` as the top-level variables.
+///
+/// Compiles `source` on every call; to render one template for many contexts (a campaign
+/// batch), compile it once with [`Template::compile`].
 pub fn render(
     source: &str,
     context: &serde_json::Value,
     mode: Escape,
 ) -> Result<String, RenderError> {
     let source = sugar::desugar(source)?;
-    let env: &Environment<'static> = match mode {
+    let template = shared_environment(mode)
+        .template_from_str(&source)
+        .map_err(syntax_error)?;
+    render_compiled(&template, context)
+}
+
+/// A template compiled once, to be rendered with many contexts.
+#[derive(Debug, Clone)]
+pub struct Template {
+    env: Environment<'static>,
+}
+
+/// Name of the one template a [`Template`]'s environment holds.
+const TEMPLATE_NAME: &str = "template";
+
+impl Template {
+    /// Compiles `source` for rendering with `mode`.
+    pub fn compile(source: &str, mode: Escape) -> Result<Self, RenderError> {
+        let source = sugar::desugar(source)?.into_owned();
+        let mut env = shared_environment(mode).clone();
+        env.add_template_owned(TEMPLATE_NAME, source)
+            .map_err(syntax_error)?;
+        Ok(Self { env })
+    }
+
+    /// Renders the template with `context` as the top-level variables.
+    pub fn render(&self, context: &serde_json::Value) -> Result<String, RenderError> {
+        let template = self.env.get_template(TEMPLATE_NAME).map_err(syntax_error)?;
+        render_compiled(&template, context)
+    }
+}
+
+fn shared_environment(mode: Escape) -> &'static Environment<'static> {
+    match mode {
         Escape::Html => &HTML_ENV,
         Escape::None => &PLAIN_ENV,
-    };
-    let template = env.template_from_str(&source).map_err(syntax_error)?;
+    }
+}
+
+/// Renders a compiled template into a string, within [`MAX_OUTPUT_BYTES`].
+fn render_compiled(
+    template: &minijinja::Template<'_, '_>,
+    context: &serde_json::Value,
+) -> Result<String, RenderError> {
     let mut out = CappedBuffer::default();
     let result = template
         .render_captured_to(Value::from_serialize(context), &mut out)

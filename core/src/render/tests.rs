@@ -194,6 +194,49 @@ fn trailing_newline_is_kept() {
     assert_eq!(plain("Hi {{ n }}\n", json!({"n": 1})), "Hi 1\n");
 }
 
+#[test]
+fn a_compiled_template_renders_many_contexts_with_the_same_rules() {
+    let template =
+        Template::compile("Hi {{ name ?? \"you\" }} {{{ raw }}}", Escape::Html).expect("compiles");
+    for (ctx, expected) in [
+        (json!({"name": "<Ada>", "raw": "<b>"}), "Hi &lt;Ada&gt; <b>"),
+        (json!({"name": ""}), "Hi you "),
+        (json!({}), "Hi you "),
+    ] {
+        assert_eq!(template.render(&ctx).as_deref(), Ok(expected));
+        assert_eq!(
+            render("Hi {{ name ?? \"you\" }} {{{ raw }}}", &ctx, Escape::Html).as_deref(),
+            Ok(expected)
+        );
+    }
+    let plain = Template::compile("{{ name }}", Escape::None).expect("compiles");
+    assert_eq!(
+        plain.render(&json!({"name": "<Ada>"})).as_deref(),
+        Ok("<Ada>")
+    );
+}
+
+#[test]
+fn a_compiled_template_keeps_the_limits_and_reports_syntax_errors() {
+    let err = Template::compile("line one\n{{ name ", Escape::Html).expect_err("broken");
+    assert!(
+        matches!(err, RenderError::Syntax { line: Some(2), .. }),
+        "{err:?}"
+    );
+    let runaway = Template::compile(
+        "{% for i in range(100000000) %}{{ i }}{% endfor %}",
+        Escape::Html,
+    )
+    .expect("compiles");
+    for _ in 0..2 {
+        // Fuel is per render: the second render is refused for the same reason, not earlier.
+        assert!(matches!(
+            runaway.render(&json!({})),
+            Err(RenderError::Render { .. })
+        ));
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 

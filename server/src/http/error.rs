@@ -7,6 +7,9 @@ use serde_json::json;
 
 use super::request_id::current_request_id;
 
+/// `Retry-After` of a 503: a dropped connection is usually back within a second or two.
+const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
+
 /// Every failure an HTTP request can end in.
 #[derive(Debug)]
 pub enum ApiError {
@@ -129,6 +132,15 @@ impl ApiError {
                 m,
                 "Re-read the resource and try again.",
             ),
+            ApiError::Domain(Error::Unavailable(cause)) => {
+                tracing::error!(%cause, "backing service unavailable");
+                p(
+                    S::SERVICE_UNAVAILABLE,
+                    "SERVICE_UNAVAILABLE",
+                    "A backing service (database or Redis) is unavailable".into(),
+                    "Retry in a few seconds, with the same Idempotency-Key for writes.",
+                )
+            }
             ApiError::Domain(Error::Internal(cause)) => {
                 tracing::error!(%cause, "internal error");
                 p(
@@ -237,6 +249,7 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
+            ApiError::Domain(Error::Unavailable(_)) => Some(UNAVAILABLE_RETRY_AFTER_SECS),
             _ => None,
         };
         let parts = self.parts();

@@ -1,8 +1,9 @@
 use std::collections::HashMap;
 
 use axum::http::Method;
+use posthorn_core::jobs::{BATCHES_PER_JOB, EXPANSION_BATCH};
 use posthorn_core::model::{Contact, EmailAddress};
-use posthorn_core::ports::{ChangeSet, Clock, Write};
+use posthorn_core::ports::{ChangeSet, Clock, JobPayload, Write};
 use serde_json::{json, Value};
 
 use crate::harness::TestApp;
@@ -424,7 +425,9 @@ async fn a_worker_killed_mid_campaign_skips_nobody_and_mails_nobody_twice() {
     let app = TestApp::new().await;
     app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 100000}))
         .await;
-    seed(&app, "k", 1100, true, json!({})).await;
+    // More than one expansion job's worth, so the worker dies in the middle of expanding.
+    let audience = EXPANSION_BATCH * BATCHES_PER_JOB + 1100;
+    seed(&app, "k", audience, true, json!({})).await;
     let id = create(&app, json!({"audienceType": "ALL"})).await;
     app.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
@@ -445,7 +448,12 @@ async fn a_worker_killed_mid_campaign_skips_nobody_and_mails_nobody_twice() {
         .claim(app.clock.now(), app.engine.settings.job_lease, 300)
         .await
         .expect("claim");
-    assert!(!held.is_empty());
+    assert!(
+        held.iter()
+            .any(|job| matches!(job.payload, JobPayload::ExpandCampaign { .. })),
+        "the dead worker held the next expansion batch: {:?}",
+        held.iter().take(3).map(|j| &j.payload).collect::<Vec<_>>()
+    );
     drop(held);
     // A new worker on the same store picks everything up once the leases expire.
     let restarted = app.restarted_engine().await;
@@ -455,11 +463,44 @@ async fn a_worker_killed_mid_campaign_skips_nobody_and_mails_nobody_twice() {
     ));
     drain(&app).await;
     let got = per_recipient(&app);
-    assert_eq!(got.len(), 1100, "nobody skipped");
+    assert_eq!(got.len(), audience, "nobody skipped");
     assert!(got.values().all(|n| *n == 1), "nobody mailed twice");
     let c = app.get(&format!("/campaigns/{id}")).await.expect(200);
-    assert_eq!(c.body["data"]["totalRecipients"], json!(1100));
+    assert_eq!(c.body["data"]["totalRecipients"], json!(audience));
     assert_eq!(c.body["data"]["status"], json!("SENT"));
+}
+
+#[tokio::test]
+async fn the_next_batch_is_claimed_before_the_deliveries_of_the_last() {
+    let app = TestApp::new().await;
+    // Three expansion jobs: two full ones and a short last one.
+    let per_job = EXPANSION_BATCH * BATCHES_PER_JOB;
+    let audience = 2 * per_job + 100;
+    seed(&app, "p", audience, true, json!({})).await;
+    let id = create(&app, json!({"audienceType": "ALL"})).await;
+    app.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .expect(200);
+    let mut kinds = Vec::new();
+    for _ in 0..4 {
+        app.clock.advance(chrono::Duration::seconds(1));
+        let claimed = app
+            .engine
+            .jobs
+            .claim(app.clock.now(), app.engine.settings.job_lease, 1)
+            .await
+            .expect("claim");
+        let job = claimed.into_iter().next().expect("a job is due");
+        kinds.push(match job.payload {
+            JobPayload::ExpandCampaign { .. } => "expand",
+            JobPayload::DeliverEmail { .. } => "deliver",
+            _ => "other",
+        });
+        app.engine.run_job(&job).await.expect("run");
+    }
+    assert_eq!(kinds, ["expand", "expand", "expand", "deliver"]);
+    let c = app.get(&format!("/campaigns/{id}")).await.expect(200);
+    assert_eq!(c.body["data"]["totalRecipients"], json!(audience));
 }
 
 #[tokio::test]

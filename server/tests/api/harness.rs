@@ -8,7 +8,7 @@ use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::Router;
 use chrono::{TimeZone, Utc};
 use http_body_util::BodyExt;
-use posthorn_core::ports::{Jobs, ManualClock, RecordKind, Store};
+use posthorn_core::ports::{Cache, Jobs, ManualClock, RateLimiter, RecordKind, Store};
 use posthorn_core::{Engine, Settings};
 use posthorn_dns::StaticDns;
 use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
@@ -116,6 +116,24 @@ async fn test_store() -> (Arc<dyn Store>, Arc<dyn Jobs>, Option<String>) {
     (store.clone(), store, None)
 }
 
+/// Rate limiter and cache for a test app: in-process, or on Redis with
+/// `POSTHORN_API_TEST_REDIS=1` (with `POSTHORN_TEST_REDIS_URL`), under a prefix of its own.
+async fn test_limits() -> (Arc<dyn RateLimiter>, Arc<dyn Cache>) {
+    if std::env::var("POSTHORN_API_TEST_REDIS").as_deref() == Ok("1") {
+        let url = std::env::var("POSTHORN_TEST_REDIS_URL")
+            .expect("POSTHORN_API_TEST_REDIS=1 needs POSTHORN_TEST_REDIS_URL");
+        let prefix = format!("posthorn-api-test:{}:", posthorn_core::model::new_id());
+        let redis = posthorn_redis::RedisConnection::connect(&url, &prefix)
+            .await
+            .expect("a Redis connection");
+        return (Arc::new(redis.rate_limiter()), Arc::new(redis.cache()));
+    }
+    (
+        Arc::new(MemoryRateLimiter::new()),
+        Arc::new(MemoryCache::new()),
+    )
+}
+
 pub fn fake_dns() -> StaticDns {
     StaticDns::new()
         .with_mail_domain("gmail.com")
@@ -131,6 +149,7 @@ impl TestApp {
 
     pub async fn with_settings(settings: Settings) -> Self {
         let (store, jobs, database_url) = test_store().await;
+        let (rate_limiter, cache) = test_limits().await;
         let transport = Arc::new(CapturingTransport::new());
         let clock = Arc::new(ManualClock::new(
             Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0)
@@ -143,8 +162,8 @@ impl TestApp {
             transport: transport.clone(),
             clock: clock.clone(),
             dns: Arc::new(fake_dns()),
-            rate_limiter: Arc::new(MemoryRateLimiter::new()),
-            cache: Arc::new(MemoryCache::new()),
+            rate_limiter,
+            cache,
             settings,
         };
         let router = router(AppState::new(engine.clone(), Some(ADMIN.to_string())));
@@ -281,7 +300,8 @@ impl TestApp {
     }
 
     /// The engine of a restarted process: a new connection to the same database (the
-    /// memory store has no other copy, so it is shared), and fresh in-process limits.
+    /// memory store has no other copy, so it is shared), and fresh limits (on Redis, the
+    /// same ones: they outlive the process).
     pub async fn restarted_engine(&self) -> Engine {
         let (store, jobs): (Arc<dyn Store>, Arc<dyn Jobs>) = match &self.database_url {
             Some(url) => {
@@ -294,11 +314,17 @@ impl TestApp {
             }
             None => (self.engine.store.clone(), self.engine.jobs.clone()),
         };
+        let (rate_limiter, cache) =
+            if std::env::var("POSTHORN_API_TEST_REDIS").as_deref() == Ok("1") {
+                (self.engine.rate_limiter.clone(), self.engine.cache.clone())
+            } else {
+                test_limits().await
+            };
         Engine {
             store,
             jobs,
-            rate_limiter: Arc::new(MemoryRateLimiter::new()),
-            cache: Arc::new(MemoryCache::new()),
+            rate_limiter,
+            cache,
             ..self.engine.clone()
         }
     }

@@ -15,4 +15,5 @@ mod segments;
 mod send;
 mod templates;
 mod track;
+mod unavailable;
 mod verify;

@@ -18,7 +18,7 @@ use crate::model::{
     Workspace,
 };
 use crate::ports::{ChangeSet, JobPayload, Mailbox, NewJob, Write};
-use crate::render::{html_to_text, render, Escape};
+use crate::render::{render, Escape};
 use crate::Engine;
 
 /// One accepted recipient: its contact and its email record.
@@ -245,10 +245,11 @@ fn build_record(
         ));
     }
     let html = rendered("body", &resolved.body, Escape::Html)?;
+    // No text given: delivery derives it from the HTML (see `EmailRecord::text`).
     let text = match resolved.text.as_deref() {
-        Some("") => None,
+        Some("") => Some(String::new()),
         Some(source) => Some(rendered("text", source, Escape::None)?),
-        None => Some(html_to_text(&html)),
+        None => None,
     };
     let id = new_id();
     Ok(EmailRecord {

@@ -157,6 +157,7 @@ fn openapi() {}
             ("RateLimit-Reset" = u64, description = "Seconds until the window resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -182,6 +183,7 @@ fn send() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("publicKey" = []), ("secretKey" = [])),
 )]
@@ -208,6 +210,7 @@ fn track() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -237,6 +240,7 @@ fn verify() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -258,6 +262,7 @@ fn upsert_contact() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -276,6 +281,7 @@ fn list_contacts() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -301,6 +307,7 @@ fn get_contact() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -321,6 +328,7 @@ fn update_contact() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -347,6 +355,7 @@ fn delete_contact() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -368,6 +377,7 @@ fn create_template() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -386,6 +396,7 @@ fn list_templates() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -410,6 +421,7 @@ fn get_template() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -434,6 +446,7 @@ fn update_template() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -452,6 +465,7 @@ fn replace_template() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -477,6 +491,7 @@ fn delete_template() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -495,6 +510,7 @@ fn list_events() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -525,6 +541,7 @@ fn list_event_names() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -546,6 +563,7 @@ fn create_segment() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -566,6 +584,7 @@ fn list_segments() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -591,6 +610,7 @@ fn get_segment() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -615,6 +635,7 @@ fn update_segment() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -636,6 +657,7 @@ fn replace_segment() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -659,6 +681,7 @@ fn delete_segment() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -685,6 +708,7 @@ fn list_segment_contacts() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -709,6 +733,7 @@ fn add_segment_members() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -738,6 +763,7 @@ fn remove_segment_members() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -759,6 +785,7 @@ fn create_campaign() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -779,6 +806,7 @@ fn list_campaigns() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -804,6 +832,7 @@ fn get_campaign() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -829,6 +858,7 @@ fn update_campaign() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -850,6 +880,7 @@ fn patch_campaign() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -877,6 +908,7 @@ fn delete_campaign() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -901,6 +933,7 @@ fn send_campaign() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -922,6 +955,7 @@ fn cancel_campaign() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -944,6 +978,7 @@ fn get_campaign_stats() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -968,6 +1003,7 @@ fn list_key_sets() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -989,6 +1025,7 @@ fn create_key_set() {}
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("secretKey" = [])),
 )]
@@ -1012,6 +1049,7 @@ fn revoke_key_set() {}
         (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
         (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("adminToken" = [])),
 )]
@@ -1025,6 +1063,7 @@ fn admin_create_workspace() {}
         (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 404, description = "The operator API is off: `POSTHORN_ADMIN_TOKEN` is not set (`NOT_FOUND`)", body = ErrorResponse),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("adminToken" = [])),
 )]
@@ -1039,6 +1078,7 @@ fn admin_list_workspaces() {}
         (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("adminToken" = [])),
 )]
@@ -1059,6 +1099,7 @@ fn admin_get_workspace() {}
         (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
         (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("adminToken" = [])),
 )]
@@ -1077,6 +1118,7 @@ fn admin_update_workspace() {}
         (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
         (status = 422, description = "Invalid `name` or `domains` (`VALIDATION_ERROR`)", body = ErrorResponse),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("adminToken" = [])),
 )]
@@ -1098,6 +1140,7 @@ fn admin_create_key_set() {}
         (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
         (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
         (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
     ),
     security(("adminToken" = [])),
 )]

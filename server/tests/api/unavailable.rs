@@ -1,0 +1,110 @@
+//! A backing service that is down answers 503 in the envelope, never 500 or a hang.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use axum::http::Method;
+use chrono::{DateTime, Utc};
+use posthorn_core::ports::{Cache, EventQuery, PortError, Quota, RateDecision, RateLimiter};
+use posthorn_core::Engine;
+use posthorn_server::{router, AppState};
+use serde_json::json;
+use std::time::Duration;
+
+use crate::harness::{TestApp, ADMIN};
+
+/// Redis gone: every call fails.
+struct Down;
+
+fn down() -> PortError {
+    PortError::Unavailable("connection refused".into())
+}
+
+#[async_trait]
+impl RateLimiter for Down {
+    async fn take(
+        &self,
+        _: &str,
+        _: u32,
+        _: Quota,
+        _: DateTime<Utc>,
+    ) -> Result<RateDecision, PortError> {
+        Err(down())
+    }
+}
+
+#[async_trait]
+impl Cache for Down {
+    async fn get(&self, _: &str, _: DateTime<Utc>) -> Result<Option<Vec<u8>>, PortError> {
+        Err(down())
+    }
+    async fn put(
+        &self,
+        _: &str,
+        _: Vec<u8>,
+        _: Duration,
+        _: DateTime<Utc>,
+    ) -> Result<(), PortError> {
+        Err(down())
+    }
+    async fn put_if_absent(
+        &self,
+        _: &str,
+        _: Vec<u8>,
+        _: Duration,
+        _: DateTime<Utc>,
+    ) -> Result<bool, PortError> {
+        Err(down())
+    }
+    async fn delete(&self, _: &str) -> Result<(), PortError> {
+        Err(down())
+    }
+}
+
+#[tokio::test]
+async fn limits_backend_down_answers_503_with_retry_after() {
+    let mut app = TestApp::new().await;
+    let engine = Engine {
+        rate_limiter: Arc::new(Down),
+        cache: Arc::new(Down),
+        ..app.engine.clone()
+    };
+    app.router = router(AppState::new(engine, Some(ADMIN.to_string())));
+
+    let res = app
+        .get("/contacts")
+        .await
+        .expect_error(503, "SERVICE_UNAVAILABLE");
+    assert_eq!(
+        res.headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("2")
+    );
+    let message = res.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.contains("refused"), "no internals leak: {message}");
+
+    // The limit is taken before the idempotency record: a keyed write is refused alike,
+    // and nothing is written.
+    app.call(
+        Method::POST,
+        "/v1/track",
+        Some(&app.sk.clone()),
+        Some(json!({"event": "signed-up", "email": "a@x.com"})),
+        &[("idempotency-key", "k-1")],
+    )
+    .await
+    .expect_error(503, "SERVICE_UNAVAILABLE");
+    let events = app
+        .engine
+        .store
+        .events(
+            &app.workspace_id,
+            &EventQuery {
+                name: None,
+                contact_id: None,
+                limit: 10,
+            },
+        )
+        .await
+        .expect("events");
+    assert!(events.is_empty(), "nothing was tracked: {events:?}");
+}
