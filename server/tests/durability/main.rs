@@ -1,11 +1,14 @@
 //! End-to-end durability of the real `posthorn` binary on PostgreSQL: crashes (SIGKILL),
-//! two processes sharing one database, and graceful shutdown (SIGTERM), with a test SMTP
-//! sink that records every message it accepts.
+//! two processes sharing one database, graceful shutdown (SIGTERM), and rate limits and
+//! Idempotency-Key records shared through Redis, with a test SMTP sink that records every
+//! message it accepts.
 //!
-//! Needs `POSTHORN_TEST_DATABASE_URL` (see `scripts/services.sh`); without it the tests print
-//! a note and pass, except under `CI=true`, where they fail.
+//! Needs `POSTHORN_TEST_DATABASE_URL`, and `POSTHORN_TEST_REDIS_URL` for the shared limits
+//! (see `scripts/services.sh`); without them the tests print a note and pass, except under
+//! `CI=true`, where they fail.
 
 mod graceful;
+mod shared_limits;
 mod sigkill;
 mod support;
 mod two_processes;

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
+use hyper::header::HeaderMap;
 use hyper::{Method, Request};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -13,10 +14,11 @@ use serde_json::Value;
 /// Limit on one request, answer included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// A status and a JSON body (`Null` when empty or not JSON).
+/// A status, the headers and a JSON body (`Null` when empty or not JSON).
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub status: u16,
+    pub headers: HeaderMap,
     pub body: Value,
 }
 
@@ -24,6 +26,11 @@ impl Answer {
     /// Whether the status is 2xx.
     pub fn ok(&self) -> bool {
         (200..300).contains(&self.status)
+    }
+
+    /// The header `name` (case-insensitive), when present and readable as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
@@ -56,11 +63,26 @@ impl Api {
         token: Option<&str>,
         body: Option<&Value>,
     ) -> Result<Answer, String> {
+        self.call_with_headers(method, path, token, body, &[]).await
+    }
+
+    /// [`Api::call`] with extra request headers (`(name, value)`).
+    pub async fn call_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> Result<Answer, String> {
         let mut builder = Request::builder()
             .method(method.clone())
             .uri(format!("{}{path}", self.base));
         if let Some(token) = token {
             builder = builder.header("authorization", format!("Bearer {token}"));
+        }
+        for (name, value) in headers {
+            builder = builder.header(*name, *value);
         }
         let bytes = match body {
             Some(body) => {
@@ -79,6 +101,7 @@ impl Api {
                 .await
                 .map_err(|e| format!("{method} {path}: {e:?}"))?;
             let status = response.status().as_u16();
+            let headers = response.headers().clone();
             let collected = response
                 .into_body()
                 .collect()
@@ -86,7 +109,11 @@ impl Api {
                 .map_err(|e| format!("{method} {path}: reading the body: {e}"))?
                 .to_bytes();
             let body = serde_json::from_slice(&collected).unwrap_or(Value::Null);
-            Ok(Answer { status, body })
+            Ok(Answer {
+                status,
+                headers,
+                body,
+            })
         };
         tokio::time::timeout(REQUEST_TIMEOUT, exchange)
             .await

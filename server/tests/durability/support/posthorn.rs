@@ -25,6 +25,32 @@ pub fn note(message: &str) {
     let _ = writeln!(std::io::stderr(), "durability: {message}");
 }
 
+/// Whether `CI` is true: then a missing service fails the test instead of skipping it.
+fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// `POSTHORN_TEST_REDIS_URL`; `None` (after a loud note) when it is unset, unless `CI` is
+/// true: then the test fails, as [`TestDb::create`] does for the database.
+pub fn test_redis_url(test: &str) -> Option<String> {
+    match std::env::var("POSTHORN_TEST_REDIS_URL") {
+        Ok(url) if !url.trim().is_empty() => Some(url),
+        _ => {
+            assert!(
+                !on_ci(),
+                "{test}: POSTHORN_TEST_REDIS_URL is unset but CI=true; start the services \
+                 (eval \"$(bash scripts/services.sh start)\") or run scripts/test-all.sh"
+            );
+            note(&format!(
+                "\n!!!!!!!!\n!!! {test} SKIPPED: POSTHORN_TEST_REDIS_URL is unset.\n!!! \
+                 Start Redis with `eval \"$(bash scripts/services.sh start)\"` to run the \
+                 shared-limit durability tests.\n!!!!!!!!"
+            ));
+            None
+        }
+    }
+}
+
 /// A fresh, migrated database for one test.
 pub struct TestDb {
     admin_url: String,
@@ -41,10 +67,8 @@ impl TestDb {
         let admin_url = match std::env::var("POSTHORN_TEST_DATABASE_URL") {
             Ok(url) if !url.trim().is_empty() => url,
             _ => {
-                let ci =
-                    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
                 assert!(
-                    !ci,
+                    !on_ci(),
                     "{test}: POSTHORN_TEST_DATABASE_URL is unset but CI=true; start the \
                      services (eval \"$(bash scripts/services.sh start)\") or run \
                      scripts/test-all.sh"
@@ -155,6 +179,17 @@ impl Posthorn {
     /// Spawns `posthorn` (role all) on `store_url`, delivering to `smtp://127.0.0.1:smtp_port`,
     /// and waits until `GET /health` answers 200.
     pub async fn start(name: &str, store_url: &str, smtp_port: u16) -> Posthorn {
+        Posthorn::start_with(name, store_url, smtp_port, &[]).await
+    }
+
+    /// [`Posthorn::start`] with `extra_env` (`(name, value)`) set after the fixed settings,
+    /// which it may override.
+    pub async fn start_with(
+        name: &str,
+        store_url: &str,
+        smtp_port: u16,
+        extra_env: &[(&str, &str)],
+    ) -> Posthorn {
         let port = free_port();
         let mut command = Command::new(env!("CARGO_BIN_EXE_posthorn"));
         // Only the settings below: nothing inherited from the developer's environment.
@@ -176,6 +211,7 @@ impl Posthorn {
             .env("POSTHORN_JOB_LEASE_SECS", "5")
             .env("RUST_LOG", "warn")
             .env("NO_COLOR", "1")
+            .envs(extra_env.iter().copied())
             .current_dir(std::env::temp_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -316,6 +352,16 @@ impl Posthorn {
 
     /// Creates a workspace with huge limits and the verified domain `example.com`.
     pub async fn create_workspace(&self, name: &str) -> Workspace {
+        self.create_workspace_limited(name, 1_000_000).await
+    }
+
+    /// [`Posthorn::create_workspace`] with an API budget of `rate_limit_per_minute`
+    /// requests per minute (`rateLimitPerMinute`).
+    pub async fn create_workspace_limited(
+        &self,
+        name: &str,
+        rate_limit_per_minute: u32,
+    ) -> Workspace {
         let created = self
             .api
             .expect(
@@ -325,7 +371,7 @@ impl Posthorn {
                 Some(ADMIN_TOKEN),
                 Some(&json!({
                     "name": name,
-                    "rateLimitPerMinute": 1_000_000,
+                    "rateLimitPerMinute": rate_limit_per_minute,
                     "sendRatePerSecond": 100_000,
                 })),
             )
@@ -346,13 +392,14 @@ impl Posthorn {
                 Some(&json!({"domain": "example.com", "verified": true})),
             )
             .await;
-        Workspace { secret_key }
+        Workspace { id, secret_key }
     }
 }
 
 /// A workspace made for a test.
 #[derive(Debug, Clone)]
 pub struct Workspace {
+    pub id: String,
     pub secret_key: String,
 }
 
