@@ -2,16 +2,22 @@
 -- transport): the workers' claim (one job), the email and its workspace, the commit of
 -- [UpdateEmail (SENT), AppendEvent email.sent], and completing (deleting) the job.
 -- Mixed 1:1 with send.sql it models the server, which delivers while it accepts.
-WITH due AS (
-    SELECT id FROM jobs
-     WHERE (state = 'queued' AND run_at <= now())
-        OR (state = 'running' AND lease_until <= now())
+WITH queued AS (
+    SELECT id, run_at FROM jobs
+     WHERE state = 'queued' AND run_at <= now()
      ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED),
+expired AS (
+    SELECT id, run_at FROM jobs
+     WHERE state = 'running' AND lease_until <= now()
+     ORDER BY lease_until, id LIMIT 1 FOR UPDATE SKIP LOCKED),
+due AS (
+    SELECT id FROM (SELECT * FROM queued UNION ALL SELECT * FROM expired) AS d
+     ORDER BY run_at, id LIMIT 1),
 claimed AS (
     UPDATE jobs AS j SET state = 'running', lease_token = gen_random_uuid()::text,
-           lease_until = now() + interval '60 seconds'
+           lease_until = now() + interval '60 seconds', claims = j.claims + 1
       FROM due WHERE j.id = due.id
-    RETURNING j.id, j.payload, j.attempts, j.lease_token, j.run_at)
+    RETURNING j.id, j.payload, j.attempts, j.claims, j.lease_token, j.run_at)
 SELECT count(*) AS got, max(id) AS jid, max(lease_token) AS tok,
        max(payload ->> 'email_id') AS eid
   FROM claimed \gset

@@ -87,6 +87,7 @@ macro_rules! store_suite {
                 jobs_claimed_oldest_first_up_to_max,
                 job_claim_is_exclusive,
                 job_lease_expiry_makes_claimable_and_old_token_stale,
+                job_claims_count_unsettled_leases_and_retry_resets,
                 job_retry_counts_failed_attempts_and_delays,
                 job_dead_letter_shows_in_stats,
                 job_complete_removes,

@@ -16,6 +16,9 @@ pub struct Settings {
     pub base_retry_delay: Duration,
     /// Longest retry delay.
     pub max_retry_delay: Duration,
+    /// Claims in a row that may end without the job being settled (its worker died or it
+    /// outran its lease) before the job is given up as one that kills its worker.
+    pub max_job_claims: u32,
 }
 
 impl Default for Settings {
@@ -25,6 +28,7 @@ impl Default for Settings {
             job_lease: Duration::from_secs(60),
             base_retry_delay: Duration::from_secs(30),
             max_retry_delay: Duration::from_secs(3600),
+            max_job_claims: 5,
         }
     }
 }

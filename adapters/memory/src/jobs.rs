@@ -27,6 +27,8 @@ struct JobEntry {
     /// Enqueue order, to keep jobs due at the same instant first in, first out.
     seq: u64,
     attempts: u32,
+    /// Claims since enqueued or last retried.
+    claims: u32,
     state: JobState,
     last_error: Option<String>,
 }
@@ -60,6 +62,7 @@ impl JobQueue {
                 run_at: job.run_at,
                 seq,
                 attempts: 0,
+                claims: 0,
                 state: JobState::Waiting,
                 last_error: None,
             },
@@ -101,6 +104,7 @@ impl JobQueue {
                 continue;
             };
             let token = uuid::Uuid::new_v4().to_string();
+            entry.claims = entry.claims.saturating_add(1);
             entry.state = JobState::Leased {
                 token: token.clone(),
                 until,
@@ -110,6 +114,7 @@ impl JobQueue {
                 id,
                 payload: entry.payload.clone(),
                 attempts: entry.attempts,
+                claims: entry.claims,
                 lease_token: token,
             });
         }
@@ -143,6 +148,7 @@ impl JobQueue {
         };
         entry.run_at = at;
         entry.state = JobState::Waiting;
+        entry.claims = 0;
         if failed {
             entry.attempts = entry.attempts.saturating_add(1);
         }

@@ -40,9 +40,10 @@ const CLAIM: &str = "\
         ORDER BY run_at, id \
         LIMIT $3) \
     UPDATE jobs AS j \
-    SET state = 'running', lease_token = gen_random_uuid()::text, lease_until = $2 \
+    SET state = 'running', lease_token = gen_random_uuid()::text, lease_until = $2, \
+        claims = j.claims + 1 \
     FROM due WHERE j.id = due.id \
-    RETURNING j.id, j.payload, j.attempts, j.lease_token, j.run_at";
+    RETURNING j.id, j.payload, j.attempts, j.claims, j.lease_token, j.run_at";
 
 #[async_trait]
 impl Jobs for PgStore {
@@ -73,6 +74,7 @@ impl Jobs for PgStore {
             let token: String = row.try_get("lease_token").map_err(port_error)?;
             let run_at: DateTime<Utc> = row.try_get("run_at").map_err(port_error)?;
             let attempts: i32 = row.try_get("attempts").map_err(port_error)?;
+            let claims: i32 = row.try_get("claims").map_err(port_error)?;
             let payload: Json<Value> = row.try_get("payload").map_err(port_error)?;
             match serde_json::from_value::<JobPayload>(payload.0) {
                 Ok(payload) => claimed.push((
@@ -81,6 +83,7 @@ impl Jobs for PgStore {
                         id,
                         payload,
                         attempts: u32::try_from(attempts).unwrap_or(0),
+                        claims: u32::try_from(claims).unwrap_or(0),
                         lease_token: token,
                     },
                 )),
@@ -119,7 +122,7 @@ impl Jobs for PgStore {
         let done = sqlx::query(
             "UPDATE jobs SET state = 'queued', run_at = $3, \
              attempts = attempts + CASE WHEN $4 THEN 1 ELSE 0 END, last_error = $5, \
-             lease_token = NULL, lease_until = NULL \
+             claims = 0, lease_token = NULL, lease_until = NULL \
              WHERE id = $1 AND lease_token = $2 AND state = 'running'",
         )
         .bind(&job.id)

@@ -285,6 +285,34 @@ pub async fn job_complete_removes(p: &StorePorts) {
     );
 }
 
+/// Every claim counts in `claims` until the job is settled: a lease that runs out makes the
+/// next claim count one more, and `retry` starts the count again.
+pub async fn job_claims_count_unsettled_leases_and_retry_resets(p: &StorePorts) {
+    let ws = workspace(p, "claims").await;
+    let now = now_ms();
+    enqueue(p, &[job(&ws.id, now)]).await;
+    let first = claim_one(p, now).await;
+    assert_eq!(first.claims, 1, "a first claim counts 1");
+    // The worker dies twice: each expired lease makes the next claim count one more.
+    let second = claim_one(p, secs(now, 31)).await;
+    assert_eq!(second.claims, 2, "claimed again after an expired lease");
+    let third = claim_one(p, secs(now, 62)).await;
+    assert_eq!(third.claims, 3, "claimed a third time");
+    assert_eq!(
+        p.jobs
+            .retry(&third, secs(now, 63), false, "throttled")
+            .await,
+        Ok(true)
+    );
+    let after_retry = claim_one(p, secs(now, 64)).await;
+    assert_eq!(after_retry.claims, 1, "retry starts the count again");
+    assert_eq!(
+        after_retry.attempts, 0,
+        "a retry without failure is no attempt"
+    );
+    assert_eq!(p.jobs.complete(&after_retry).await, Ok(true));
+}
+
 /// Operations with a token that never was a lease (or a job that does not exist) return
 /// `false` and change nothing.
 pub async fn job_stale_token_changes_nothing(p: &StorePorts) {

@@ -39,6 +39,28 @@ pub fn email_event_data(email: &EmailRecord) -> serde_json::Value {
 }
 
 impl Engine {
+    /// Marks an email FAILED with `reason` if it is still QUEUED.
+    pub(super) async fn fail_queued_email(
+        &self,
+        workspace_id: &str,
+        email_id: &str,
+        reason: &str,
+    ) -> crate::Result<()> {
+        let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
+            return Ok(());
+        };
+        if email.status != EmailStatus::Queued {
+            return Ok(());
+        }
+        email.status = EmailStatus::Failed;
+        email.error = Some(reason.to_string());
+        email.updated_at = self.clock.now();
+        let mut changes = ChangeSet::new();
+        changes.push(Write::UpdateEmail(email));
+        self.store.commit(changes).await?;
+        Ok(())
+    }
+
     /// Why a campaign email must not go out any more: the campaign was cancelled, or the
     /// recipient unsubscribed or is PENDING (checked again just before delivery).
     async fn campaign_stop_reason(

@@ -22,7 +22,14 @@ pub enum JobOutcome {
 
 impl Engine {
     /// Runs one claimed job and settles it with the queue (complete, retry or dead-letter).
+    ///
+    /// A job claimed more than `max_job_claims` times in a row without being settled is not
+    /// run again: each of those runs ended with its worker (a crash, a kill, a lease run
+    /// out), so it is dead-lettered instead of taking down one worker after another.
     pub async fn run_job(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
+        if job.claims > self.settings.max_job_claims {
+            return self.give_up_unsettled(job).await;
+        }
         match &job.payload {
             JobPayload::DeliverEmail {
                 workspace_id,
@@ -58,6 +65,27 @@ impl Engine {
                 campaign_id,
             } => self.finish_campaign(job, workspace_id, campaign_id).await,
         }
+    }
+
+    /// Dead-letters a job whose runs keep ending without settling it; a delivery's email
+    /// becomes FAILED, so that its campaign can still finish.
+    async fn give_up_unsettled(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
+        let reason = format!(
+            "given up after {} claims in a row that ended without a result (worker crashed \
+             or the job outran its lease)",
+            job.claims - 1
+        );
+        tracing::error!(job_id = %job.id, payload = ?job.payload, %reason, "job given up");
+        if let JobPayload::DeliverEmail {
+            workspace_id,
+            email_id,
+        } = &job.payload
+        {
+            self.fail_queued_email(workspace_id, email_id, &reason)
+                .await?;
+        }
+        self.jobs.dead_letter(job, &reason).await?;
+        Ok(JobOutcome::Dead)
     }
 
     /// Claims and runs every job due now, one batch after another, until none is due.

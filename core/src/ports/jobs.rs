@@ -90,6 +90,10 @@ pub struct ClaimedJob {
     pub payload: JobPayload,
     /// Failed attempts so far (0 on the first run).
     pub attempts: u32,
+    /// Times the job was claimed since it was enqueued or last put back with `retry`, this
+    /// claim included: above 1, earlier leases ran out unsettled (their worker died, or the
+    /// job outran its lease).
+    pub claims: u32,
     /// Proves this claim; completing with a stale token fails.
     pub lease_token: String,
 }
@@ -109,8 +113,9 @@ pub struct JobStats {
 ///
 /// Contract: a job enqueued by a committed change set is claimed at least once after its
 /// `run_at`. A claim holds a lease until `now + lease`; when it expires without `complete`,
-/// `retry` or `dead_letter`, the job is claimable again (the worker crashed). Operations with
-/// a stale lease token return `Ok(false)` and change nothing.
+/// `retry` or `dead_letter`, the job is claimable again (the worker crashed). Each claim
+/// counts in `ClaimedJob::claims`; `retry` starts the count again. Operations with a stale
+/// lease token return `Ok(false)` and change nothing.
 #[async_trait]
 pub trait Jobs: Send + Sync {
     /// Claims up to `max` due jobs, oldest `run_at` first.
@@ -122,7 +127,8 @@ pub trait Jobs: Send + Sync {
     ) -> Result<Vec<ClaimedJob>, PortError>;
     /// Removes a finished job.
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError>;
-    /// Releases the job to run again at `at`; counts a failed attempt when `failed`.
+    /// Releases the job to run again at `at`; counts a failed attempt when `failed`; resets
+    /// the job's claim count.
     async fn retry(
         &self,
         job: &ClaimedJob,

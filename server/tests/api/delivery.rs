@@ -148,6 +148,40 @@ async fn a_crashed_worker_lease_expires_and_the_email_is_still_sent_once() {
 }
 
 #[tokio::test]
+async fn a_job_that_keeps_killing_its_worker_is_given_up() {
+    let app = TestApp::new().await;
+    let res = app
+        .post("/v1/send", send_body(json!("poison@x.com")))
+        .await
+        .expect(200);
+    let id = res.body["data"]["emails"][0]["email"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let lease = app.engine.settings.job_lease;
+    let max = app.engine.settings.max_job_claims;
+    // Every worker that takes the job dies holding it.
+    for claim in 1..=max {
+        let claimed = app
+            .engine
+            .jobs
+            .claim(app.clock.now(), lease, 10)
+            .await
+            .expect("claim");
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].claims, claim);
+        app.clock
+            .advance(chrono::Duration::seconds(lease.as_secs() as i64 + 1));
+    }
+    // The next worker does not run it again: it is dead-lettered and the email FAILED.
+    app.run_jobs().await;
+    assert!(app.transport.messages().is_empty(), "not run again");
+    assert_eq!(email_status(&app, &id).await, "FAILED");
+    let stats = app.engine.jobs.stats(app.clock.now()).await.expect("stats");
+    assert_eq!((stats.queued, stats.running, stats.dead), (0, 0, 1));
+}
+
+#[tokio::test]
 async fn the_background_worker_delivers_and_stops_gracefully() {
     let app = TestApp::new().await;
     let (stop, rx) = tokio::sync::watch::channel(false);
