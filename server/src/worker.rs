@@ -66,7 +66,7 @@ pub async fn run(engine: Engine, concurrency: usize, mut shutdown: watch::Receiv
             let engine = engine.clone();
             tokio::spawn(async move {
                 if let Err(e) = engine.run_job(&job).await {
-                    // The lease expires and another claim retries the job.
+                    // `run_job` has put the job back with a backoff.
                     tracing::error!(job_id = %job.id, error = %e, "job failed");
                 }
                 drop(permit);

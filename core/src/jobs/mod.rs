@@ -26,10 +26,27 @@ impl Engine {
     /// A job claimed more than `max_job_claims` times in a row without being settled is not
     /// run again: each of those runs ended with its worker (a crash, a kill, a lease run
     /// out), so it is dead-lettered instead of taking down one worker after another.
+    ///
+    /// A handler that fails (a store or limiter error) has its job put back with the retry
+    /// backoff at once, counting a failed attempt, rather than left to its lease: the error
+    /// is returned for the caller to log.
     pub async fn run_job(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
         if job.claims > self.settings.max_job_claims {
             return self.give_up_unsettled(job).await;
         }
+        let result = self.dispatch(job).await;
+        if let Err(error) = &result {
+            let at = self.clock.now() + self.retry_delay(job.attempts.saturating_add(1));
+            // A stale lease (the handler settled before failing) makes this a no-op.
+            if let Err(retry_error) = self.jobs.retry(job, at, true, &error.to_string()).await {
+                tracing::warn!(job_id = %job.id, error = %retry_error, "could not put a failed job back; its lease will expire");
+            }
+        }
+        result
+    }
+
+    /// Runs the handler of `job`'s kind.
+    async fn dispatch(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
         match &job.payload {
             JobPayload::DeliverEmail {
                 workspace_id,

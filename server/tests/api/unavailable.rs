@@ -5,13 +5,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use axum::http::Method;
 use chrono::{DateTime, Utc};
-use posthorn_core::ports::{Cache, EventQuery, PortError, Quota, RateDecision, RateLimiter};
+use posthorn_core::ports::{Cache, Clock, EventQuery, PortError, Quota, RateDecision, RateLimiter};
 use posthorn_core::Engine;
 use posthorn_server::{router, AppState};
 use serde_json::json;
 use std::time::Duration;
 
-use crate::harness::{TestApp, ADMIN};
+use crate::harness::{send_body, TestApp, ADMIN};
 
 /// Redis gone: every call fails.
 struct Down;
@@ -107,4 +107,52 @@ async fn limits_backend_down_answers_503_with_retry_after() {
         .await
         .expect("events");
     assert!(events.is_empty(), "nothing was tracked: {events:?}");
+}
+
+#[tokio::test]
+async fn a_job_whose_handler_fails_is_put_back_with_backoff() {
+    let app = TestApp::new().await;
+    app.post("/v1/send", send_body(json!("later@x.com")))
+        .await
+        .expect(200);
+    // The worker's limiter (the send throttle) is down while it delivers.
+    let worker = Engine {
+        rate_limiter: Arc::new(Down),
+        ..app.engine.clone()
+    };
+    let lease = worker.settings.job_lease;
+    let claimed = worker
+        .jobs
+        .claim(app.clock.now(), lease, 10)
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), 1);
+    let failed = worker.run_job(&claimed[0]).await;
+    assert!(failed.is_err(), "the error reaches the caller: {failed:?}");
+    // Put back at once with the first backoff, not left to its lease.
+    let backoff = worker.retry_delay(1);
+    assert!(backoff < chrono::Duration::from_std(lease).expect("lease"));
+    let stats = worker.jobs.stats(app.clock.now()).await.expect("stats");
+    assert_eq!((stats.queued, stats.running), (1, 0));
+    let early = worker
+        .jobs
+        .claim(
+            app.clock.now() + backoff - chrono::Duration::seconds(1),
+            lease,
+            10,
+        )
+        .await
+        .expect("claim");
+    assert!(early.is_empty(), "claimed before its backoff");
+    app.clock.advance(backoff);
+    let again = worker
+        .jobs
+        .claim(app.clock.now(), lease, 10)
+        .await
+        .expect("claim");
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].attempts, again[0].claims), (1, 1));
+    // With the limiter back, the email goes out.
+    app.engine.run_job(&again[0]).await.expect("run");
+    assert_eq!(app.transport.messages().len(), 1);
 }
