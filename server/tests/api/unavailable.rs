@@ -71,6 +71,15 @@ async fn limits_backend_down_answers_503_with_retry_after() {
     };
     app.router = router(AppState::new(engine, Some(ADMIN.to_string())));
 
+    let health = app
+        .call(Method::GET, "/health", None, None, &[])
+        .await
+        .expect(503);
+    assert_eq!(
+        health.body,
+        json!({"status": "unavailable", "failing": ["limits"]})
+    );
+
     let res = app
         .get("/contacts")
         .await

@@ -107,12 +107,13 @@ pub struct CampaignListQuery {
 
 /// Readiness
 ///
-/// 200 when the store and the job queue answer, 503 otherwise. Needs no key.
+/// 200 when the store, the job queue and the limits backend (Redis, when configured)
+/// answer, 503 naming the failing parts otherwise. Needs no key.
 #[utoipa::path(
     get, path = "/health", operation_id = "health", tag = "System",
     responses(
         (status = 200, description = "Ready", body = Health),
-        (status = 503, description = "The store or the queue does not answer", body = Unavailable),
+        (status = 503, description = "The store, the queue or the limits backend does not answer", body = Unavailable),
     ),
 )]
 fn health() {}

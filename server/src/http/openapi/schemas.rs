@@ -1435,10 +1435,13 @@ pub struct JobCounts {
     pub dead: u64,
 }
 
-/// Answer of `GET /health` when the store or the queue fails.
+/// Answer of `GET /health` when the store, the queue or the limits backend fails.
 #[derive(ToSchema)]
 pub struct Unavailable {
     /// `unavailable`.
     #[schema(example = "unavailable")]
     pub status: String,
+    /// The parts that do not answer: `store`, `queue`, `limits` (Redis).
+    #[schema(example = json!(["limits"]))]
+    pub failing: Vec<String>,
 }

@@ -8,20 +8,39 @@ use serde_json::json;
 
 use crate::http::AppState;
 
-/// 200 when the store and queue answer, 503 otherwise.
+/// Cache key read to check that the limits backend (Redis, when configured) answers.
+const PROBE_KEY: &str = "health-probe";
+
+/// 200 when the store, the queue and the limits backend answer, 503 (naming the failing
+/// parts) otherwise.
 pub async fn health(State(state): State<AppState>) -> Response {
     let engine = &state.engine;
-    let store_ok = engine.store.workspaces().await.is_ok();
-    match engine.jobs.stats(engine.clock.now()).await {
-        Ok(stats) if store_ok => Json(json!({
+    let now = engine.clock.now();
+    let (store, jobs, limits) = tokio::join!(
+        engine.store.workspaces(),
+        engine.jobs.stats(now),
+        engine.cache.get(PROBE_KEY, now),
+    );
+    match (store, jobs, limits) {
+        (Ok(_), Ok(stats), Ok(_)) => Json(json!({
             "status": "ok",
             "jobs": {"queued": stats.queued, "running": stats.running, "dead": stats.dead},
         }))
         .into_response(),
-        _ => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "unavailable"})),
-        )
-            .into_response(),
+        (store, jobs, limits) => {
+            let failing: Vec<&str> = [
+                ("store", store.is_err()),
+                ("queue", jobs.is_err()),
+                ("limits", limits.is_err()),
+            ]
+            .into_iter()
+            .filter_map(|(part, failed)| failed.then_some(part))
+            .collect();
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "unavailable", "failing": failing})),
+            )
+                .into_response()
+        }
     }
 }
