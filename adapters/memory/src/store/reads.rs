@@ -423,24 +423,46 @@ pub(super) fn contacts_matching(
         .collect()
 }
 
-pub(super) fn count_matching(
+/// One slice of a count: how many of the (at most) `slice` contacts after `after` (in id
+/// order) match, and the id to continue after, or `None` when the workspace is done.
+pub(super) fn count_matching_slice(
     state: &State,
     workspace_id: &str,
-    condition: &Condition,
-    audience_only: bool,
-    now: DateTime<Utc>,
-) -> u64 {
+    query: &CountQuery<'_>,
+    after: Option<&str>,
+    slice: usize,
+) -> (u64, Option<String>) {
     let Some(data) = state.data.get(workspace_id) else {
-        return 0;
+        return (0, None);
     };
-    if condition.groups.is_empty() && !audience_only {
-        return data.contacts.len() as u64;
+    if query.condition.groups.is_empty() && !query.audience_only {
+        return (data.contacts.len() as u64, None);
     }
-    let matcher = Matcher::new(data, condition, audience_only, now);
-    data.contacts
-        .values()
-        .filter(|c| matcher.matches(c))
-        .count() as u64
+    let matcher = Matcher::new(data, query.condition, query.audience_only, query.now);
+    let range = match after {
+        Some(id) => data
+            .contacts
+            .range::<str, _>((Bound::Excluded(id), Bound::Unbounded)),
+        None => data.contacts.range::<str, _>(..),
+    };
+    let mut seen = 0;
+    let mut matched = 0;
+    let mut last = None;
+    for (id, contact) in range.take(slice) {
+        seen += 1;
+        matched += u64::from(matcher.matches(contact));
+        last = Some(id);
+    }
+    let next = if seen == slice { last.cloned() } else { None };
+    (matched, next)
+}
+
+/// What a count matches: the condition, whether only the audience (subscribed, ACTIVE)
+/// counts, and the instant time-relative filters are judged at.
+pub(super) struct CountQuery<'a> {
+    pub(super) condition: &'a Condition,
+    pub(super) audience_only: bool,
+    pub(super) now: DateTime<Utc>,
 }
 
 pub(super) fn campaigns(
