@@ -46,6 +46,11 @@ pub enum ApiError {
     IdempotencyKeyReused,
     /// The first request with this `Idempotency-Key` is still running.
     IdempotencyInFlight,
+    /// The handler did not finish within the request time limit.
+    TimedOut {
+        /// The limit, in seconds.
+        limit_secs: u64,
+    },
     /// A handler panicked.
     Panic,
 }
@@ -235,6 +240,15 @@ impl ApiError {
                 "A request with this Idempotency-Key is still being processed".into(),
                 "Retry after the first request has finished.",
             ),
+            ApiError::TimedOut { limit_secs } => p(
+                S::SERVICE_UNAVAILABLE,
+                "SERVICE_UNAVAILABLE",
+                format!(
+                    "The request did not finish within {limit_secs} s and was stopped; \
+                     a write may or may not have taken effect"
+                ),
+                "Retry with the same Idempotency-Key, so that a write is not made twice.",
+            ),
             ApiError::Panic => p(
                 S::INTERNAL_SERVER_ERROR,
                 "INTERNAL_ERROR",
@@ -249,7 +263,9 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
-            ApiError::Domain(Error::Unavailable(_)) => Some(UNAVAILABLE_RETRY_AFTER_SECS),
+            ApiError::Domain(Error::Unavailable(_)) | ApiError::TimedOut { .. } => {
+                Some(UNAVAILABLE_RETRY_AFTER_SECS)
+            }
             _ => None,
         };
         let parts = self.parts();

@@ -10,6 +10,7 @@ pub mod openapi;
 pub mod query;
 pub mod request_id;
 mod routes;
+pub mod time_limit;
 
 use axum::http::Uri;
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -128,6 +129,7 @@ pub fn router(state: AppState) -> Router {
         .route("/campaigns/{id}/stats", get(routes::campaigns::stats))
         .route("/keys", get(routes::keys::list).post(routes::keys::create))
         .route("/keys/{id}", axum::routing::delete(routes::keys::revoke))
+        .route_layer(from_fn(time_limit::within_limit))
         .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
         .route_layer(from_fn_with_state(state.clone(), auth::require_key));
 
@@ -148,6 +150,7 @@ pub fn router(state: AppState) -> Router {
             "/admin/workspaces/{id}/domains",
             post(routes::admin::add_domain),
         )
+        .route_layer(from_fn(time_limit::within_limit))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
 
     let app = Router::new()
