@@ -222,6 +222,35 @@ mod tests {
         assert_eq!(expires_ms(now, Duration::MAX), i64::MAX);
     }
 
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// Any bytes behind any expiry come back unchanged.
+        #[test]
+        fn any_value_round_trips(expires: i64, value: Vec<u8>) {
+            let stored = encode(expires, &value);
+            proptest::prop_assert_eq!(decode(&stored), Some((expires, value.as_slice())));
+        }
+
+        /// The decoder never panics, and whatever it accepts re-encodes to the same bytes
+        /// unless the header had a redundant form (leading zeros, `-0`).
+        #[test]
+        fn decoding_arbitrary_bytes_is_total(
+            stored in proptest::prop_oneof![
+                proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+                "[-+ ]?[0-9]{0,22}[:x]?.{0,10}".prop_map(String::into_bytes),
+            ]
+        ) {
+            if let Some((expires, value)) = decode(&stored) {
+                let header_len = stored.len() - value.len() - 1;
+                let canonical = expires.to_string().len() == header_len;
+                if canonical {
+                    proptest::prop_assert_eq!(encode(expires, value), stored);
+                }
+            }
+        }
+    }
+
     #[test]
     fn value_keys_carry_the_prefix() {
         assert_eq!(
