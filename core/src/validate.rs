@@ -298,6 +298,19 @@ impl Checker {
         }
     }
 
+    /// The page size of a list: `pageSize` (Plunk's name) or `limit`, each 1..=100, 20 when
+    /// neither is given. Both are checked when both are given; `pageSize` wins.
+    pub fn page_size(&mut self, query: &std::collections::HashMap<String, String>) -> u64 {
+        let page_size = self.query_int(query, "pageSize", 1, 100, 20);
+        let limit = self.query_int(query, "limit", 1, 100, 20);
+        let chosen = if query.contains_key("pageSize") {
+            page_size
+        } else {
+            limit
+        };
+        chosen as u64
+    }
+
     /// A query-string integer (`limit=20`) within `min..=max`, `default` when absent.
     pub fn query_int(
         &mut self,
@@ -368,6 +381,32 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
     use std::collections::HashMap;
+
+    #[test]
+    fn page_size_checks_both_names_and_prefers_page_size() {
+        let query = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let size = |pairs: &[(&str, &str)]| {
+            let mut c = Checker::new();
+            let size = c.page_size(&query(pairs));
+            c.finish().map(|()| size)
+        };
+        assert_eq!(size(&[]), Ok(20));
+        assert_eq!(size(&[("limit", "5")]), Ok(5));
+        assert_eq!(size(&[("pageSize", "7"), ("limit", "5")]), Ok(7));
+        for refused in [
+            &[("limit", "101")][..],
+            &[("pageSize", "27"), ("limit", "101")],
+            &[("pageSize", "0"), ("limit", "5")],
+            &[("limit", "x")],
+        ] {
+            assert!(size(refused).is_err(), "{refused:?} must be refused");
+        }
+    }
 
     #[test]
     fn collects_every_failure() {

@@ -52,15 +52,10 @@ impl<T> Page<T> {
     }
 }
 
-/// Reads `page` (>= 1, default 1) and `pageSize` (1..100, default 20).
+/// Reads `page` (>= 1, default 1) and the page size (see [`Checker::page_size`]).
 pub fn page_params(c: &mut Checker, query: &HashMap<String, String>) -> (u64, u64) {
     let page = c.query_int(query, "page", 1, 1_000_000, 1) as u64;
-    let size = if query.contains_key("pageSize") {
-        c.query_int(query, "pageSize", 1, 100, 20)
-    } else {
-        c.query_int(query, "limit", 1, 100, 20)
-    } as u64;
-    (page, size)
+    (page, c.page_size(query))
 }
 
 /// Outcome of `POST /segments/{id}/members`.

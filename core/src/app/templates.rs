@@ -204,11 +204,7 @@ impl Engine {
         query: &HashMap<String, String>,
     ) -> Result<TemplatePage> {
         let mut c = Checker::new();
-        let page_size = if query.contains_key("pageSize") {
-            c.query_int(query, "pageSize", 1, 100, 20)
-        } else {
-            c.query_int(query, "limit", 1, 100, 20)
-        } as u64;
+        let page_size = c.page_size(query);
         let mut page = c.query_int(query, "page", 1, 1_000_000, 1) as u64;
         if let Some(raw) = query
             .get("cursor")
