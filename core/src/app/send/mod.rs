@@ -4,7 +4,7 @@ mod request;
 
 pub use request::{
     parse_mailbox_string, Recipient, SendRequest, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
-    MAX_RECIPIENTS,
+    MAX_RECIPIENTS, RESERVED_HEADERS,
 };
 
 use chrono::{DateTime, Utc};

@@ -17,8 +17,8 @@ pub const MAX_ATTACHMENT_BYTES: usize = 10 * 1024 * 1024;
 /// Longest subject, in characters.
 pub const MAX_SUBJECT_CHARS: usize = 998;
 
-/// Headers a caller may not set: Posthorn writes them.
-const RESERVED_HEADERS: &[&str] = &[
+/// Headers a caller may not set (lower case): Posthorn writes them.
+pub const RESERVED_HEADERS: &[&str] = &[
     "from",
     "to",
     "cc",

@@ -15,6 +15,8 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use schemas::RequestRules;
+
 /// Every route of the router: path (OpenAPI `{param}` form) and its methods (upper case).
 pub const ROUTES: &[(&str, &[&str])] = &[
     ("/health", &["GET"]),
@@ -109,7 +111,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
         paths::admin_add_domain,
     ),
     components(schemas(schemas::ErrorResponse, schemas::FieldError)),
-    modifiers(&SecuritySchemes),
+    modifiers(&SecuritySchemes, &RequestRules),
     tags(
         (name = "Sending", description = "Transactional email, event tracking and address verification (`/v1`)."),
         (name = "Contacts", description = "The people a workspace mails."),

@@ -18,7 +18,8 @@ pub struct ContactListQuery {
     /// Page size.
     #[param(minimum = 1, maximum = 100, default = 20)]
     pub limit: Option<u32>,
-    /// The `cursor` of the previous page (opaque).
+    /// The `cursor` of the previous page, exactly as answered: an opaque token that only
+    /// this API issues; any other value is refused (422 `invalid_cursor`).
     pub cursor: Option<String>,
     /// Only subscribed (`true`) or unsubscribed (`false`) contacts.
     pub subscribed: Option<bool>,
@@ -42,7 +43,9 @@ pub struct TemplateListQuery {
     /// Alias of `pageSize`, used when `pageSize` is absent.
     #[param(minimum = 1, maximum = 100, default = 20)]
     pub limit: Option<u32>,
-    /// The `cursor` of the previous response: selects the next page.
+    /// The `cursor` of the previous response, exactly as answered: selects the next page.
+    /// An opaque token that only this API issues; any other value is refused (422
+    /// `invalid_cursor`).
     pub cursor: Option<String>,
     /// Only templates of this type.
     #[param(rename = "type", inline)]
@@ -1151,13 +1154,16 @@ fn admin_add_domain() {}
 #[derive(IntoParams)]
 #[into_params(parameter_in = Header)]
 pub struct IdempotencyKey {
-    /// 1 to 255 printable ASCII characters. Within 24 hours the same key with the same body
-    /// replays the first answer (header `Idempotent-Replayed: true`).
+    /// 1 to 255 printable ASCII characters (spaces inside only, as HTTP trims the ends).
+    /// Within 24 hours the same key with the same body replays the first answer (header
+    /// `Idempotent-Replayed: true`); the same key with another body is refused (422
+    /// `IDEMPOTENCY_KEY_REUSED`).
     #[param(
         rename = "Idempotency-Key",
         required = false,
         min_length = 1,
-        max_length = 255
+        max_length = 255,
+        pattern = r"^[!-~]([ -~]{0,253}[!-~])?$"
     )]
     pub idempotency_key: String,
 }

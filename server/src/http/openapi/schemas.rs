@@ -664,8 +664,9 @@ pub enum ConditionLogic {
 pub struct ConditionGroup {
     /// Filters, all of which must match; may be omitted in requests (no filters).
     pub filters: Option<Vec<ConditionFilter>>,
-    /// A nested condition, ANDed with the filters (omitted when there is none).
-    #[schema(no_recursion, nullable = false)]
+    /// A nested condition, ANDed with the filters (omitted when there is none; `null` in a
+    /// request is the same as omitted).
+    #[schema(no_recursion)]
     pub conditions: Option<Box<SegmentCondition>>,
 }
 
@@ -1444,4 +1445,337 @@ pub struct Unavailable {
     /// The parts that do not answer: `store`, `queue`, `limits` (Redis).
     #[schema(example = json!(["limits"]))]
     pub failing: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Request rules the derive cannot spell
+// ---------------------------------------------------------------------------------------
+
+/// Control characters (Unicode `Cc`): what `char::is_control` refuses.
+const CONTROL: &str = r"\u0000-\u001F\u007F-\u009F";
+/// Control characters other than tab: what single-line fields refuse.
+const CONTROL_BUT_TAB: &str = r"\u0000-\u0008\u000A-\u001F\u007F-\u009F";
+/// The local part of an address: at most 64 atom characters and dots, no dot first or last
+/// (and, by the lookahead in [`Rule::constraints`], no two dots in a row).
+const LOCAL_PART: &str = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]([A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{0,62}[A-Za-z0-9!#$%&'*+/=?^_`{|}~-])?";
+/// One domain label: letters, digits and inner hyphens, 1 to 63 characters.
+const LABEL: &str = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+
+/// What a request field must look like beyond its type, as the use cases check it.
+#[derive(Clone, Copy)]
+enum Rule {
+    /// One line: no control characters other than tab (may be empty).
+    Line,
+    /// One line with at least one character that is not white space.
+    FilledLine,
+    /// Any text with at least one character that is not white space.
+    Filled,
+    /// An email address: dot-atom local part, a domain of two labels or more.
+    Email,
+    /// `address` or `Display Name <address>`, no control characters.
+    Mailbox,
+    /// A custom event name: not blank, no control characters.
+    EventName,
+    /// A domain name of two labels or more.
+    DomainName,
+    /// An RFC 3339 date-time (`T` separator, `Z` or a numeric offset).
+    DateTime,
+    /// Canonical standard base64 with padding, at least one byte.
+    Base64,
+}
+
+impl Rule {
+    /// The pattern, and the least and most characters.
+    fn constraints(self) -> (String, Option<usize>, Option<usize>) {
+        let email = format!(r"(?![^@<]*\.\.){LOCAL_PART}@({LABEL}\.)+[A-Za-z]{{2,63}}");
+        match self {
+            Rule::Line => (format!("^[^{CONTROL_BUT_TAB}]*$"), None, None),
+            Rule::FilledLine => (
+                format!(
+                    r"^[^{CONTROL_BUT_TAB}]*[^\s{CONTROL}][^{CONTROL_BUT_TAB}]*$"
+                ),
+                Some(1),
+                None,
+            ),
+            Rule::Filled => (r"\S".to_string(), Some(1), None),
+            Rule::Email => (format!("^{email}$"), Some(3), Some(254)),
+            Rule::Mailbox => (
+                format!("^({email}|[^{CONTROL}<>]*<{email}>)$"),
+                Some(3),
+                None,
+            ),
+            Rule::EventName => (
+                format!(r"^[^{CONTROL}]*[^\s{CONTROL}][^{CONTROL}]*$"),
+                Some(1),
+                None,
+            ),
+            Rule::DomainName => (
+                format!(r"^({LABEL}\.)+{LABEL}$"),
+                Some(3),
+                Some(253),
+            ),
+            Rule::DateTime => (
+                concat!(
+                    r"^\d{4}-((0[13578]|1[02])-(0[1-9]|[12]\d|3[01])|(0[469]|11)-(0[1-9]|[12]\d|30)",
+                    r"|02-(0[1-9]|1\d|2[0-8]))T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?",
+                    r"(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$"
+                )
+                .to_string(),
+                Some(20),
+                None,
+            ),
+            Rule::Base64 => (
+                concat!(
+                    r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{4}|[A-Za-z0-9+/][AQgw]==",
+                    r"|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)$"
+                )
+                .to_string(),
+                Some(4),
+                None,
+            ),
+        }
+    }
+
+    /// Adds the rule to a string schema (or to the string branch of a nullable one).
+    fn apply(self, schema: &mut Schema) {
+        match schema {
+            Schema::Object(object) => {
+                let (pattern, min, max) = self.constraints();
+                object.pattern = Some(pattern);
+                if min.is_some() {
+                    object.min_length = min;
+                }
+                if let (Some(max), current) = (max, &mut object.max_length) {
+                    *current = Some(current.map_or(max, |c| c.min(max)));
+                }
+            }
+            Schema::Array(array) => {
+                if let utoipa::openapi::schema::ArrayItems::RefOrSchema(items) = &mut array.items {
+                    if let RefOr::T(item) = items.as_mut() {
+                        self.apply(item);
+                    }
+                }
+            }
+            Schema::OneOf(one_of) => {
+                for item in &mut one_of.items {
+                    if let RefOr::T(item @ Schema::Object(_)) = item {
+                        if is_string(item) {
+                            self.apply(item);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn is_string(schema: &Schema) -> bool {
+    match schema {
+        Schema::Object(o) => match &o.schema_type {
+            SchemaType::Type(Type::String) => true,
+            SchemaType::Array(types) => types.contains(&Type::String),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Every (schema, property, rule) of the request bodies. Fields the use cases check only for
+/// their type (free text such as `body` on updates or `text`) are not listed.
+const REQUEST_RULES: &[(&str, &str, Rule)] = &[
+    ("SendRequest", "subject", Rule::Line),
+    ("SendRequest", "name", Rule::Line),
+    ("SendRequest", "reply", Rule::Email),
+    ("NamedMailbox", "name", Rule::Line),
+    ("NamedMailbox", "email", Rule::Email),
+    ("MailboxInput", "", Rule::Mailbox),
+    ("Attachment", "filename", Rule::FilledLine),
+    ("Attachment", "content", Rule::Base64),
+    ("Attachment", "contentType", Rule::Line),
+    ("Attachment", "contentId", Rule::Line),
+    ("TrackRequest", "email", Rule::Email),
+    ("TrackRequest", "event", Rule::EventName),
+    ("VerifyRequest", "email", Rule::Filled),
+    ("ContactUpsert", "email", Rule::Email),
+    ("ContactPatch", "email", Rule::Email),
+    ("TemplateCreate", "name", Rule::FilledLine),
+    ("TemplateCreate", "description", Rule::Line),
+    ("TemplateCreate", "subject", Rule::FilledLine),
+    ("TemplateCreate", "body", Rule::Filled),
+    ("TemplateCreate", "from", Rule::Email),
+    ("TemplateCreate", "fromName", Rule::Line),
+    ("TemplateCreate", "replyTo", Rule::Email),
+    ("TemplatePatch", "name", Rule::Line),
+    ("TemplatePatch", "description", Rule::Line),
+    ("TemplatePatch", "subject", Rule::Line),
+    ("TemplatePatch", "from", Rule::Email),
+    ("TemplatePatch", "fromName", Rule::Line),
+    ("TemplatePatch", "replyTo", Rule::Email),
+    ("SegmentCreate", "name", Rule::FilledLine),
+    ("SegmentCreate", "description", Rule::Line),
+    ("SegmentPatch", "name", Rule::Line),
+    ("SegmentPatch", "description", Rule::Line),
+    ("SegmentMembersAdd", "emails", Rule::Email),
+    ("SegmentMembersRemove", "emails", Rule::Email),
+    ("CampaignCreate", "name", Rule::FilledLine),
+    ("CampaignCreate", "description", Rule::Line),
+    ("CampaignCreate", "subject", Rule::FilledLine),
+    ("CampaignCreate", "body", Rule::Filled),
+    ("CampaignCreate", "from", Rule::Email),
+    ("CampaignCreate", "fromName", Rule::Line),
+    ("CampaignCreate", "replyTo", Rule::Email),
+    ("CampaignUpdate", "name", Rule::Line),
+    ("CampaignUpdate", "description", Rule::Line),
+    ("CampaignUpdate", "subject", Rule::Line),
+    ("CampaignUpdate", "from", Rule::Email),
+    ("CampaignUpdate", "fromName", Rule::Line),
+    ("CampaignUpdate", "replyTo", Rule::Email),
+    ("CampaignSend", "scheduledFor", Rule::DateTime),
+    ("KeySetCreate", "name", Rule::Line),
+    ("KeySetCreate", "domains", Rule::DomainName),
+    ("WorkspaceCreate", "name", Rule::FilledLine),
+    ("WorkspacePatch", "name", Rule::Line),
+    ("DomainCreate", "domain", Rule::DomainName),
+];
+
+/// Adds [`REQUEST_RULES`] to the component schemas: patterns for what the derive attributes
+/// cannot say (no line breaks, not blank, address and domain syntax, base64, RFC 3339).
+pub struct RequestRules;
+
+impl utoipa::Modify for RequestRules {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        optional_bodies(openapi);
+        let Some(components) = openapi.components.as_mut() else {
+            return;
+        };
+        for (schema_name, property, rule) in REQUEST_RULES {
+            let Some(RefOr::T(schema)) = components.schemas.get_mut(*schema_name) else {
+                panic!("REQUEST_RULES names {schema_name}, which is not a component");
+            };
+            if property.is_empty() {
+                rule.apply(schema);
+                continue;
+            }
+            let Schema::Object(object) = schema else {
+                panic!("{schema_name} is not an object schema");
+            };
+            match object.properties.get_mut(*property) {
+                Some(RefOr::T(field)) => rule.apply(field),
+                _ => panic!("{schema_name}.{property} is not an inline property"),
+            }
+        }
+        if let Some(RefOr::T(Schema::Object(send))) = components.schemas.get_mut("SendRequest") {
+            if let Some(RefOr::T(Schema::Object(headers))) = send.properties.get_mut("headers") {
+                headers.property_names = Some(Box::new(header_names()));
+                if let Some(utoipa::openapi::schema::AdditionalProperties::RefOr(RefOr::T(value))) =
+                    headers.additional_properties.as_deref_mut()
+                {
+                    Rule::Line.apply(value);
+                    if let Schema::Object(value) = value {
+                        value.max_length = Some(2000);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Marks request bodies optional when their schema requires no field: an empty body reads
+/// as `{}`.
+fn optional_bodies(openapi: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::Required;
+    let Some(components) = openapi.components.as_ref() else {
+        return;
+    };
+    let nothing_required = |reference: &str| {
+        let name = reference.trim_start_matches("#/components/schemas/");
+        matches!(
+            components.schemas.get(name),
+            Some(RefOr::T(Schema::Object(object))) if object.required.is_empty()
+        )
+    };
+    let mut optional = Vec::new();
+    for (path, item) in &openapi.paths.paths {
+        for (method, operation) in operations(item) {
+            let Some(body) = &operation.request_body else {
+                continue;
+            };
+            let all_optional = body.content.values().all(|content| {
+                matches!(&content.schema, Some(RefOr::Ref(r)) if nothing_required(&r.ref_location))
+            });
+            if all_optional {
+                optional.push((path.clone(), method));
+            }
+        }
+    }
+    for (path, method) in optional {
+        let Some(item) = openapi.paths.paths.get_mut(&path) else {
+            continue;
+        };
+        if let Some(operation) = operation_mut(item, method) {
+            if let Some(body) = operation.request_body.as_mut() {
+                body.required = Some(Required::False);
+            }
+        }
+    }
+}
+
+/// The operations of a path item that can carry a body.
+fn operations(
+    item: &utoipa::openapi::PathItem,
+) -> Vec<(&'static str, &utoipa::openapi::path::Operation)> {
+    [
+        ("post", &item.post),
+        ("put", &item.put),
+        ("patch", &item.patch),
+        ("delete", &item.delete),
+    ]
+    .into_iter()
+    .filter_map(|(method, op)| op.as_ref().map(|op| (method, op)))
+    .collect()
+}
+
+fn operation_mut<'a>(
+    item: &'a mut utoipa::openapi::PathItem,
+    method: &str,
+) -> Option<&'a mut utoipa::openapi::path::Operation> {
+    match method {
+        "post" => item.post.as_mut(),
+        "put" => item.put.as_mut(),
+        "patch" => item.patch.as_mut(),
+        "delete" => item.delete.as_mut(),
+        _ => None,
+    }
+}
+
+/// Header names a caller may set: printable ASCII without `:` or space, at most 76
+/// characters, none of the headers Posthorn writes (any case).
+fn header_names() -> Schema {
+    let reserved: Vec<String> = posthorn_core::app::send::RESERVED_HEADERS
+        .iter()
+        .map(|name| {
+            name.chars()
+                .map(|c| {
+                    if c.is_ascii_alphabetic() {
+                        format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase())
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(76))
+        .pattern(Some(format!("^(?!({})$)[!-9;-~]+$", reserved.join("|"))))
+        .description(Some(
+            "Printable ASCII without `:` or space, at most 76 characters; not one Posthorn sets \
+             (From, To, Cc, Bcc, Subject, Date, Message-ID, Reply-To, Sender, MIME-Version, \
+             Content-Type, Content-Transfer-Encoding, Return-Path, Content-Disposition, \
+             X-Posthorn-Email-Id).",
+        ))
+        .into()
 }
