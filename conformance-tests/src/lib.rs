@@ -90,6 +90,8 @@ macro_rules! store_suite {
                 job_claims_count_unsettled_leases_and_retry_resets,
                 job_retry_counts_failed_attempts_and_delays,
                 job_dead_letter_shows_in_stats,
+                job_dead_listed_and_revived,
+                job_dead_listed_by_id_up_to_limit,
                 job_complete_removes,
                 job_stale_token_changes_nothing,
                 job_wait_for_work_wakes_on_commit,

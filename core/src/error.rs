@@ -46,6 +46,8 @@ pub enum Resource {
     Domain,
     /// An email record.
     Email,
+    /// A job (operator API: only dead jobs are addressed by id).
+    Job,
 }
 
 impl Resource {
@@ -61,6 +63,7 @@ impl Resource {
             Resource::KeySet => "key set",
             Resource::Domain => "domain",
             Resource::Email => "email",
+            Resource::Job => "job",
         }
     }
 }

@@ -10,7 +10,9 @@ use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use chrono::{TimeZone, Utc};
 use http_body_util::BodyExt;
-use posthorn_core::ports::{ManualClock, RecordKind};
+use posthorn_core::ports::{
+    ChangeSet, JobPayload, Jobs, ManualClock, NewJob, RecordKind, Store, Write,
+};
 use posthorn_core::{Engine, Settings};
 use posthorn_dns::StaticDns;
 use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
@@ -29,12 +31,18 @@ const SOME_ID: &str = "00000000-0000-7000-8000-000000000000";
 // Harness
 // ---------------------------------------------------------------------------------------
 
-fn engine() -> Engine {
-    let store = Arc::new(MemoryStore::new());
-    let start = Utc
-        .with_ymd_and_hms(2026, 11, 21, 10, 0, 0)
+fn start() -> chrono::DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0)
         .single()
-        .expect("date");
+        .expect("date")
+}
+
+fn engine() -> Engine {
+    engine_on(Arc::new(MemoryStore::new()))
+}
+
+fn engine_on(store: Arc<MemoryStore>) -> Engine {
+    let start = start();
     Engine {
         store: store.clone(),
         jobs: store,
@@ -1497,6 +1505,60 @@ async fn real_answers_match_the_documented_schemas() {
         )
         .await;
     Checker::expect(&res, 413);
+
+    // Dead jobs: one job parked by hand on a store this test holds.
+    let store = Arc::new(MemoryStore::new());
+    c.app = router(AppState::new(
+        engine_on(store.clone()),
+        Some(ADMIN.to_string()),
+    ));
+    let parked = NewJob::at(
+        JobPayload::DeliverEmail {
+            workspace_id: SOME_ID.to_string(),
+            email_id: SOME_ID.to_string(),
+        },
+        start(),
+    );
+    store
+        .commit(ChangeSet {
+            writes: vec![Write::EnqueueJob(parked.clone())],
+        })
+        .await
+        .expect("enqueue");
+    let claimed = store
+        .claim(start(), std::time::Duration::from_secs(60), 1)
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(store.dead_letter(&claimed[0], "hopeless").await, Ok(true));
+    let res = c
+        .call("GET", "/admin/jobs/dead", "/admin/jobs/dead", admin, None)
+        .await;
+    Checker::expect(&res, 200);
+    assert_eq!(str_at(&res.body, "/jobs/0/kind"), "deliver_email");
+    let res = c
+        .call(
+            "GET",
+            "/admin/jobs/dead",
+            "/admin/jobs/dead?limit=501",
+            admin,
+            None,
+        )
+        .await;
+    Checker::expect(&res, 422);
+    let res = c
+        .call("GET", "/admin/jobs/dead", "/admin/jobs/dead", None, None)
+        .await;
+    Checker::expect(&res, 401);
+    let revive = format!("/admin/jobs/{}/revive", parked.id);
+    let res = c
+        .call("POST", "/admin/jobs/{id}/revive", &revive, admin, None)
+        .await;
+    Checker::expect(&res, 200);
+    let res = c
+        .call("POST", "/admin/jobs/{id}/revive", &revive, admin, None)
+        .await;
+    Checker::expect(&res, 404);
 
     // Every listed operation was exercised with a success status.
     for (path, methods) in ROUTES {

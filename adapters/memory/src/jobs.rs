@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, TimeDelta, Utc};
-use posthorn_core::ports::{ClaimedJob, JobPayload, JobStats, Jobs, NewJob, PortError};
+use posthorn_core::ports::{ClaimedJob, DeadJob, JobPayload, JobStats, Jobs, NewJob, PortError};
 
 use crate::MemoryStore;
 
@@ -168,23 +168,39 @@ impl JobQueue {
         true
     }
 
-    fn dead_jobs(&self) -> Vec<DeadJob> {
-        let mut dead: Vec<(u64, DeadJob)> = self
+    /// Dead jobs, oldest first by id, at most `limit`.
+    fn dead(&self, limit: usize) -> Vec<DeadJob> {
+        let mut dead: Vec<DeadJob> = self
             .jobs
             .iter()
             .filter(|(_, entry)| entry.state == JobState::Dead)
-            .map(|(id, entry)| {
-                let job = DeadJob {
-                    id: id.clone(),
-                    payload: entry.payload.clone(),
-                    attempts: entry.attempts,
-                    error: entry.last_error.clone().unwrap_or_default(),
-                };
-                (entry.seq, job)
+            .map(|(id, entry)| DeadJob {
+                id: id.clone(),
+                payload: entry.payload.clone(),
+                attempts: entry.attempts,
+                last_error: entry.last_error.clone(),
             })
             .collect();
-        dead.sort_by_key(|(seq, _)| *seq);
-        dead.into_iter().map(|(_, job)| job).collect()
+        dead.sort_by(|a, b| a.id.cmp(&b.id));
+        dead.truncate(limit);
+        dead
+    }
+
+    /// Queues the dead job `id` again at `at`; `false` when no dead job has that id.
+    fn revive(&mut self, id: &str, at: DateTime<Utc>) -> bool {
+        let Some(entry) = self.jobs.get_mut(id) else {
+            return false;
+        };
+        if entry.state != JobState::Dead {
+            return false;
+        }
+        entry.state = JobState::Waiting;
+        entry.run_at = at;
+        entry.attempts = 0;
+        entry.claims = 0;
+        self.waiting.insert((at, entry.seq, id.to_string()));
+        self.dead = self.dead.saturating_sub(1);
+        true
     }
 
     fn stats(&self, now: DateTime<Utc>) -> JobStats {
@@ -201,25 +217,7 @@ impl JobQueue {
     }
 }
 
-/// A dead-lettered job, as kept for inspection.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeadJob {
-    /// Job id.
-    pub id: String,
-    /// What it was to do.
-    pub payload: JobPayload,
-    /// Failed attempts counted before it was parked.
-    pub attempts: u32,
-    /// The error it was parked with.
-    pub error: String,
-}
-
 impl MemoryStore {
-    /// The dead-lettered jobs, in enqueue order (for tests and diagnostics).
-    pub fn dead_jobs(&self) -> Vec<DeadJob> {
-        self.with_queue(|q| q.dead_jobs())
-    }
-
     fn with_queue<T>(&self, f: impl FnOnce(&mut JobQueue) -> T) -> T {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut queue)
@@ -265,6 +263,18 @@ impl Jobs for MemoryStore {
 
     async fn stats(&self, now: DateTime<Utc>) -> Result<JobStats, PortError> {
         Ok(self.with_queue(|q| q.stats(now)))
+    }
+
+    async fn dead(&self, limit: usize) -> Result<Vec<DeadJob>, PortError> {
+        Ok(self.with_queue(|q| q.dead(limit)))
+    }
+
+    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError> {
+        let revived = self.with_queue(|q| q.revive(id, at));
+        if revived {
+            self.wake_workers();
+        }
+        Ok(revived)
     }
 }
 

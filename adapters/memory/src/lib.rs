@@ -16,7 +16,6 @@ mod store;
 mod transport;
 
 pub use cache::MemoryCache;
-pub use jobs::DeadJob;
 pub use rate_limiter::MemoryRateLimiter;
 pub use store::MemoryStore;
 pub use transport::CapturingTransport;

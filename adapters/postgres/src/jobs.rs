@@ -8,14 +8,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use posthorn_core::ports::{ClaimedJob, JobPayload, JobStats, Jobs, PortError};
+use posthorn_core::ports::{ClaimedJob, DeadJob, JobPayload, JobStats, Jobs, PortError};
 use serde_json::Value;
 use sqlx::types::Json;
 use sqlx::{PgPool, Row};
 
 use crate::contacts::sql_limit;
 use crate::error::port as port_error;
-use crate::PgStore;
+use crate::{PgStore, JOBS_CHANNEL};
 
 /// Claims due jobs and expired leases, oldest `run_at` first, skipping rows that other
 /// claimers hold locked right now. Each kind is its own index-ordered scan (`jobs_queued`,
@@ -164,6 +164,59 @@ impl Jobs for PgStore {
             running: count(running),
             dead: count(dead),
         })
+    }
+
+    async fn dead(&self, limit: usize) -> Result<Vec<DeadJob>, PortError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT id, payload, attempts, last_error FROM jobs \
+             WHERE state = 'dead' ORDER BY id LIMIT $1",
+        )
+        .bind(sql_limit(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(port_error)?;
+        let mut dead = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id: String = row.try_get("id").map_err(port_error)?;
+            let attempts: i32 = row.try_get("attempts").map_err(port_error)?;
+            let last_error: Option<String> = row.try_get("last_error").map_err(port_error)?;
+            let payload: Json<Value> = row.try_get("payload").map_err(port_error)?;
+            match serde_json::from_value::<JobPayload>(payload.0) {
+                Ok(payload) => dead.push(DeadJob {
+                    id,
+                    payload,
+                    attempts: u32::try_from(attempts).unwrap_or(0),
+                    last_error,
+                }),
+                // A payload this version cannot read cannot be shown as a `JobPayload`.
+                Err(err) => {
+                    tracing::warn!(job_id = %id, error = %err, "dead job with an undecodable payload left out of the listing");
+                }
+            }
+        }
+        Ok(dead)
+    }
+
+    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError> {
+        // One statement: the guarded UPDATE, and a NOTIFY (delivered when it commits) that
+        // wakes idle workers as a commit that enqueues does, only when a job was revived.
+        let rows = sqlx::query(
+            "WITH revived AS ( \
+                 UPDATE jobs SET state = 'queued', run_at = $2, attempts = 0, claims = 0, \
+                 lease_token = NULL, lease_until = NULL \
+                 WHERE id = $1 AND state = 'dead' RETURNING id) \
+             SELECT pg_notify($3, '') FROM revived",
+        )
+        .bind(id)
+        .bind(at)
+        .bind(JOBS_CHANNEL)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(port_error)?;
+        Ok(!rows.is_empty())
     }
 }
 

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use posthorn_core::ports::{ClaimedJob, JobStats, NewJob, Write};
+use posthorn_core::ports::{ClaimedJob, DeadJob, JobStats, NewJob, Write};
 
 use crate::fixtures::{commit, job, now_ms, secs, workspace};
 use crate::StorePorts;
@@ -264,6 +264,134 @@ pub async fn job_dead_letter_shows_in_stats(p: &StorePorts) {
     let later = claim(p, secs(now, 7200), 10).await;
     assert_eq!(later.len(), 1, "only the other job is claimable");
     assert_ne!(later[0].id, claimed.id, "a dead job was claimed");
+}
+
+/// `dead` lists dead-lettered jobs (with payload, attempts and error) and no job in another
+/// state; `revive` queues one again at `at` (not claimable before) with no attempts, after
+/// which it is no longer listed; reviving an unknown or non-dead id is `false` and changes
+/// nothing.
+pub async fn job_dead_listed_and_revived(p: &StorePorts) {
+    let ws = workspace(p, "revive").await;
+    let now = now_ms();
+    let doomed = job(&ws.id, now);
+    let running = job(&ws.id, now);
+    let queued = job(&ws.id, secs(now, 3600));
+    enqueue(p, &[doomed.clone(), running.clone(), queued.clone()]).await;
+    // One failed attempt, then parked.
+    let first = claim(p, now, 10).await;
+    assert_eq!(first.len(), 2, "both due jobs are claimable");
+    let (mut doomed_claim, mut running_claim) = (None, None);
+    for claimed in first {
+        if claimed.id == doomed.id {
+            doomed_claim = Some(claimed);
+        } else {
+            running_claim = Some(claimed);
+        }
+    }
+    let doomed_claim = doomed_claim.expect("the doomed job was claimed");
+    let running_claim = running_claim.expect("the other due job was claimed");
+    assert_eq!(
+        p.jobs
+            .retry(&doomed_claim, secs(now, 10), true, "first")
+            .await,
+        Ok(true)
+    );
+    let again = claim_one(p, secs(now, 10)).await;
+    assert_eq!(again.id, doomed.id);
+    assert_eq!(p.jobs.dead_letter(&again, "hopeless").await, Ok(true));
+
+    let listed = p.jobs.dead(10).await.expect("dead failed");
+    assert_eq!(
+        listed,
+        vec![DeadJob {
+            id: doomed.id.clone(),
+            payload: doomed.payload.clone(),
+            attempts: 1,
+            last_error: Some("hopeless".into()),
+        }],
+        "only the dead job is listed (not the running or the queued one)"
+    );
+    assert_eq!(
+        p.jobs.dead(0).await,
+        Ok(Vec::new()),
+        "limit 0 lists nothing"
+    );
+
+    // Unknown and non-dead ids: false, nothing changes.
+    let unknown = posthorn_core::model::new_id();
+    assert_eq!(p.jobs.revive(&unknown, now).await, Ok(false));
+    assert_eq!(p.jobs.revive(&running.id, now).await, Ok(false), "running");
+    assert_eq!(p.jobs.revive(&queued.id, now).await, Ok(false), "queued");
+    let stats = p.jobs.stats(secs(now, 10)).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 1,
+            running: 1,
+            dead: 1
+        },
+        "reviving a job that is not dead changed state"
+    );
+    assert!(
+        claim(p, secs(now, 20), 10).await.is_empty(),
+        "reviving a queued job made it due early"
+    );
+    assert_eq!(p.jobs.complete(&running_claim).await, Ok(true));
+
+    // Revived: queued at `at`, not before, with no attempts; no longer listed.
+    let at = secs(now, 120);
+    assert_eq!(p.jobs.revive(&doomed.id, at).await, Ok(true));
+    assert_eq!(
+        p.jobs.dead(10).await,
+        Ok(Vec::new()),
+        "a revived job is listed"
+    );
+    assert_eq!(
+        p.jobs.revive(&doomed.id, at).await,
+        Ok(false),
+        "reviving twice"
+    );
+    let stats = p.jobs.stats(secs(now, 20)).await.expect("stats failed");
+    assert_eq!(
+        stats,
+        JobStats {
+            queued: 2,
+            running: 0,
+            dead: 0
+        }
+    );
+    assert!(
+        claim(p, secs(now, 119), 10).await.is_empty(),
+        "a revived job was claimed before its time"
+    );
+    let revived = claim_one(p, at).await;
+    assert_eq!(revived.id, doomed.id);
+    assert_eq!(revived.payload, doomed.payload);
+    assert_eq!(revived.attempts, 0, "revive resets attempts");
+    assert_eq!(revived.claims, 1, "revive resets claims");
+    assert_eq!(p.jobs.complete(&revived).await, Ok(true));
+}
+
+/// Dead jobs are listed oldest first by id, at most `limit`.
+pub async fn job_dead_listed_by_id_up_to_limit(p: &StorePorts) {
+    let ws = workspace(p, "dead-order").await;
+    let now = now_ms();
+    let jobs: Vec<NewJob> = (0..3).map(|_| job(&ws.id, now)).collect();
+    enqueue(p, &jobs).await;
+    for claimed in claim(p, now, 10).await {
+        assert_eq!(p.jobs.dead_letter(&claimed, "x").await, Ok(true));
+    }
+    let mut ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
+    ids.sort();
+    let listed: Vec<String> = p
+        .jobs
+        .dead(2)
+        .await
+        .expect("dead failed")
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    assert_eq!(listed, ids[..2].to_vec());
 }
 
 /// `complete` removes the job for good.

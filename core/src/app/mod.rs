@@ -3,6 +3,7 @@
 
 pub mod campaigns;
 pub mod contacts;
+pub mod dead_jobs;
 pub mod events;
 pub mod keys;
 pub mod membership;

@@ -98,6 +98,19 @@ pub struct ClaimedJob {
     pub lease_token: String,
 }
 
+/// A dead-lettered job, as listed for an operator (`Jobs::dead`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadJob {
+    /// Job id.
+    pub id: String,
+    /// What it was to do.
+    pub payload: JobPayload,
+    /// Failed attempts counted before it was parked.
+    pub attempts: u32,
+    /// The error it was parked with (the last one recorded), if any.
+    pub last_error: Option<String>,
+}
+
 /// Counts of jobs by state, for health and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct JobStats {
@@ -116,6 +129,10 @@ pub struct JobStats {
 /// `retry` or `dead_letter`, the job is claimable again (the worker crashed). Each claim
 /// counts in `ClaimedJob::claims`; `retry` starts the count again. Operations with a stale
 /// lease token return `Ok(false)` and change nothing.
+///
+/// A dead-lettered job stays parked until an operator looks at it: `dead` lists dead jobs
+/// (and no job in another state), `revive` puts one back in the queue as if newly enqueued
+/// at `at` (no attempts, no claims), waking workers as a commit that enqueues does.
 #[async_trait]
 pub trait Jobs: Send + Sync {
     /// Claims up to `max` due jobs, oldest `run_at` first.
@@ -142,4 +159,11 @@ pub trait Jobs: Send + Sync {
     async fn wait_for_work(&self, timeout: Duration);
     /// Counts jobs by state at `now`.
     async fn stats(&self, now: DateTime<Utc>) -> Result<JobStats, PortError>;
+    /// Lists dead jobs, oldest first by id, at most `limit`. A dead job whose payload this
+    /// version cannot read (written by a newer one, or corrupt) is left out.
+    async fn dead(&self, limit: usize) -> Result<Vec<DeadJob>, PortError>;
+    /// Makes the dead job `id` queued again, claimable from `at`, with its attempts and
+    /// claims back to 0 (its `last_error` is kept until it runs again). `Ok(false)` and no
+    /// change when no dead job has that id (unknown, queued or running).
+    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError>;
 }

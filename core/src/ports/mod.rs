@@ -12,7 +12,7 @@ mod transport;
 pub use cache::Cache;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dns::{Dns, DnsError, RecordKind};
-pub use jobs::{ClaimedJob, JobPayload, JobStats, Jobs, NewJob};
+pub use jobs::{ClaimedJob, DeadJob, JobPayload, JobStats, Jobs, NewJob};
 pub use rate_limit::{window_bounds, Quota, RateDecision, RateLimiter};
 pub use store::{
     ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,

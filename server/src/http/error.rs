@@ -76,7 +76,12 @@ fn not_found_code(resource: Resource) -> &'static str {
         Resource::Campaign => "CAMPAIGN_NOT_FOUND",
         Resource::Segment => "SEGMENT_NOT_FOUND",
         Resource::Workflow => "WORKFLOW_NOT_FOUND",
-        _ => "NOT_FOUND",
+        // Operator-level records (workspaces, key sets, domains, jobs) and emails.
+        Resource::Workspace
+        | Resource::KeySet
+        | Resource::Domain
+        | Resource::Email
+        | Resource::Job => "NOT_FOUND",
     }
 }
 

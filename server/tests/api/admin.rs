@@ -1,7 +1,10 @@
 use axum::http::Method;
+use posthorn_core::model::EmailStatus;
+use posthorn_core::ports::{Clock, TransportError};
+use posthorn_core::Settings;
 use serde_json::json;
 
-use crate::harness::{TestApp, ADMIN};
+use crate::harness::{send_body, TestApp, ADMIN};
 
 #[tokio::test]
 async fn operator_creates_workspaces_with_keys_and_domains() {
@@ -172,5 +175,125 @@ async fn first_run_bootstrap_happens_once_even_when_racing() {
             .await
             .expect("domains");
         assert!(domains.len() == 1 && domains[0].verified);
+    }
+}
+
+async fn email_status(app: &TestApp, email_id: &str) -> (EmailStatus, Option<String>) {
+    let email = app
+        .engine
+        .store
+        .email(&app.workspace_id, email_id)
+        .await
+        .expect("store")
+        .expect("email");
+    (email.status, email.error)
+}
+
+#[tokio::test]
+async fn dead_delivery_is_listed_and_revived_until_sent() {
+    let settings = Settings {
+        max_delivery_attempts: 2,
+        ..Settings::default()
+    };
+    let app = TestApp::with_settings(settings).await;
+    // Exactly the two attempts allowed fail: the job ends dead, the email FAILED.
+    app.transport
+        .fail_next(2, TransportError::Transient("timeout".into()));
+    let res = app
+        .post("/v1/send", send_body(json!("dead@x.com")))
+        .await
+        .expect(200);
+    let email_id = res.body["data"]["emails"][0]["email"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.run_jobs().await;
+    app.clock.advance(chrono::Duration::minutes(5));
+    app.run_jobs().await;
+    let (status, error) = email_status(&app, &email_id).await;
+    assert_eq!(status, EmailStatus::Failed);
+    assert!(error.is_some());
+    assert!(app.transport.messages().is_empty());
+
+    let listed = app
+        .admin(Method::GET, "/admin/jobs/dead", None)
+        .await
+        .expect(200);
+    let jobs = listed.body["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 1, "{}", listed.body);
+    let job = &jobs[0];
+    assert_eq!(job["kind"], json!("deliver_email"));
+    assert_eq!(job["payload"]["kind"], json!("deliver_email"));
+    assert_eq!(job["payload"]["email_id"], json!(email_id));
+    assert_eq!(job["payload"]["workspace_id"], json!(app.workspace_id));
+    assert_eq!(job["attempts"], json!(1));
+    assert!(
+        job["lastError"]
+            .as_str()
+            .is_some_and(|e| e.contains("timeout")),
+        "{job}"
+    );
+    let job_id = job["id"].as_str().expect("job id").to_string();
+
+    let revive = format!("/admin/jobs/{job_id}/revive");
+    let revived = app.admin(Method::POST, &revive, None).await.expect(200);
+    assert_eq!(revived.body, json!({"revived": true, "id": job_id}));
+    assert_eq!(
+        email_status(&app, &email_id).await,
+        (EmailStatus::Queued, None),
+        "reviving a delivery puts its email back in the queue"
+    );
+    let stats = app.engine.jobs.stats(app.clock.now()).await.expect("stats");
+    assert_eq!((stats.queued, stats.dead), (1, 0));
+
+    // The transport works again: the next run delivers it.
+    app.run_jobs().await;
+    assert_eq!(email_status(&app, &email_id).await.0, EmailStatus::Sent);
+    assert_eq!(app.transport.messages().len(), 1);
+    let listed = app
+        .admin(Method::GET, "/admin/jobs/dead", None)
+        .await
+        .expect(200);
+    assert_eq!(listed.body, json!({"jobs": []}));
+
+    app.admin(Method::POST, &revive, None)
+        .await
+        .expect_error(404, "NOT_FOUND");
+    app.admin(Method::POST, "/admin/jobs/nope/revive", None)
+        .await
+        .expect_error(404, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn dead_jobs_api_is_guarded_and_validated() {
+    let app = TestApp::new().await;
+    let sk = app.sk.clone();
+    for (method, path) in [
+        (Method::GET, "/admin/jobs/dead"),
+        (Method::POST, "/admin/jobs/some-id/revive"),
+    ] {
+        app.call(method.clone(), path, None, None, &[])
+            .await
+            .expect_error(401, "INVALID_API_KEY");
+        app.call(method.clone(), path, Some("wrong-token"), None, &[])
+            .await
+            .expect_error(401, "INVALID_API_KEY");
+        app.call(method, path, Some(&sk), None, &[])
+            .await
+            .expect_error(401, "INVALID_API_KEY");
+    }
+    for bad in ["0", "501", "-1", "ten"] {
+        let res = app
+            .admin(Method::GET, &format!("/admin/jobs/dead?limit={bad}"), None)
+            .await
+            .expect_error(422, "VALIDATION_ERROR");
+        assert_eq!(res.error_fields(), ["limit"]);
+    }
+    for good in ["1", "500"] {
+        let res = app
+            .admin(Method::GET, &format!("/admin/jobs/dead?limit={good}"), None)
+            .await
+            .expect(200);
+        assert_eq!(res.body, json!({"jobs": []}));
     }
 }

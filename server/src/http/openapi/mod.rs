@@ -45,6 +45,8 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/admin/workspaces/{id}", &["GET", "PATCH"]),
     ("/admin/workspaces/{id}/key-sets", &["POST"]),
     ("/admin/workspaces/{id}/domains", &["POST"]),
+    ("/admin/jobs/dead", &["GET"]),
+    ("/admin/jobs/{id}/revive", &["POST"]),
 ];
 
 /// The document's root: every operation stub and the shared components.
@@ -109,6 +111,8 @@ pub const ROUTES: &[(&str, &[&str])] = &[
         paths::admin_update_workspace,
         paths::admin_create_key_set,
         paths::admin_add_domain,
+        paths::admin_list_dead_jobs,
+        paths::admin_revive_job,
     ),
     components(schemas(schemas::ErrorResponse, schemas::FieldError)),
     modifiers(&SecuritySchemes, &RequestRules),
@@ -120,7 +124,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
         (name = "Segments", description = "Named sets of contacts: DYNAMIC (a condition) or STATIC (explicit members)."),
         (name = "Campaigns", description = "One message to an audience, sent now or at a scheduled time."),
         (name = "Keys", description = "The workspace's API key sets."),
-        (name = "Operator", description = "Workspaces, their key sets and domains; admin token only."),
+        (name = "Operator", description = "Workspaces, their key sets and domains, and dead-lettered jobs; admin token only."),
         (name = "System", description = "Readiness and this document; no key."),
     ),
 )]

@@ -1150,6 +1150,54 @@ fn admin_create_key_set() {}
 )]
 fn admin_add_domain() {}
 
+/// Query of `GET /admin/jobs/dead`.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DeadJobListQuery {
+    /// Number of jobs.
+    #[param(minimum = 1, maximum = 500, default = 100)]
+    pub limit: Option<u32>,
+}
+
+/// List dead jobs
+///
+/// Jobs given up on (delivery retries exhausted, an unreadable payload, or too many claims
+/// that ended without a result), oldest first by id. They stay parked until revived.
+#[utoipa::path(
+    get, path = "/admin/jobs/dead", operation_id = "adminListDeadJobs", tag = "Operator",
+    params(DeadJobListQuery),
+    responses(
+        (status = 200, description = "The dead jobs", body = DeadJobList),
+        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "The operator API is off: `POSTHORN_ADMIN_TOKEN` is not set (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "`limit` out of range (`VALIDATION_ERROR`)", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_list_dead_jobs() {}
+
+/// Revive a dead job
+///
+/// Queues the job again, due now, with its attempts back to 0. A `deliver_email` job whose
+/// email is FAILED first has the email put back to QUEUED (error cleared), so it is
+/// delivered again.
+#[utoipa::path(
+    post, path = "/admin/jobs/{id}/revive", operation_id = "adminReviveJob", tag = "Operator",
+    params(("id" = String, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "Revived", body = RevivedJob),
+        (status = 401, description = "Missing or wrong admin token (`INVALID_API_KEY`)", body = ErrorResponse),
+        (status = 404, description = "No dead job has this id (`NOT_FOUND`), or the operator API is off", body = ErrorResponse),
+        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
+        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
+    ),
+    security(("adminToken" = [])),
+)]
+fn admin_revive_job() {}
+
 /// The optional `Idempotency-Key` header of POST requests.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Header)]

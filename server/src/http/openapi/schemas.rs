@@ -1411,6 +1411,59 @@ pub struct DomainCreate {
     pub inbound_enabled: Option<bool>,
 }
 
+/// A dead-lettered job.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeadJob {
+    /// Job id.
+    pub id: String,
+    /// What kind of job it is.
+    pub kind: JobKind,
+    /// What the job was to do: its `kind` and the ids it acts on (e.g. `workspace_id` and
+    /// `email_id`).
+    #[schema(value_type = Object, example = json!({"kind": "deliver_email", "workspace_id": "0193…", "email_id": "0193…"}))]
+    pub payload: JsonObject,
+    /// Failed attempts counted before it was given up.
+    pub attempts: u32,
+    /// Why it was given up; null when no error was recorded.
+    #[schema(required = true)]
+    pub last_error: Option<String>,
+}
+
+/// The kind of a job (the job table of docs/operations.md).
+#[derive(ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// Hands one email to the transport.
+    DeliverEmail,
+    /// Re-evaluates one contact against the tracked segments.
+    ReevaluateContact,
+    /// Brings a DYNAMIC segment's members in line with its condition.
+    SyncSegment,
+    /// Starts a scheduled campaign.
+    StartCampaign,
+    /// Turns the next recipients of a campaign into emails.
+    ExpandCampaign,
+    /// Marks a campaign SENT once every email has an outcome.
+    FinishCampaign,
+}
+
+/// Answer of `GET /admin/jobs/dead`.
+#[derive(ToSchema)]
+pub struct DeadJobList {
+    /// Dead jobs, oldest first by id.
+    pub jobs: Vec<DeadJob>,
+}
+
+/// Answer of `POST /admin/jobs/{id}/revive`.
+#[derive(ToSchema)]
+pub struct RevivedJob {
+    /// Always true.
+    pub revived: bool,
+    /// The job id.
+    pub id: String,
+}
+
 // ---------------------------------------------------------------------------------------
 // System
 // ---------------------------------------------------------------------------------------

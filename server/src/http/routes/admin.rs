@@ -4,12 +4,15 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
+use posthorn_core::ports::DeadJob;
+use posthorn_core::validate::Checker;
+use serde_json::{json, Value};
 
 use super::keys::new_key_set_json;
 use super::to_json;
 use crate::http::body::JsonBody;
 use crate::http::error::ApiResult;
+use crate::http::query::QueryMap;
 use crate::http::AppState;
 
 /// `POST /admin/workspaces`: 201 `{workspace, keySet}`.
@@ -62,4 +65,44 @@ pub async fn add_domain(
 ) -> ApiResult<Response> {
     let domain = state.engine.admin_add_domain(&id, &body).await?;
     Ok((StatusCode::CREATED, Json(to_json(&domain)?)).into_response())
+}
+
+/// `GET /admin/jobs/dead?limit=N` (1..=500, 100): `{jobs: [DeadJob]}`, oldest first.
+pub async fn dead_jobs(
+    State(state): State<AppState>,
+    QueryMap(query): QueryMap,
+) -> ApiResult<Response> {
+    let mut c = Checker::new();
+    let limit = c.query_int(&query, "limit", 1, 500, 100);
+    c.finish()?;
+    let limit = usize::try_from(limit).unwrap_or(100);
+    let jobs = state.engine.dead_jobs(limit).await?;
+    let jobs = jobs
+        .iter()
+        .map(dead_job_json)
+        .collect::<ApiResult<Vec<Value>>>()?;
+    Ok(Json(json!({ "jobs": jobs })).into_response())
+}
+
+/// `POST /admin/jobs/{id}/revive`: `{revived: true, id}`, or 404 when no dead job has it.
+pub async fn revive_job(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    state.engine.revive_job(&id).await?;
+    Ok(Json(json!({ "revived": true, "id": id })).into_response())
+}
+
+/// A dead job as JSON: `kind` is the payload's tag (`deliver_email`, ...), `payload` the
+/// payload itself (with `kind`).
+fn dead_job_json(job: &DeadJob) -> ApiResult<Value> {
+    let payload = to_json(&job.payload)?;
+    let kind = payload.get("kind").cloned().unwrap_or(Value::Null);
+    Ok(json!({
+        "id": job.id,
+        "kind": kind,
+        "payload": payload,
+        "attempts": job.attempts,
+        "lastError": job.last_error,
+    }))
 }

@@ -1,0 +1,61 @@
+//! The operator's view of dead-lettered jobs: list them, and revive one.
+
+use crate::error::{Error, Resource, Result};
+use crate::model::EmailStatus;
+use crate::ports::{ChangeSet, DeadJob, JobPayload, Write};
+use crate::Engine;
+
+impl Engine {
+    /// `GET /admin/jobs/dead`: dead-lettered jobs, oldest first by id, at most `limit`.
+    pub async fn dead_jobs(&self, limit: usize) -> Result<Vec<DeadJob>> {
+        Ok(self.jobs.dead(limit).await?)
+    }
+
+    /// `POST /admin/jobs/{id}/revive`: queues the dead job `id` again, due now, with no
+    /// attempts counted. A revived `DeliverEmail` job first has its FAILED email put back
+    /// to QUEUED (error cleared), since delivery skips emails that are not QUEUED; the
+    /// email is requeued before the job, so no worker can see the job with the email still
+    /// FAILED. `NotFound(Job)` when no dead job has that id.
+    ///
+    /// The job is looked up in the dead list, which is read whole: dead jobs are expected
+    /// to be few, and this is an operator's action.
+    pub async fn revive_job(&self, id: &str) -> Result<()> {
+        let job = self
+            .jobs
+            .dead(usize::MAX)
+            .await?
+            .into_iter()
+            .find(|job| job.id == id)
+            .ok_or(Error::NotFound(Resource::Job))?;
+        if let JobPayload::DeliverEmail {
+            workspace_id,
+            email_id,
+        } = &job.payload
+        {
+            self.requeue_failed_email(workspace_id, email_id).await?;
+        }
+        if !self.jobs.revive(id, self.clock.now()).await? {
+            // Revived (or gone) in the meantime: there is no dead job with this id any more.
+            return Err(Error::NotFound(Resource::Job));
+        }
+        tracing::info!(job_id = %id, payload = ?job.payload, "dead job revived");
+        Ok(())
+    }
+
+    /// Puts a FAILED email back to QUEUED with its error cleared; other states are left.
+    async fn requeue_failed_email(&self, workspace_id: &str, email_id: &str) -> Result<()> {
+        let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
+            return Ok(());
+        };
+        if email.status != EmailStatus::Failed {
+            return Ok(());
+        }
+        email.status = EmailStatus::Queued;
+        email.error = None;
+        email.updated_at = self.clock.now();
+        let mut changes = ChangeSet::new();
+        changes.push(Write::UpdateEmail(email));
+        self.store.commit(changes).await?;
+        Ok(())
+    }
+}
