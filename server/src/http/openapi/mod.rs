@@ -1,7 +1,7 @@
 //! `GET /openapi.json`: the OpenAPI 3.1 description of the API, generated with utoipa.
 //!
-//! To document a new route: add a stub with `#[utoipa::path(...)]` in [`paths`] (request and
-//! response shapes as `ToSchema` structs in [`schemas`]), list the stub in `ApiDoc`'s
+//! To document a new route: add a stub with `#[utoipa::path(...)]` in `paths` (request and
+//! response shapes as `ToSchema` structs in `schemas`), list the stub in `ApiDoc`'s
 //! `paths(...)`, and add the path and its methods to [`ROUTES`]. `tests/openapi.rs` fails
 //! until the router, `ROUTES` and the document agree.
 
