@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use posthorn_core::jobs::CampaignMessage;
 use posthorn_postgres::PgStore;
 use serde_json::Value;
 use sqlx::postgres::PgArguments;
@@ -208,7 +209,7 @@ pub async fn explain_count(
 }
 
 /// One expansion batch of a campaign to ALL, halfway through the audience:
-/// `contacts_matching` with `after_id`, `until_id` and `LIMIT 500`.
+/// `contacts_matching` with `after_id`, `until_id` and `LIMIT` one batch.
 pub async fn explain_expansion(pg: &PgStore, workspace_id: &str) -> Result<String, BoxError> {
     let mut conn = pg.pool().acquire().await?;
     let total: i64 = sqlx::query_scalar(
@@ -230,21 +231,13 @@ pub async fn explain_expansion(pg: &PgStore, workspace_id: &str) -> Result<Strin
                created_at, updated_at, version FROM contacts c WHERE c.workspace_id = $1 \
                AND c.subscribed AND c.status = 'ACTIVE' AND TRUE AND c.id > $2 \
                AND c.id <= $3 ORDER BY c.id LIMIT $4";
-    let text = format!("EXPLAIN (ANALYZE, BUFFERS) {sql}");
-    let rows = sqlx::query(AssertSqlSafe(text))
-        .bind(workspace_id)
-        .bind(after)
-        .bind(until)
-        .bind(500i64)
-        .fetch_all(&mut *conn)
-        .await?;
-    let mut out = format!("{sql}\n\n");
-    for row in rows {
-        let line: String = row.try_get(0)?;
-        out.push_str(&line);
-        out.push('\n');
-    }
-    Ok(out)
+    let binds = [
+        Bind::Text(workspace_id.to_string()),
+        Bind::Text(after),
+        Bind::Text(until),
+        Bind::Int(posthorn_core::jobs::EXPANSION_BATCH as i64),
+    ];
+    explain(&mut conn, sql, &binds).await
 }
 
 /// The workers' claim statement (`adapters/postgres/src/jobs.rs`) with every parked
@@ -293,9 +286,9 @@ pub async fn explain_claim_backlog(pg: &PgStore) -> Result<String, BoxError> {
 }
 
 /// Splits the cost of one expansion batch: reading the 500 recipients, rendering their
-/// emails (`campaign_email`, in this process), committing them through `Store::commit` the
-/// way `ExpandCampaign` does (500 `EnqueueJob` + 500 `InsertEmail`, one statement and one
-/// round trip each), and the same rows written with two multi-row `INSERT ... SELECT FROM
+/// emails (`CampaignMessage`, in this process), committing them through `Store::commit` the
+/// way `ExpandCampaign` does (500 `EnqueueJob` + 500 `InsertEmail`, written as multi-row
+/// `INSERT ... VALUES`), and the same rows written with two `INSERT ... SELECT FROM
 /// unnest(...)` statements instead. Each is run 3 times on a fresh copy of the campaign (so
 /// that the unique (campaign, contact) index does not refuse the rows); medians.
 pub async fn batch_cost(
@@ -342,9 +335,10 @@ pub async fn batch_cost(
         let mut copy = campaign.clone();
         copy.id = new_id();
         let t = Instant::now();
+        let message = CampaignMessage::compile(&copy);
         let emails: Vec<_> = contacts
             .iter()
-            .map(|c| posthorn_core::jobs::campaign_email(&copy, c, now))
+            .map(|c| message.email_for(&copy, c, now))
             .collect();
         render.push(t.elapsed());
         let mut changes = ChangeSet::new();
@@ -366,7 +360,7 @@ pub async fn batch_cost(
         copy.id = new_id();
         let emails: Vec<_> = contacts
             .iter()
-            .map(|c| posthorn_core::jobs::campaign_email(&copy, c, now))
+            .map(|c| message.email_for(&copy, c, now))
             .collect();
         let t = Instant::now();
         insert_batched(pg, &emails, now).await?;
@@ -379,8 +373,8 @@ pub async fn batch_cost(
     Ok(format!(
         "| step | ms per batch of 500 (median of 3) |\n|---|---:|\n\
          | read the recipients (`contacts_matching`, LIMIT 500) | {:.1} |\n\
-         | render 500 emails (`campaign_email`: MiniJinja + html2text) | {:.1} |\n\
-         | `Store::commit` of 500 `EnqueueJob` + 500 `InsertEmail` (1,000 INSERTs) | {:.1} |\n\
+         | render 500 emails (`CampaignMessage`: compiled once, MiniJinja per recipient) | {:.1} |\n\
+         | `Store::commit` of 500 `EnqueueJob` + 500 `InsertEmail` (multi-row INSERTs) | {:.1} |\n\
          | the same rows with 2 multi-row INSERTs (`unnest`), one transaction | {:.1} |\n",
         median(read),
         median(render),

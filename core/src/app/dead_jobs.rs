@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Resource, Result};
 use crate::model::EmailStatus;
-use crate::ports::{ChangeSet, DeadJob, JobPayload, Write};
+use crate::ports::{DeadJob, JobPayload};
 use crate::Engine;
 
 impl Engine {
@@ -32,30 +32,20 @@ impl Engine {
             email_id,
         } = &job.payload
         {
-            self.requeue_failed_email(workspace_id, email_id).await?;
+            self.move_email(
+                workspace_id,
+                email_id,
+                EmailStatus::Failed,
+                EmailStatus::Queued,
+                None,
+            )
+            .await?;
         }
         if !self.jobs.revive(id, self.clock.now()).await? {
             // Revived (or gone) in the meantime: there is no dead job with this id any more.
             return Err(Error::NotFound(Resource::Job));
         }
         tracing::info!(job_id = %id, payload = ?job.payload, "dead job revived");
-        Ok(())
-    }
-
-    /// Puts a FAILED email back to QUEUED with its error cleared; other states are left.
-    async fn requeue_failed_email(&self, workspace_id: &str, email_id: &str) -> Result<()> {
-        let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
-            return Ok(());
-        };
-        if email.status != EmailStatus::Failed {
-            return Ok(());
-        }
-        email.status = EmailStatus::Queued;
-        email.error = None;
-        email.updated_at = self.clock.now();
-        let mut changes = ChangeSet::new();
-        changes.push(Write::UpdateEmail(email));
-        self.store.commit(changes).await?;
         Ok(())
     }
 }

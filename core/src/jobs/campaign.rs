@@ -329,13 +329,3 @@ impl CampaignMessage {
         }
     }
 }
-
-/// The email of one campaign recipient; compiles the campaign's templates for this one
-/// email (use [`CampaignMessage`] for many).
-pub fn campaign_email(
-    campaign: &Campaign,
-    contact: &Contact,
-    now: chrono::DateTime<chrono::Utc>,
-) -> EmailRecord {
-    CampaignMessage::compile(campaign).email_for(campaign, contact, now)
-}

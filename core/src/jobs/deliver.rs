@@ -39,21 +39,31 @@ pub fn email_event_data(email: &EmailRecord) -> serde_json::Value {
 }
 
 impl Engine {
-    /// Marks an email FAILED with `reason` if it is still QUEUED.
-    pub(super) async fn fail_queued_email(
+    /// Moves an email from status `from` to `to`, with `error`, if it is still in `from`
+    /// (an email in any other state, or gone, is left alone).
+    pub(crate) async fn move_email(
         &self,
         workspace_id: &str,
         email_id: &str,
-        reason: &str,
+        from: EmailStatus,
+        to: EmailStatus,
+        error: Option<String>,
     ) -> crate::Result<()> {
-        let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
-            return Ok(());
-        };
-        if email.status != EmailStatus::Queued {
-            return Ok(());
+        match self.store.email(workspace_id, email_id).await? {
+            Some(email) if email.status == from => self.save_email_status(email, to, error).await,
+            _ => Ok(()),
         }
-        email.status = EmailStatus::Failed;
-        email.error = Some(reason.to_string());
+    }
+
+    /// Stores `email` with a new status and error (its only change).
+    async fn save_email_status(
+        &self,
+        mut email: EmailRecord,
+        status: EmailStatus,
+        error: Option<String>,
+    ) -> crate::Result<()> {
+        email.status = status;
+        email.error = error;
         email.updated_at = self.clock.now();
         let mut changes = ChangeSet::new();
         changes.push(Write::UpdateEmail(email));
@@ -110,12 +120,8 @@ impl Engine {
         };
         let now = self.clock.now();
         if let Some(reason) = self.campaign_stop_reason(&email).await? {
-            email.status = EmailStatus::Cancelled;
-            email.error = Some(reason.to_string());
-            email.updated_at = now;
-            let mut changes = ChangeSet::new();
-            changes.push(Write::UpdateEmail(email));
-            self.store.commit(changes).await?;
+            self.save_email_status(email, EmailStatus::Cancelled, Some(reason.to_string()))
+                .await?;
             self.jobs.complete(job).await?;
             return Ok(JobOutcome::Done);
         }
@@ -183,12 +189,8 @@ impl Engine {
             }
             Err(e) => {
                 tracing::warn!(email_id = %email.id, error = %e, "delivery failed for good");
-                email.status = EmailStatus::Failed;
-                email.error = Some(e.to_string());
-                email.updated_at = self.clock.now();
-                let mut changes = ChangeSet::new();
-                changes.push(Write::UpdateEmail(email));
-                self.store.commit(changes).await?;
+                self.save_email_status(email, EmailStatus::Failed, Some(e.to_string()))
+                    .await?;
                 match e {
                     TransportError::Permanent(_) => {
                         self.jobs.complete(job).await?;

@@ -3,9 +3,10 @@
 mod campaign;
 mod deliver;
 
-pub use campaign::{campaign_email, CampaignMessage, BATCHES_PER_JOB, EXPANSION_BATCH};
+pub use campaign::{CampaignMessage, BATCHES_PER_JOB, EXPANSION_BATCH};
 pub use deliver::{email_event_data, send_quota};
 
+use crate::model::EmailStatus;
 use crate::ports::{ClaimedJob, JobPayload};
 use crate::Engine;
 
@@ -98,8 +99,14 @@ impl Engine {
             email_id,
         } = &job.payload
         {
-            self.fail_queued_email(workspace_id, email_id, &reason)
-                .await?;
+            self.move_email(
+                workspace_id,
+                email_id,
+                EmailStatus::Queued,
+                EmailStatus::Failed,
+                Some(reason.clone()),
+            )
+            .await?;
         }
         self.jobs.dead_letter(job, &reason).await?;
         Ok(JobOutcome::Dead)
