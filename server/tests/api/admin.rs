@@ -4,7 +4,7 @@ use posthorn_core::ports::{Clock, TransportError};
 use posthorn_core::Settings;
 use serde_json::json;
 
-use crate::harness::{send_body, TestApp, ADMIN};
+use crate::harness::{TestApp, ADMIN};
 
 #[tokio::test]
 async fn operator_creates_workspaces_with_keys_and_domains() {
@@ -199,14 +199,7 @@ async fn dead_delivery_is_listed_and_revived_until_sent() {
     // Exactly the two attempts allowed fail: the job ends dead, the email FAILED.
     app.transport
         .fail_next(2, TransportError::Transient("timeout".into()));
-    let res = app
-        .post("/v1/send", send_body(json!("dead@x.com")))
-        .await
-        .expect(200);
-    let email_id = res.body["data"]["emails"][0]["email"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let email_id = app.send_one("dead@x.com").await;
     app.run_jobs().await;
     app.clock.advance(chrono::Duration::minutes(5));
     app.run_jobs().await;

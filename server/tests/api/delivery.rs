@@ -20,15 +20,6 @@ async fn email_status(app: &TestApp, email_id: &str) -> String {
         .to_string()
 }
 
-/// Sends one email to `to` and returns its id.
-async fn send_one(app: &TestApp, to: &str) -> String {
-    let res = app.post("/v1/send", send_body(json!(to))).await.expect(200);
-    res.body["data"]["emails"][0]["email"]
-        .as_str()
-        .expect("id")
-        .to_string()
-}
-
 #[tokio::test]
 async fn sending_is_throttled_to_the_workspace_rate_without_dropping() {
     let app = TestApp::new().await;
@@ -61,7 +52,7 @@ async fn transient_failures_retry_with_backoff_then_succeed() {
     let app = TestApp::new().await;
     app.transport
         .fail_next(2, TransportError::Transient("421 try later".into()));
-    let id = send_one(&app, "retry@x.com").await;
+    let id = app.send_one("retry@x.com").await;
     app.run_jobs().await;
     assert_eq!(email_status(&app, &id).await, "QUEUED");
     app.clock.advance(chrono::Duration::seconds(31));
@@ -108,7 +99,7 @@ async fn exhausted_retries_dead_letter_the_job() {
     let app = TestApp::with_settings(settings).await;
     app.transport
         .fail_next(5, TransportError::Transient("timeout".into()));
-    let id = send_one(&app, "dead@x.com").await;
+    let id = app.send_one("dead@x.com").await;
     app.run_jobs().await;
     app.clock.advance(chrono::Duration::minutes(5));
     app.run_jobs().await;
@@ -145,7 +136,7 @@ async fn a_crashed_worker_lease_expires_and_the_email_is_still_sent_once() {
 #[tokio::test]
 async fn a_job_that_keeps_killing_its_worker_is_given_up() {
     let app = TestApp::new().await;
-    let id = send_one(&app, "poison@x.com").await;
+    let id = app.send_one("poison@x.com").await;
     let lease = app.engine.settings.job_lease;
     let max = app.engine.settings.max_job_claims;
     // Every worker that takes the job dies holding it.

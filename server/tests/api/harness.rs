@@ -329,6 +329,18 @@ impl TestApp {
         }
     }
 
+    /// Sends one email to `to` (200 expected) and returns its id.
+    pub async fn send_one(&self, to: &str) -> String {
+        let res = self
+            .post("/v1/send", send_body(json!(to)))
+            .await
+            .expect(200);
+        res.body["data"]["emails"][0]["email"]
+            .as_str()
+            .expect("id")
+            .to_string()
+    }
+
     /// Runs every due job (deliveries) to completion.
     pub async fn run_jobs(&self) -> usize {
         self.engine.run_due_jobs().await.expect("jobs run")

@@ -36,17 +36,38 @@ fn unique_prefix() -> String {
     format!("posthorn-durability:{}:", new_id())
 }
 
-/// Two processes sharing `db_url`, one sink, and `redis_url` under `prefix`.
-async fn start_pair(db_url: &str, sink: &Sink, redis_url: &str, prefix: &str) -> [Posthorn; 2] {
+/// Two processes on one fresh database and one Redis, under a key prefix of their own.
+struct SharedPair {
+    db: TestDb,
+    redis_url: String,
+    prefix: String,
+    /// Kept for the processes' SMTP transport while they run.
+    _sink: Sink,
+    processes: [Posthorn; 2],
+}
+
+/// Starts a [`SharedPair`] for `test`; `None` (after a note) when the test database or
+/// Redis is not configured, outside CI.
+async fn start_pair(test: &str) -> Option<SharedPair> {
+    let redis_url = test_redis_url(test)?;
+    let db = TestDb::create(test).await?;
+    let prefix = unique_prefix();
+    let sink = Sink::start(1, Duration::ZERO, Duration::ZERO).await;
     let env = [
-        ("POSTHORN_REDIS_URL", redis_url),
-        ("POSTHORN_REDIS_PREFIX", prefix),
+        ("POSTHORN_REDIS_URL", redis_url.as_str()),
+        ("POSTHORN_REDIS_PREFIX", prefix.as_str()),
     ];
     let (a, b) = tokio::join!(
-        Posthorn::start_with("posthorn A", db_url, sink.port(0), &env),
-        Posthorn::start_with("posthorn B", db_url, sink.port(0), &env),
+        Posthorn::start_with("posthorn A", &db.url, sink.port(0), &env),
+        Posthorn::start_with("posthorn B", &db.url, sink.port(0), &env),
     );
-    [a, b]
+    Some(SharedPair {
+        db,
+        redis_url,
+        prefix,
+        _sink: sink,
+        processes: [a, b],
+    })
 }
 
 /// Sleeps into the next window unless the current one has at least [`MARGIN`] left; the end
@@ -80,16 +101,16 @@ fn number_header(answer: &Answer, name: &str, what: &str) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_share_the_api_rate_limit() {
-    let test = "two_processes_share_the_api_rate_limit";
-    let Some(redis_url) = test_redis_url(test) else {
+    let Some(SharedPair {
+        db,
+        redis_url,
+        prefix,
+        _sink,
+        processes,
+    }) = start_pair("two_processes_share_the_api_rate_limit").await
+    else {
         return;
     };
-    let Some(db) = TestDb::create(test).await else {
-        return;
-    };
-    let prefix = unique_prefix();
-    let sink = Sink::start(1, Duration::ZERO, Duration::ZERO).await;
-    let processes = start_pair(&db.url, &sink, &redis_url, &prefix).await;
     let ws = processes[0]
         .create_workspace_limited("limited", LIMIT)
         .await;
@@ -214,16 +235,16 @@ async fn two_processes_share_the_api_rate_limit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idempotency_key_used_on_one_process_replays_on_the_other() {
-    let test = "an_idempotency_key_used_on_one_process_replays_on_the_other";
-    let Some(redis_url) = test_redis_url(test) else {
+    let Some(SharedPair {
+        db,
+        redis_url,
+        prefix,
+        _sink,
+        processes: [a, b],
+    }) = start_pair("an_idempotency_key_used_on_one_process_replays_on_the_other").await
+    else {
         return;
     };
-    let Some(db) = TestDb::create(test).await else {
-        return;
-    };
-    let prefix = unique_prefix();
-    let sink = Sink::start(1, Duration::ZERO, Duration::ZERO).await;
-    let [a, b] = start_pair(&db.url, &sink, &redis_url, &prefix).await;
     let ws = a.create_workspace("idempotent").await;
     let key = format!("durability-{}", new_id());
     let body = json!({
