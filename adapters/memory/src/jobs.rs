@@ -33,6 +33,18 @@ struct JobEntry {
     last_error: Option<String>,
 }
 
+impl JobEntry {
+    /// The entry as a listed dead job, when it is dead.
+    fn as_dead(&self, id: &str) -> Option<DeadJob> {
+        (self.state == JobState::Dead).then(|| DeadJob {
+            id: id.to_string(),
+            payload: self.payload.clone(),
+            attempts: self.attempts,
+            last_error: self.last_error.clone(),
+        })
+    }
+}
+
 /// Jobs indexed by due time and by lease expiry.
 #[derive(Debug, Default)]
 pub(crate) struct JobQueue {
@@ -173,17 +185,15 @@ impl JobQueue {
         let mut dead: Vec<DeadJob> = self
             .jobs
             .iter()
-            .filter(|(_, entry)| entry.state == JobState::Dead)
-            .map(|(id, entry)| DeadJob {
-                id: id.clone(),
-                payload: entry.payload.clone(),
-                attempts: entry.attempts,
-                last_error: entry.last_error.clone(),
-            })
+            .filter_map(|(id, entry)| entry.as_dead(id))
             .collect();
         dead.sort_by(|a, b| a.id.cmp(&b.id));
         dead.truncate(limit);
         dead
+    }
+
+    fn dead_job(&self, id: &str) -> Option<DeadJob> {
+        self.jobs.get(id).and_then(|entry| entry.as_dead(id))
     }
 
     /// Queues the dead job `id` again at `at`; `false` when no dead job has that id.
@@ -267,6 +277,10 @@ impl Jobs for MemoryStore {
 
     async fn dead(&self, limit: usize) -> Result<Vec<DeadJob>, PortError> {
         Ok(self.with_queue(|q| q.dead(limit)))
+    }
+
+    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError> {
+        Ok(self.with_queue(|q| q.dead_job(id)))
     }
 
     async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError> {

@@ -179,25 +179,24 @@ impl Jobs for PgStore {
         .await
         .map_err(port_error)?;
         let mut dead = Vec::with_capacity(rows.len());
-        for row in rows {
-            let id: String = row.try_get("id").map_err(port_error)?;
-            let attempts: i32 = row.try_get("attempts").map_err(port_error)?;
-            let last_error: Option<String> = row.try_get("last_error").map_err(port_error)?;
-            let payload: Json<Value> = row.try_get("payload").map_err(port_error)?;
-            match serde_json::from_value::<JobPayload>(payload.0) {
-                Ok(payload) => dead.push(DeadJob {
-                    id,
-                    payload,
-                    attempts: u32::try_from(attempts).unwrap_or(0),
-                    last_error,
-                }),
-                // A payload this version cannot read cannot be shown as a `JobPayload`.
-                Err(err) => {
-                    tracing::warn!(job_id = %id, error = %err, "dead job with an undecodable payload left out of the listing");
-                }
-            }
+        for row in &rows {
+            dead.extend(dead_job_from_row(row)?);
         }
         Ok(dead)
+    }
+
+    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError> {
+        let row = sqlx::query(
+            "SELECT id, payload, attempts, last_error FROM jobs WHERE id = $1 AND state = 'dead'",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(port_error)?;
+        match row {
+            Some(row) => dead_job_from_row(&row),
+            None => Ok(None),
+        }
     }
 
     async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError> {
@@ -233,4 +232,25 @@ async fn park(pool: &PgPool, id: &str, lease_token: &str, error: &str) -> Result
     .await
     .map_err(port_error)?;
     Ok(done.rows_affected() > 0)
+}
+
+/// A dead job from a row of `id, payload, attempts, last_error`; `None` (logged) when this
+/// version cannot read its payload.
+fn dead_job_from_row(row: &sqlx::postgres::PgRow) -> Result<Option<DeadJob>, PortError> {
+    let id: String = row.try_get("id").map_err(port_error)?;
+    let attempts: i32 = row.try_get("attempts").map_err(port_error)?;
+    let last_error: Option<String> = row.try_get("last_error").map_err(port_error)?;
+    let payload: Json<Value> = row.try_get("payload").map_err(port_error)?;
+    match serde_json::from_value::<JobPayload>(payload.0) {
+        Ok(payload) => Ok(Some(DeadJob {
+            id,
+            payload,
+            attempts: u32::try_from(attempts).unwrap_or(0),
+            last_error,
+        })),
+        Err(err) => {
+            tracing::warn!(job_id = %id, error = %err, "dead job with an undecodable payload left out");
+            Ok(None)
+        }
+    }
 }

@@ -316,6 +316,14 @@ pub async fn job_dead_listed_and_revived(p: &StorePorts) {
         Ok(Vec::new()),
         "limit 0 lists nothing"
     );
+    assert_eq!(
+        p.jobs.dead_job(&doomed.id).await.expect("dead_job failed"),
+        listed.first().cloned(),
+        "looked up by id as listed"
+    );
+    for other in [&running.id, &queued.id] {
+        assert_eq!(p.jobs.dead_job(other).await, Ok(None), "not dead: {other}");
+    }
 
     // Unknown and non-dead ids: false, nothing changes.
     let unknown = posthorn_core::model::new_id();
@@ -345,6 +353,11 @@ pub async fn job_dead_listed_and_revived(p: &StorePorts) {
         p.jobs.dead(10).await,
         Ok(Vec::new()),
         "a revived job is listed"
+    );
+    assert_eq!(
+        p.jobs.dead_job(&doomed.id).await,
+        Ok(None),
+        "a revived job is found dead"
     );
     assert_eq!(
         p.jobs.revive(&doomed.id, at).await,

@@ -16,16 +16,11 @@ impl Engine {
     /// to QUEUED (error cleared), since delivery skips emails that are not QUEUED; the
     /// email is requeued before the job, so no worker can see the job with the email still
     /// FAILED. `NotFound(Job)` when no dead job has that id.
-    ///
-    /// The job is looked up in the dead list, which is read whole: dead jobs are expected
-    /// to be few, and this is an operator's action.
     pub async fn revive_job(&self, id: &str) -> Result<()> {
         let job = self
             .jobs
-            .dead(usize::MAX)
+            .dead_job(id)
             .await?
-            .into_iter()
-            .find(|job| job.id == id)
             .ok_or(Error::NotFound(Resource::Job))?;
         if let JobPayload::DeliverEmail {
             workspace_id,

@@ -162,6 +162,9 @@ pub trait Jobs: Send + Sync {
     /// Lists dead jobs, oldest first by id, at most `limit`. A dead job whose payload this
     /// version cannot read (written by a newer one, or corrupt) is left out.
     async fn dead(&self, limit: usize) -> Result<Vec<DeadJob>, PortError>;
+    /// The dead job `id`, or `None` when no dead job has that id (or its payload cannot be
+    /// read, as in `dead`).
+    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError>;
     /// Makes the dead job `id` queued again, claimable from `at`, with its attempts and
     /// claims back to 0 (its `last_error` is kept until it runs again). `Ok(false)` and no
     /// change when no dead job has that id (unknown, queued or running).
