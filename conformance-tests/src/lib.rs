@@ -26,6 +26,23 @@ pub mod fixtures;
 pub mod rate_limiter;
 pub mod store;
 
+/// The URL of a test service named by the environment variable `var` (a test database,
+/// a test Redis), for suites compiled in only when it was set at build time (see the
+/// adapters' `build.rs`). Panics when it is unset now, saying why: under `CI=true` the
+/// service is required.
+pub fn test_service_url(var: &str) -> String {
+    match std::env::var(var) {
+        Ok(url) if !url.is_empty() => url,
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("{var} is required when CI=true")
+        }
+        _ => panic!(
+            "{var} was set when these tests were built but is unset now; \
+             run `eval \"$(scripts/services.sh start)\"` and rerun"
+        ),
+    }
+}
+
 /// The `Store` and `Jobs` ports of one adapter instance, fresh and empty.
 ///
 /// Both must be backed by the same instance: jobs enqueued through `store.commit` are

@@ -8,19 +8,9 @@ use posthorn_redis::RedisConnection;
 /// The variable naming the test server's URL.
 pub const URL_VAR: &str = "POSTHORN_TEST_REDIS_URL";
 
-/// The URL of the test server. Panics when it is unset: this code is only compiled when
-/// the variable was set at build time (see `build.rs`).
+/// The URL of the test server (see [`posthorn_conformance::test_service_url`]).
 pub fn url() -> String {
-    match std::env::var(URL_VAR) {
-        Ok(url) if !url.is_empty() => url,
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("{URL_VAR} is required when CI=true")
-        }
-        _ => panic!(
-            "{URL_VAR} was set when these tests were built but is unset now; \
-             run `eval \"$(scripts/services.sh start)\"` and rerun"
-        ),
-    }
+    posthorn_conformance::test_service_url(URL_VAR)
 }
 
 /// A key prefix no other test uses.
