@@ -114,6 +114,7 @@ macro_rules! store_suite {
                 job_wait_for_work_wakes_on_commit,
                 workspaces_put_get_list,
                 key_sets_by_hash_and_delete,
+                access_generation_moves_on_key_and_workspace_changes,
                 domains_insert_update_and_uniqueness,
                 templates_put_get_list,
                 emails_insert_update_get,

@@ -25,35 +25,37 @@ pub enum ComposeError {
 
 /// Builds the engine the configuration describes.
 pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
-    let (store, jobs): (Arc<dyn Store>, Arc<dyn Jobs>) = match config.store.as_str() {
-        "memory" => {
-            let store = Arc::new(MemoryStore::new());
-            (store.clone(), store)
-        }
-        url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            let store = Arc::new(
-                posthorn_postgres::PgStore::connect(url)
-                    .await
-                    .map_err(|e| ComposeError::Adapter(format!("PostgreSQL: {e}")))?,
-            );
-            (store.clone(), store)
-        }
-        other => return Err(ComposeError::UnknownStore(other.to_string())),
-    };
+    // Errors are scrubbed of the URLs' credentials: drivers may echo what they were given.
+    let store_url = &config.store;
+    let (store, jobs): (Arc<dyn Store>, Arc<dyn Jobs>) =
+        match store_url.expose() {
+            "memory" => {
+                let store = Arc::new(MemoryStore::new());
+                (store.clone(), store)
+            }
+            url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                let store = Arc::new(posthorn_postgres::PgStore::connect(url).await.map_err(
+                    |e| ComposeError::Adapter(store_url.scrub(&format!("PostgreSQL: {e}"))),
+                )?);
+                (store.clone(), store)
+            }
+            _ => return Err(ComposeError::UnknownStore(store_url.to_string())),
+        };
     let (rate_limiter, cache): (Arc<dyn RateLimiter>, Arc<dyn Cache>) = match &config.redis_url {
         None => (
             Arc::new(MemoryRateLimiter::new()),
             Arc::new(MemoryCache::new()),
         ),
         Some(url) => {
-            let redis = posthorn_redis::RedisConnection::connect(url, &config.redis_prefix)
-                .await
-                .map_err(|e| ComposeError::Adapter(format!("Redis: {e}")))?;
+            let redis =
+                posthorn_redis::RedisConnection::connect(url.expose(), &config.redis_prefix)
+                    .await
+                    .map_err(|e| ComposeError::Adapter(url.scrub(&format!("Redis: {e}"))))?;
             (Arc::new(redis.rate_limiter()), Arc::new(redis.cache()))
         }
     };
-    let transport = posthorn_smtp::transport_from_spec(&config.transport)
-        .map_err(|e| ComposeError::Transport(e.to_string()))?;
+    let transport = posthorn_smtp::transport_from_spec(config.transport.expose())
+        .map_err(|e| ComposeError::Transport(config.transport.scrub(&e.to_string())))?;
     let dns = Arc::new(posthorn_dns::HickoryDns::from_system_conf(
         Duration::from_millis(config.dns_timeout_ms),
     ));

@@ -1,7 +1,11 @@
 //! Typed configuration: one struct, every field from a `POSTHORN_*` variable with a default.
+//! Settings that can hold credentials are [`SecretUrl`]s and [`Secret`]s: they never print
+//! their passwords, and `--help` does not show their environment values.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+use crate::secret::{Secret, SecretUrl};
 
 /// Which parts of the server a process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,12 +39,17 @@ pub struct Config {
     #[arg(long, env = "POSTHORN_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
     /// `memory` (embedded, not durable) or a `postgres://` URL.
-    #[arg(long, env = "POSTHORN_STORE", default_value = "memory")]
-    pub store: String,
+    #[arg(
+        long,
+        env = "POSTHORN_STORE",
+        default_value = "memory",
+        hide_env_values = true
+    )]
+    pub store: SecretUrl,
     /// Redis URL (`redis://…`) for rate limits, the send throttle and Idempotency-Key
     /// records shared by every process; in-process when unset.
-    #[arg(long, env = "POSTHORN_REDIS_URL")]
-    pub redis_url: Option<String>,
+    #[arg(long, env = "POSTHORN_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<SecretUrl>,
     /// Prefix of every Redis key Posthorn writes (deployments sharing a Redis differ here).
     #[arg(long, env = "POSTHORN_REDIS_PREFIX", default_value = posthorn_redis::DEFAULT_KEY_PREFIX)]
     pub redis_prefix: String,
@@ -48,12 +57,13 @@ pub struct Config {
     #[arg(
         long,
         env = "POSTHORN_TRANSPORT",
-        default_value = "file:./posthorn-data/outbox"
+        default_value = "file:./posthorn-data/outbox",
+        hide_env_values = true
     )]
-    pub transport: String,
+    pub transport: SecretUrl,
     /// Bearer token of the operator API; the API is off when unset.
     #[arg(long, env = "POSTHORN_ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
+    pub admin_token: Option<Secret>,
     /// Public base URL (tracking links, unsubscribe pages).
     #[arg(
         long,

@@ -4,6 +4,7 @@
 pub mod compose;
 pub mod config;
 pub mod http;
+pub mod secret;
 pub mod worker;
 
 pub use compose::build_engine;

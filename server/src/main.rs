@@ -36,11 +36,11 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     if matches!(config.command, Some(Command::Migrate)) {
         // Connecting applies the migrations.
         build_engine(&config).await?;
-        println!("migrations applied to {}", redact(&config.store));
+        println!("migrations applied to {}", config.store);
         return Ok(());
     }
     let engine = build_engine(&config).await?;
-    if config.store == "memory" {
+    if config.store.expose() == "memory" {
         tracing::warn!("POSTHORN_STORE=memory: data lives only in this process and is lost when it stops; use a postgres:// URL in production");
     }
     if let Some((ws, keys)) = engine.bootstrap(&config.bootstrap_domain).await? {
@@ -67,8 +67,8 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         let mut stop = stop_rx.clone();
         let _ = stop.wait_for(|stopped| *stopped).await;
     } else {
-        let state =
-            AppState::with_body_limit(engine, config.admin_token.clone(), config.max_body_bytes);
+        let admin_token = config.admin_token.as_ref().map(|t| t.expose().to_string());
+        let state = AppState::with_body_limit(engine, admin_token, config.max_body_bytes);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");
         let mut stop = stop_rx.clone();
@@ -83,18 +83,6 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
     }
     tracing::info!("stopped");
     Ok(())
-}
-
-/// The store URL without its password, for messages.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_string(),
-    }
 }
 
 async fn shutdown_signal() {

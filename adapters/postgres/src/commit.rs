@@ -10,14 +10,15 @@ use sqlx::{PgConnection, PgPool};
 use crate::batch::Inserts;
 use crate::error;
 use crate::rows::{condition_text, enum_text, to_i64};
-use crate::JOBS_CHANNEL;
+use crate::{ACCESS_CHANNEL, JOBS_CHANNEL};
 
 /// Applies every write of `changes` in one transaction, or none of them.
 ///
 /// Guarded writes that find another state than expected roll the transaction back and
 /// return `Conflict`; any other failure rolls back and returns `Unavailable`. A change set
-/// that enqueues jobs also notifies [`JOBS_CHANNEL`]; PostgreSQL delivers that
-/// notification only when (and if) the transaction commits.
+/// that enqueues jobs also notifies [`JOBS_CHANNEL`], one that changes workspaces or key
+/// sets [`ACCESS_CHANNEL`]; PostgreSQL delivers these notifications only when (and if) the
+/// transaction commits.
 pub(crate) async fn commit(pool: &PgPool, changes: ChangeSet) -> Result<(), StoreError> {
     if changes.is_empty() {
         return Ok(());
@@ -47,12 +48,17 @@ pub(crate) async fn commit(pool: &PgPool, changes: ChangeSet) -> Result<(), Stor
         .writes
         .iter()
         .any(|w| matches!(w, Write::EnqueueJob(_)));
-    if enqueues {
-        sqlx::query("SELECT pg_notify($1, '')")
-            .bind(JOBS_CHANNEL)
-            .execute(&mut *tx)
-            .await
-            .map_err(error::store)?;
+    for (channel, wanted) in [
+        (JOBS_CHANNEL, enqueues),
+        (ACCESS_CHANNEL, changes.changes_access()),
+    ] {
+        if wanted {
+            sqlx::query("SELECT pg_notify($1, '')")
+                .bind(channel)
+                .execute(&mut *tx)
+                .await
+                .map_err(error::store)?;
+        }
     }
     tx.commit().await.map_err(error::store)
 }

@@ -28,6 +28,10 @@ use sqlx::PgPool;
 /// The channel a commit that enqueued jobs notifies, and `wait_for_work` listens on.
 pub const JOBS_CHANNEL: &str = "posthorn_jobs";
 
+/// The channel a commit that changes workspaces or key sets notifies, so that every
+/// process drops its cache of authenticated keys (a revoked key stops working at once).
+pub const ACCESS_CHANNEL: &str = "posthorn_access";
+
 /// Connections a pool opened by [`PgStore::connect`] keeps at most.
 const MAX_CONNECTIONS: u32 = 16;
 

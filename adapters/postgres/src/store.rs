@@ -18,7 +18,17 @@ use crate::{commit, contacts, matching, records, segments, PgStore};
 #[async_trait]
 impl Store for PgStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
-        commit::commit(&self.pool, changes).await
+        let changes_access = changes.changes_access();
+        let committed = commit::commit(&self.pool, changes).await;
+        if changes_access {
+            // Also when the outcome is unknown (the commit may have happened).
+            self.wake.access_changed();
+        }
+        committed
+    }
+
+    fn access_generation(&self) -> u64 {
+        self.wake.access_generation()
     }
 
     async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {

@@ -1,6 +1,8 @@
-//! Wake-ups for idle workers: one lazily started `LISTEN posthorn_jobs` shared by every
-//! caller of `wait_for_work` on the same store.
+//! The store's notifications, on one lazily started listener connection shared by every
+//! caller on the same store: job wake-ups for idle workers ([`JOBS_CHANNEL`]) and access
+//! changes for authentication caches ([`ACCESS_CHANNEL`]).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -9,35 +11,61 @@ use sqlx::PgPool;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::JOBS_CHANNEL;
+use crate::{ACCESS_CHANNEL, JOBS_CHANNEL};
 
 /// Pause before reconnecting a failed listener.
 const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 
-/// The shared listener task and the signal it raises on every notification.
+/// The shared listener task and the signals it raises.
 pub(crate) struct Wake {
     pool: PgPool,
-    notify: Arc<Notify>,
+    signals: Arc<Signals>,
     task: Mutex<Option<JoinHandle<()>>>,
+    /// Set once the task was spawned, so the hot path skips the mutex.
+    started: AtomicBool,
+}
+
+/// What the listener raises.
+#[derive(Default)]
+struct Signals {
+    /// Wakes the workers waiting in `wait_for_work`.
+    work: Notify,
+    /// Moves on every access notification, and whenever one may have been missed.
+    access: AtomicU64,
 }
 
 impl Wake {
-    /// A wake-up source on `pool`; nothing listens until the first [`Wake::wait`].
+    /// A notification source on `pool`; nothing listens until the first use.
     pub(crate) fn new(pool: PgPool) -> Self {
         Self {
             pool,
-            notify: Arc::new(Notify::new()),
+            signals: Arc::default(),
             task: Mutex::new(None),
+            started: AtomicBool::new(false),
         }
     }
 
-    /// Returns when a notification arrives or `timeout` passes. While the listener cannot
-    /// connect this simply sleeps for `timeout`, so callers fall back to polling.
+    /// Returns when a job notification arrives or `timeout` passes. While the listener
+    /// cannot connect this simply sleeps for `timeout`, so callers fall back to polling.
     pub(crate) async fn wait(&self, timeout: Duration) {
-        let notified = self.notify.notified();
+        let notified = self.signals.work.notified();
         self.ensure_listening();
         // Elapsing is the normal outcome of an idle wait, not an error.
         let _elapsed = tokio::time::timeout(timeout, notified).await;
+    }
+
+    /// The access generation (see `Store::access_generation`); starts the listener.
+    pub(crate) fn access_generation(&self) -> u64 {
+        if !self.started.load(Ordering::Acquire) {
+            self.ensure_listening();
+        }
+        self.signals.access.load(Ordering::Acquire)
+    }
+
+    /// Moves the access generation for a change committed by this process, which need
+    /// not wait for its own notification to come back.
+    pub(crate) fn access_changed(&self) {
+        self.signals.access.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Starts the listener task unless it is running (it dies with its runtime).
@@ -46,7 +74,11 @@ impl Wake {
         if task.as_ref().is_some_and(|t| !t.is_finished()) {
             return;
         }
-        *task = Some(tokio::spawn(listen(self.pool.clone(), self.notify.clone())));
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        *task = Some(runtime.spawn(listen(self.pool.clone(), self.signals.clone())));
+        self.started.store(true, Ordering::Release);
     }
 }
 
@@ -59,27 +91,37 @@ impl Drop for Wake {
     }
 }
 
-/// Listens on [`JOBS_CHANNEL`] until the pool closes, reconnecting after failures.
-async fn listen(pool: PgPool, notify: Arc<Notify>) {
+/// Listens on both channels until the pool closes, reconnecting after failures.
+async fn listen(pool: PgPool, signals: Arc<Signals>) {
     let mut reconnecting = false;
     while !pool.is_closed() {
         match subscribe(&pool).await {
             Ok(mut listener) => {
+                // Whatever was sent before this subscription is lost: access caches filled
+                // before now are dropped, and after a reconnection workers re-poll.
                 if reconnecting {
-                    // Notifications sent while disconnected are lost: let waiters re-poll.
-                    notify.notify_waiters();
+                    signals.work.notify_waiters();
                 }
+                signals.access.fetch_add(1, Ordering::AcqRel);
                 loop {
                     match listener.recv().await {
-                        Ok(_) => notify.notify_waiters(),
+                        Ok(n) if n.channel() == ACCESS_CHANNEL => {
+                            signals.access.fetch_add(1, Ordering::AcqRel);
+                        }
+                        Ok(_) => signals.work.notify_waiters(),
                         Err(err) => {
-                            tracing::warn!(error = %err, "job listener lost its connection");
+                            tracing::warn!(error = %err, "store listener lost its connection");
+                            // Until it is back, nothing announces revocations: move on now.
+                            signals.access.fetch_add(1, Ordering::AcqRel);
                             break;
                         }
                     }
                 }
             }
-            Err(err) => tracing::warn!(error = %err, "job listener cannot connect"),
+            Err(err) => {
+                tracing::warn!(error = %err, "store listener cannot connect");
+                signals.access.fetch_add(1, Ordering::AcqRel);
+            }
         }
         reconnecting = true;
         tokio::time::sleep(RECONNECT_DELAY).await;
@@ -88,6 +130,6 @@ async fn listen(pool: PgPool, notify: Arc<Notify>) {
 
 async fn subscribe(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(JOBS_CHANNEL).await?;
+    listener.listen_all([JOBS_CHANNEL, ACCESS_CHANNEL]).await?;
     Ok(listener)
 }

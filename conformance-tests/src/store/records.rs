@@ -453,3 +453,35 @@ pub async fn event_names_distinct_sorted(p: &StorePorts) {
         .collect();
     assert_eq!(p.store.event_names(&ws.id).await, Ok(expected));
 }
+
+/// Creating or revoking a key set and replacing a workspace move the access generation
+/// as soon as the commit returns, so caches of authenticated keys are dropped at once.
+pub async fn access_generation_moves_on_key_and_workspace_changes(p: &StorePorts) {
+    let ws = workspace(p, "access").await;
+    let now = now_ms();
+    let set = NewKeySet::generate(&ws.id, None, vec![], now);
+    let changes: [(&str, Write); 3] = [
+        ("creating a key set", Write::PutKeySet(set.record.clone())),
+        (
+            "revoking a key set",
+            Write::DeleteKeySet {
+                workspace_id: ws.id.clone(),
+                id: set.record.id.clone(),
+            },
+        ),
+        ("replacing a workspace", {
+            let mut disabled = ws.clone();
+            disabled.disabled = true;
+            Write::PutWorkspace(disabled)
+        }),
+    ];
+    for (what, write) in changes {
+        let before = p.store.access_generation();
+        commit(p.store.as_ref(), what, vec![write]).await;
+        assert_ne!(
+            p.store.access_generation(),
+            before,
+            "{what} must move the access generation"
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! Who is calling: the authenticated workspace and key.
 
+use crate::error::{Error, Result};
 use crate::model::{ApiKey, KeyKind, Workspace};
 
 /// An authenticated API caller.
@@ -20,5 +21,21 @@ impl Caller {
     /// Whether the caller used a secret key.
     pub fn is_secret(&self) -> bool {
         self.key.kind == KeyKind::Secret
+    }
+
+    /// Whether the key may manage the workspace's key sets: only an unscoped secret key
+    /// may, or a key limited to some sender domains could mint itself an unlimited one.
+    pub fn may_manage_keys(&self) -> Result<()> {
+        if !self.is_secret() {
+            return Err(Error::Forbidden("Key management needs a secret key".into()));
+        }
+        if !self.key.key_set.domains.is_empty() {
+            return Err(Error::Forbidden(format!(
+                "This key is limited to the sender domains {}; key management needs a \
+                 secret key without domain limits",
+                self.key.key_set.domains.join(", ")
+            )));
+        }
+        Ok(())
     }
 }

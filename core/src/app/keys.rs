@@ -38,13 +38,21 @@ pub fn read_domains(c: &mut Checker, obj: &serde_json::Map<String, Value>) -> Ve
 }
 
 impl Engine {
-    /// `GET /keys`: the workspace's key sets (no clear keys).
+    /// `GET /keys`: the workspace's key sets (no clear keys). Needs an unscoped secret key.
     pub async fn list_key_sets(&self, caller: &Caller) -> Result<Vec<KeySet>> {
+        caller.may_manage_keys()?;
         Ok(self.store.key_sets(caller.workspace_id()).await?)
     }
 
-    /// `POST /keys {name?, domains?}`: a new key set of the caller's workspace.
-    pub async fn create_key_set(&self, workspace_id: &str, body: &Value) -> Result<NewKeySet> {
+    /// `POST /keys {name?, domains?}`: a new key set of the caller's workspace. Needs an
+    /// unscoped secret key.
+    pub async fn create_key_set(&self, caller: &Caller, body: &Value) -> Result<NewKeySet> {
+        caller.may_manage_keys()?;
+        self.add_key_set(caller.workspace_id(), body).await
+    }
+
+    /// Adds a key set to `workspace_id` (already checked to exist and be the caller's).
+    pub(crate) async fn add_key_set(&self, workspace_id: &str, body: &Value) -> Result<NewKeySet> {
         let obj = Checker::body(body)?;
         let mut c = Checker::new();
         let name = c.line(obj, "name", "", false, 255).map(str::to_string);
@@ -57,8 +65,10 @@ impl Engine {
         Ok(set)
     }
 
-    /// `DELETE /keys/{id}`: revokes a key set; the last one cannot be revoked.
+    /// `DELETE /keys/{id}`: revokes a key set; the last one cannot be revoked. Needs an
+    /// unscoped secret key.
     pub async fn revoke_key_set(&self, caller: &Caller, id: &str) -> Result<()> {
+        caller.may_manage_keys()?;
         let sets = self.store.key_sets(caller.workspace_id()).await?;
         if !sets.iter().any(|s| s.id == id) {
             return Err(Error::NotFound(Resource::KeySet));

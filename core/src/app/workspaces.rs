@@ -127,7 +127,7 @@ impl Engine {
     /// `POST /admin/workspaces/{id}/key-sets {domains?}`.
     pub async fn admin_create_key_set(&self, id: &str, body: &Value) -> Result<NewKeySet> {
         let ws = self.workspace(id).await?;
-        self.create_key_set(&ws.id, body).await
+        self.add_key_set(&ws.id, body).await
     }
 
     /// `POST /admin/workspaces/{id}/domains {domain, verified?, inboundEnabled?}`.

@@ -138,6 +138,18 @@ impl ChangeSet {
     pub fn is_empty(&self) -> bool {
         self.writes.is_empty()
     }
+
+    /// Whether this change set can change who may call the API: it writes a workspace
+    /// (disabled, limits) or a key set (created, revoked). Adapters announce such commits
+    /// through [`Store::access_generation`].
+    pub fn changes_access(&self) -> bool {
+        self.writes.iter().any(|w| {
+            matches!(
+                w,
+                Write::PutWorkspace(_) | Write::PutKeySet(_) | Write::DeleteKeySet { .. }
+            )
+        })
+    }
 }
 
 /// Filters and page position for listing contacts, newest first.
@@ -210,6 +222,16 @@ pub trait Store: Send + Sync {
     /// durable when this returns `Ok`, or none is. Jobs enqueued here become claimable
     /// through the `Jobs` port of the same adapter.
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError>;
+
+    /// A number that changes after every committed change set for which
+    /// [`ChangeSet::changes_access`] holds, whichever process committed it. Callers that
+    /// cache authenticated keys drop their cache when it moves. No I/O: it reads a counter.
+    ///
+    /// Contract: after a commit returns, the value differs from any value read before that
+    /// commit started, in the committing process at once and in every other process sharing
+    /// the store within one second (adapters shared by several processes listen to the
+    /// store's notifications, and also move it whenever they may have missed one).
+    fn access_generation(&self) -> u64;
 
     /// A workspace by id.
     async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError>;

@@ -32,8 +32,6 @@ fn public_key_allowed(path: &str) -> bool {
 /// puts the `Caller` into the request's extensions.
 pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let token = bearer(req.headers()).map(str::to_string);
-    let changes_keys =
-        req.uri().path().starts_with("/keys") && req.method() != axum::http::Method::GET;
     let public_ok = public_key_allowed(req.uri().path());
     let caller = match authenticate(&state, token.as_deref(), public_ok).await {
         Ok(caller) => caller,
@@ -57,10 +55,6 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
         ApiError::RateLimited { retry_after }.into_response()
     };
     rate_limit_headers(response.headers_mut(), &decision, now);
-    if changes_keys {
-        // A revoked key stops working at once in this process (others within the TTL).
-        state.auth_cache.clear();
-    }
     response
 }
 
@@ -70,7 +64,8 @@ async fn authenticate(
     public_ok: bool,
 ) -> Result<Caller, ApiError> {
     let token = token.ok_or(ApiError::MissingAuth)?;
-    if let Some(caller) = state.auth_cache.get(token) {
+    let generation = state.engine.store.access_generation();
+    if let Some(caller) = state.auth_cache.get(token, generation) {
         return check_kind(caller, public_ok);
     }
     let caller = state
@@ -83,7 +78,7 @@ async fn authenticate(
             AuthOutcome::Refused(AuthFailure::Disabled) => ApiError::ProjectDisabled,
             AuthOutcome::Store(e) => ApiError::Domain(e.into()),
         })?;
-    state.auth_cache.put(token, caller.clone());
+    state.auth_cache.put(token, caller.clone(), generation);
     check_kind(caller, public_ok)
 }
 
@@ -123,10 +118,9 @@ pub async fn require_admin(State(state): State<AppState>, req: Request, next: Ne
     if !ok {
         return ApiError::AdminUnauthorized.into_response();
     }
-    let response = next.run(req).await;
-    // Operator changes (disabling, limits, keys) apply at once in this process.
-    state.auth_cache.clear();
-    response
+    // Operator changes (disabling, limits, keys) move the store's access generation,
+    // which drops cached keys in every process.
+    next.run(req).await
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -1,4 +1,5 @@
-//! `Idempotency-Key` on POST: replay the first answer for 24 h, refuse a changed body.
+//! `Idempotency-Key` on every POST (workspace and operator API): replay the first answer for
+//! 24 h, refuse a changed body.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -48,11 +49,11 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         Ok(k) if valid_key(k) => k.to_string(),
         _ => return ApiError::InvalidIdempotencyKey.into_response(),
     };
-    let workspace = req
+    // Keys are per workspace; the operator API (no caller) has a scope of its own.
+    let scope = req
         .extensions()
         .get::<Caller>()
-        .map(|c| c.workspace.id.clone())
-        .unwrap_or_default();
+        .map_or_else(|| "admin".to_string(), |c| c.workspace.id.clone());
     let (parts, body) = req.into_parts();
     let bytes = match read_limited(body, state.max_body_bytes).await {
         Ok(b) => b,
@@ -66,7 +67,7 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         ]
         .concat(),
     ));
-    let cache_key = format!("idem:{workspace}:{key}");
+    let cache_key = format!("idem:{scope}:{key}");
     let cache = &state.engine.cache;
     let now = state.engine.clock.now();
     let marker = match serde_json::to_vec(&Record::InFlight {

@@ -153,6 +153,7 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/jobs/dead", get(routes::admin::dead_jobs))
         .route("/admin/jobs/{id}/revive", post(routes::admin::revive_job))
         .route_layer(from_fn(time_limit::within_limit))
+        .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
 
     let app = Router::new()

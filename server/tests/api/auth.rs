@@ -187,3 +187,70 @@ async fn key_sets_can_be_created_listed_and_revoked() {
         .await
         .expect_error(422, "VALIDATION_ERROR");
 }
+
+#[tokio::test]
+async fn a_domain_scoped_key_cannot_manage_keys() {
+    let app = TestApp::new().await;
+    let scoped = app
+        .post(
+            "/keys",
+            json!({"name": "scoped", "domains": ["example.com"]}),
+        )
+        .await
+        .expect(201);
+    let scoped_sk = scoped.body["secretKey"].as_str().expect("sk").to_string();
+    let scoped_pk = scoped.body["publicKey"].as_str().expect("pk").to_string();
+    let own_id = scoped.body["id"].as_str().expect("id").to_string();
+    let list = app.get("/keys").await.expect(200);
+    let first_id = list.body["data"]
+        .as_array()
+        .expect("key sets")
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .find(|id| *id != own_id)
+        .expect("the first key set")
+        .to_string();
+
+    // Every /keys route refuses it: it could otherwise mint an unscoped key for itself.
+    let as_scoped = |method: Method, path: String, body| {
+        let sk = scoped_sk.clone();
+        let app = &app;
+        async move { app.call(method, &path, Some(&sk), body, &[]).await }
+    };
+    as_scoped(Method::GET, "/keys".into(), None)
+        .await
+        .expect_error(403, "FORBIDDEN");
+    let refused = as_scoped(
+        Method::POST,
+        "/keys".into(),
+        Some(json!({"name": "escape"})),
+    )
+    .await
+    .expect_error(403, "FORBIDDEN");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("example.com")),
+        "the refusal names the key's scope: {}",
+        refused.body
+    );
+    as_scoped(Method::DELETE, format!("/keys/{first_id}"), None)
+        .await
+        .expect_error(403, "FORBIDDEN");
+    as_scoped(Method::DELETE, format!("/keys/{own_id}"), None)
+        .await
+        .expect_error(403, "FORBIDDEN");
+    // A public key is refused as before.
+    app.call(Method::GET, "/keys", Some(&scoped_pk), None, &[])
+        .await
+        .expect_error(403, "FORBIDDEN");
+
+    // Nothing was created or revoked; the scoped key still works where it may.
+    let after = app.get("/keys").await.expect(200);
+    assert_eq!(after.body["data"].as_array().map(Vec::len), Some(2));
+    app.call(Method::GET, "/contacts", Some(&scoped_sk), None, &[])
+        .await
+        .expect(200);
+    // The unscoped key still manages keys.
+    app.delete(&format!("/keys/{own_id}")).await.expect(204);
+}

@@ -133,3 +133,71 @@ async fn validation_failures_are_replayed_too() {
         Some("true")
     );
 }
+
+#[tokio::test]
+async fn operator_posts_honour_the_key_too() {
+    let app = TestApp::new().await;
+    let key = [("idempotency-key", "op-1")];
+    let body = json!({"name": "Replayed Inc"});
+    let first = app
+        .call(
+            Method::POST,
+            "/admin/workspaces",
+            Some(crate::harness::ADMIN),
+            Some(body.clone()),
+            &key,
+        )
+        .await
+        .expect(201);
+    let second = app
+        .call(
+            Method::POST,
+            "/admin/workspaces",
+            Some(crate::harness::ADMIN),
+            Some(body),
+            &key,
+        )
+        .await
+        .expect(201);
+    assert_eq!(first.body, second.body, "the same workspace and keys, once");
+    assert_eq!(
+        second
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+    let listed = app
+        .admin(Method::GET, "/admin/workspaces", None)
+        .await
+        .expect(200);
+    let named = listed.body["data"]
+        .as_array()
+        .or_else(|| listed.body.as_array())
+        .expect("workspaces")
+        .iter()
+        .filter(|w| w["name"] == "Replayed Inc")
+        .count();
+    assert_eq!(named, 1, "one workspace created: {}", listed.body);
+
+    // Another body under the same key is refused; a workspace key does not collide.
+    app.call(
+        Method::POST,
+        "/admin/workspaces",
+        Some(crate::harness::ADMIN),
+        Some(json!({"name": "Other"})),
+        &key,
+    )
+    .await
+    .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
+    let sk = app.sk.clone();
+    app.call(
+        Method::POST,
+        "/contacts",
+        Some(&sk),
+        Some(json!({"email": "op@x.com"})),
+        &key,
+    )
+    .await
+    .expect(201);
+}

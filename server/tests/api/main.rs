@@ -5,6 +5,7 @@ mod auth;
 mod campaigns;
 mod contacts;
 mod delivery;
+mod error_snapshots;
 mod errors;
 mod events;
 mod harness;

@@ -8,6 +8,8 @@
 //! `CI=true`, where they fail.
 
 mod graceful;
+mod revocation;
+mod secrets;
 mod shared_limits;
 mod sigkill;
 mod support;

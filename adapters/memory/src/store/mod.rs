@@ -5,6 +5,7 @@ mod reads;
 mod state;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard};
 
 use async_trait::async_trait;
@@ -35,6 +36,8 @@ pub struct MemoryStore {
     state: RwLock<State>,
     pub(crate) queue: Mutex<JobQueue>,
     pub(crate) work: Notify,
+    /// Moves on every commit that changes workspaces or key sets.
+    access: AtomicU64,
 }
 
 /// Contacts a count reads per hold of the store's read lock (about 10 ms of work).
@@ -90,6 +93,7 @@ impl MemoryStore {
 #[async_trait]
 impl Store for MemoryStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
+        let changes_access = changes.changes_access();
         let enqueued = {
             let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
             let jobs = commit::apply_all(&mut state, changes.writes)?;
@@ -107,7 +111,14 @@ impl Store for MemoryStore {
         if enqueued {
             self.wake_workers();
         }
+        if changes_access {
+            self.access.fetch_add(1, Ordering::Release);
+        }
         Ok(())
+    }
+
+    fn access_generation(&self) -> u64 {
+        self.access.load(Ordering::Acquire)
     }
 
     async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {

@@ -40,10 +40,7 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let set = state
-        .engine
-        .create_key_set(caller.workspace_id(), &body)
-        .await?;
+    let set = state.engine.create_key_set(&caller, &body).await?;
     Ok((StatusCode::CREATED, Json(new_key_set_json(&set))).into_response())
 }
 

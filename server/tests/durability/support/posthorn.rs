@@ -18,7 +18,7 @@ pub const ADMIN_TOKEN: &str = "durability-admin-token";
 /// How long a process may take to answer `GET /health` after it was spawned.
 const STARTUP: Duration = Duration::from_secs(30);
 /// Lines of a process's output kept for failure messages.
-const LOG_LINES: usize = 400;
+const LOG_LINES: usize = 4000;
 
 /// Writes to the real stderr, past the test harness's capture: for notes that must be seen.
 pub fn note(message: &str) {
