@@ -23,6 +23,24 @@ pub fn join(parent: &str, key: &str) -> String {
     }
 }
 
+/// Why `value` is not a valid one-line text named `key` of at most `max_chars` characters
+/// (a line break would let it escape into another header): `(code, message)`.
+pub fn line_problem(key: &str, value: &str, max_chars: usize) -> Option<(&'static str, String)> {
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Some((
+            "invalid_characters",
+            format!("{key} must not contain line breaks or control characters"),
+        ));
+    }
+    if value.chars().count() > max_chars {
+        return Some((
+            "too_long",
+            format!("{key} must be at most {max_chars} characters"),
+        ));
+    }
+    None
+}
+
 /// The JSON type name of a value, for messages.
 pub fn type_name(value: &Value) -> &'static str {
     match value {
@@ -133,20 +151,8 @@ impl Checker {
         max_chars: usize,
     ) -> Option<&'v str> {
         let s = self.string(obj, key, path, required)?;
-        if s.chars().any(|c| c.is_control() && c != '\t') {
-            self.fail(
-                join(path, key),
-                "invalid_characters",
-                format!("{key} must not contain line breaks or control characters"),
-            );
-            return None;
-        }
-        if s.chars().count() > max_chars {
-            self.fail(
-                join(path, key),
-                "too_long",
-                format!("{key} must be at most {max_chars} characters"),
-            );
+        if let Some((code, message)) = line_problem(key, s, max_chars) {
+            self.fail(join(path, key), code, message);
             return None;
         }
         Some(s)

@@ -5,11 +5,35 @@ use serde_json::Value;
 
 use super::contacts::{plan_upsert, ActiveRoom, Upsert};
 use super::{on_conflict_retry, Caller};
-use crate::error::{Error, Result};
-use crate::model::{Event, EventName};
+use crate::error::Result;
+use crate::model::{EmailAddress, Event, EventName};
 use crate::ports::{ChangeSet, Write};
-use crate::validate::Checker;
 use crate::Engine;
+
+/// `POST /v1/track`: a custom event for the contact with this address (created when new).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackEvent {
+    /// The contact's address.
+    pub email: EmailAddress,
+    /// The event (a custom name: reserved names cannot be built as custom ones).
+    pub event: EventName,
+    /// Subscription flag to set; a new contact is subscribed when `None`.
+    pub subscribed: Option<bool>,
+    /// Event data, also merged into the contact's data (a `null` value removes a key).
+    pub data: Option<serde_json::Map<String, Value>>,
+}
+
+impl TrackEvent {
+    /// An event without data for `email`.
+    pub fn new(email: EmailAddress, event: EventName) -> Self {
+        Self {
+            email,
+            event,
+            subscribed: None,
+            data: None,
+        }
+    }
+}
 
 /// What `/v1/track` answers.
 #[derive(Debug, Clone)]
@@ -23,29 +47,20 @@ pub struct Tracked {
 }
 
 impl Engine {
-    /// Validates the body, upserts the contact (flag only when given) and stores the event,
-    /// all in one commit.
-    pub async fn track(&self, caller: &Caller, body: &Value) -> Result<Tracked> {
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let email = c.email(obj, "email", "", true);
-        let event = c.string(obj, "event", "", true).and_then(|raw| {
-            EventName::parse_custom(raw)
-                .map_err(|e| c.fail("event", "invalid_event", e.to_string()))
-                .ok()
-        });
-        let subscribed = c.boolean(obj, "subscribed", "", false);
-        let data = c.object(obj, "data", "", false);
-        c.finish()?;
-        let (Some(email), Some(event)) = (email, event) else {
-            return Err(Error::Internal("track fields checked above".into()));
-        };
-        let event_data = Value::Object(data.cloned().unwrap_or_default());
+    /// Upserts the contact (flag only when given) and stores the event, all in one commit.
+    pub async fn track(&self, caller: &Caller, cmd: TrackEvent) -> Result<Tracked> {
+        let TrackEvent {
+            email,
+            event,
+            subscribed,
+            data,
+        } = cmd;
+        let event_data = Value::Object(data.clone().unwrap_or_default());
         // Event data also lands on the contact, as Plunk does, so segments can use it.
         let upsert = Upsert {
             email,
             subscribed,
-            data,
+            data: data.as_ref(),
             default_subscribed: true,
         };
         on_conflict_retry(|| async {

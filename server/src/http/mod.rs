@@ -11,6 +11,7 @@ pub mod query;
 pub mod request_id;
 mod routes;
 pub mod time_limit;
+pub mod wire;
 
 use axum::http::Uri;
 use axum::middleware::{from_fn, from_fn_with_state};

@@ -1,10 +1,11 @@
 //! `POST /v1/send`: one email record and delivery job per recipient, all or nothing.
 
-mod request;
+mod command;
 
-pub use request::{
-    parse_mailbox_string, Recipient, SendRequest, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
-    MAX_RECIPIENTS, RESERVED_HEADERS,
+pub use command::{
+    attachment_bytes_problem, attachment_count_problem, header_problem, header_value_problem,
+    recipients_problem, Recipient, SendEmail, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
+    MAX_HEADER_VALUE_BYTES, MAX_NAME_CHARS, MAX_RECIPIENTS, MAX_SUBJECT_CHARS, RESERVED_HEADERS,
 };
 
 use chrono::{DateTime, Utc};
@@ -54,8 +55,8 @@ struct Resolved {
 
 impl Engine {
     /// Validates and accepts a send: contacts, email records and delivery jobs in one commit.
-    pub async fn send(&self, caller: &Caller, body: &Value) -> Result<Accepted> {
-        let req = SendRequest::parse(body)?;
+    pub async fn send(&self, caller: &Caller, req: SendEmail) -> Result<Accepted> {
+        req.validate()?;
         let ws = &caller.workspace;
         let template = match &req.template {
             Some(id) => Some(
@@ -97,7 +98,7 @@ impl Engine {
     async fn accept_send(
         &self,
         ws: &Workspace,
-        req: &SendRequest,
+        req: &SendEmail,
         resolved: &Resolved,
     ) -> Result<Accepted, StepError> {
         let now = self.clock.now();
@@ -149,7 +150,7 @@ impl Engine {
     }
 }
 
-fn resolve(req: &SendRequest, template: Option<Template>) -> Result<Resolved> {
+fn resolve(req: &SendEmail, template: Option<Template>) -> Result<Resolved> {
     let t = template.as_ref();
     let (from, mut from_name) = match (&req.from, t.and_then(|t| t.from.as_deref())) {
         (Some((email, name)), _) => (email.clone(), name.clone()),
@@ -225,7 +226,7 @@ pub fn render_context(data: &Map<String, Value>, contact: &Contact) -> Value {
 
 fn build_record(
     ws: &Workspace,
-    req: &SendRequest,
+    req: &SendEmail,
     resolved: &Resolved,
     recipient: &Recipient,
     contact: &Contact,

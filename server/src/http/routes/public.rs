@@ -9,6 +9,7 @@ use serde_json::json;
 use super::{to_json, v1};
 use crate::http::body::JsonBody;
 use crate::http::error::ApiResult;
+use crate::http::wire;
 use crate::http::AppState;
 
 /// `POST /v1/send`.
@@ -17,7 +18,10 @@ pub async fn send(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let accepted = state.engine.send(&caller, &body).await?;
+    let accepted = state
+        .engine
+        .send(&caller, wire::send::send_email(&body)?)
+        .await?;
     let emails: Vec<_> = accepted
         .emails
         .iter()
@@ -34,7 +38,10 @@ pub async fn track(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let tracked = state.engine.track(&caller, &body).await?;
+    let tracked = state
+        .engine
+        .track(&caller, wire::track::track_event(&body)?)
+        .await?;
     Ok(v1(json!({
         "contact": tracked.contact_id,
         "event": tracked.event_id,
@@ -49,6 +56,6 @@ pub async fn verify(
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
     let _ = &caller;
-    let result = state.engine.verify(&body).await?;
+    let result = state.engine.verify(&wire::track::verify(&body)?).await?;
     Ok(v1(to_json(&result)?))
 }

@@ -1,138 +1,75 @@
-//! Parsing the body of `POST /v1/send` into a typed request, reporting every bad field.
+//! `POST /v1/send`: the JSON body into the typed [`SendEmail`], reporting every bad field.
 
 use base64::Engine as _;
+use posthorn_core::app::send::{
+    attachment_bytes_problem, attachment_count_problem, header_problem, recipients_problem,
+    Recipient, SendEmail, MAX_NAME_CHARS, MAX_SUBJECT_CHARS,
+};
+use posthorn_core::model::EmailAddress;
+use posthorn_core::ports::Attachment;
+use posthorn_core::validate::{join, type_name, Checker};
+use posthorn_core::Result;
 use serde_json::{Map, Value};
 
-use crate::error::Result;
-use crate::model::EmailAddress;
-use crate::ports::Attachment;
-use crate::validate::{join, type_name, Checker};
-
-/// Most recipients in one request.
-pub const MAX_RECIPIENTS: usize = 50;
-/// Most attachments in one request.
-pub const MAX_ATTACHMENTS: usize = 10;
-/// Most attachment bytes (decoded) in one request.
-pub const MAX_ATTACHMENT_BYTES: usize = 10 * 1024 * 1024;
-/// Longest subject, in characters.
-pub const MAX_SUBJECT_CHARS: usize = 998;
-
-/// Headers a caller may not set (lower case): Posthorn writes them.
-pub const RESERVED_HEADERS: &[&str] = &[
-    "from",
-    "to",
-    "cc",
-    "bcc",
-    "subject",
-    "date",
-    "message-id",
-    "reply-to",
-    "sender",
-    "mime-version",
-    "content-type",
-    "content-transfer-encoding",
-    "return-path",
-    "content-disposition",
-    "x-posthorn-email-id",
-];
-
-/// A recipient as given: address and optional display name.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Recipient {
-    /// The address.
-    pub email: EmailAddress,
-    /// Display name.
-    pub name: Option<String>,
-}
-
-/// A validated send request (template not yet resolved).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SendRequest {
-    /// Distinct recipients, in request order.
-    pub to: Vec<Recipient>,
-    /// Sender address and name, when given in the request.
-    pub from: Option<(EmailAddress, Option<String>)>,
-    /// Display name given as `name`.
-    pub name: Option<String>,
-    /// Subject override.
-    pub subject: Option<String>,
-    /// HTML body override.
-    pub body: Option<String>,
-    /// `Some("")` turns the text part off; `None` generates it.
-    pub text: Option<String>,
-    /// Template id.
-    pub template: Option<String>,
-    /// Subscription flag to set on the recipients' contacts.
-    pub subscribed: Option<bool>,
-    /// Template variables.
-    pub data: Map<String, Value>,
-    /// Extra headers.
-    pub headers: Vec<(String, String)>,
-    /// Reply-To override.
-    pub reply: Option<EmailAddress>,
-    /// Attachments, decoded.
-    pub attachments: Vec<Attachment>,
-}
-
-impl SendRequest {
-    /// Parses a request body; every failing field is reported at once.
-    pub fn parse(body: &Value) -> Result<Self> {
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let to = parse_to(&mut c, obj);
-        let from = parse_from(&mut c, obj);
-        let name = c.line(obj, "name", "", false, 256).map(str::to_string);
-        let subject = c
-            .line(obj, "subject", "", false, MAX_SUBJECT_CHARS)
-            .map(str::to_string);
-        let body_html = c.string(obj, "body", "", false).map(str::to_string);
-        let text = match obj.get("text") {
-            Some(Value::String(s)) => Some(s.clone()),
-            _ => c.string(obj, "text", "", false).map(str::to_string),
-        };
-        let template = c
-            .string(obj, "template", "", false)
-            .map(|s| s.trim().to_string());
-        let subscribed = c.boolean(obj, "subscribed", "", false);
-        let data = c
-            .object(obj, "data", "", false)
-            .cloned()
-            .unwrap_or_default();
-        let headers = parse_headers(&mut c, obj);
-        let reply = c.email(obj, "reply", "", false);
-        let attachments = parse_attachments(&mut c, obj);
-        if template.is_none() {
-            if subject.is_none() && !obj.contains_key("subject") {
-                c.fail(
-                    "subject",
-                    "required",
-                    "subject is required when no template is given",
-                );
-            }
-            if body_html.is_none() && !obj.contains_key("body") {
-                c.fail(
-                    "body",
-                    "required",
-                    "body is required when no template is given",
-                );
-            }
+/// Parses a `POST /v1/send` body; every failing field is reported at once.
+pub fn send_email(body: &Value) -> Result<SendEmail> {
+    let obj = Checker::body(body)?;
+    let mut c = Checker::new();
+    let to = parse_to(&mut c, obj);
+    let from = parse_from(&mut c, obj);
+    let name = c
+        .line(obj, "name", "", false, MAX_NAME_CHARS)
+        .map(str::to_string);
+    let subject = c
+        .line(obj, "subject", "", false, MAX_SUBJECT_CHARS)
+        .map(str::to_string);
+    let body_html = c.string(obj, "body", "", false).map(str::to_string);
+    let text = match obj.get("text") {
+        Some(Value::String(s)) => Some(s.clone()),
+        _ => c.string(obj, "text", "", false).map(str::to_string),
+    };
+    let template = c
+        .string(obj, "template", "", false)
+        .map(|s| s.trim().to_string());
+    let subscribed = c.boolean(obj, "subscribed", "", false);
+    let data = c
+        .object(obj, "data", "", false)
+        .cloned()
+        .unwrap_or_default();
+    let headers = parse_headers(&mut c, obj);
+    let reply = c.email(obj, "reply", "", false);
+    let attachments = parse_attachments(&mut c, obj);
+    if template.is_none() {
+        if subject.is_none() && !obj.contains_key("subject") {
+            c.fail(
+                "subject",
+                "required",
+                "subject is required when no template is given",
+            );
         }
-        c.finish()?;
-        Ok(Self {
-            to,
-            from,
-            name,
-            subject,
-            body: body_html,
-            text,
-            template,
-            subscribed,
-            data,
-            headers,
-            reply,
-            attachments,
-        })
+        if body_html.is_none() && !obj.contains_key("body") {
+            c.fail(
+                "body",
+                "required",
+                "body is required when no template is given",
+            );
+        }
     }
+    c.finish()?;
+    Ok(SendEmail {
+        to,
+        from,
+        name,
+        subject,
+        body: body_html,
+        text,
+        template,
+        subscribed,
+        data,
+        headers,
+        reply,
+        attachments,
+    })
 }
 
 fn parse_to(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Recipient> {
@@ -141,19 +78,13 @@ fn parse_to(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Recipient> {
     };
     let items: Vec<(String, &Value)> = match value {
         Value::Array(items) => {
-            if items.is_empty() {
-                c.fail("to", "required", "to must list at least one recipient");
-            }
-            if items.len() > MAX_RECIPIENTS {
-                c.fail(
-                    "to",
-                    "too_many",
-                    format!(
-                        "to lists {} recipients; at most {MAX_RECIPIENTS} are allowed per request",
-                        items.len()
-                    ),
-                );
-                return Vec::new();
+            match recipients_problem(items.len()) {
+                Some((code, message)) if code == "too_many" => {
+                    c.fail("to", code, message);
+                    return Vec::new();
+                }
+                Some((code, message)) => c.fail("to", code, message),
+                None => {}
             }
             items
                 .iter()
@@ -180,7 +111,9 @@ fn parse_recipient(c: &mut Checker, item: &Value, path: &str) -> Option<Recipien
             parse_mailbox_string(c, raw, path).map(|(email, name)| Recipient { email, name })
         }
         Value::Object(o) => {
-            let name = c.line(o, "name", path, false, 256).map(str::to_string);
+            let name = c
+                .line(o, "name", path, false, MAX_NAME_CHARS)
+                .map(str::to_string);
             let email = c.email(o, "email", path, true)?;
             Some(Recipient { email, name })
         }
@@ -227,7 +160,9 @@ fn parse_from(c: &mut Checker, obj: &Map<String, Value>) -> Option<(EmailAddress
     match c.value(obj, "from", "", false)? {
         Value::String(raw) => parse_mailbox_string(c, raw, "from"),
         Value::Object(o) => {
-            let name = c.line(o, "name", "from", false, 256).map(str::to_string);
+            let name = c
+                .line(o, "name", "from", false, MAX_NAME_CHARS)
+                .map(str::to_string);
             let email = c.email(o, "email", "from", true)?;
             Some((email, name))
         }
@@ -245,10 +180,6 @@ fn parse_from(c: &mut Checker, obj: &Map<String, Value>) -> Option<(EmailAddress
     }
 }
 
-fn is_header_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 76 && name.bytes().all(|b| b.is_ascii_graphic() && b != b':')
-}
-
 fn parse_headers(c: &mut Checker, obj: &Map<String, Value>) -> Vec<(String, String)> {
     let Some(headers) = c.object(obj, "headers", "", false) else {
         return Vec::new();
@@ -256,37 +187,19 @@ fn parse_headers(c: &mut Checker, obj: &Map<String, Value>) -> Vec<(String, Stri
     let mut out = Vec::new();
     for (name, value) in headers {
         let path = join("headers", name);
-        if !is_header_name(name) {
-            c.fail(
-                &path,
-                "invalid_header",
-                "header names are printable ASCII without ':' or spaces",
-            );
-            continue;
-        }
-        if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
-            c.fail(
-                &path,
-                "reserved_header",
-                format!("{name} is set by Posthorn; use the request fields instead"),
-            );
-            continue;
-        }
         match value {
-            Value::String(v) if v.chars().any(|ch| ch.is_control() && ch != '\t') => c.fail(
-                &path,
-                "invalid_characters",
-                "header values must not contain line breaks or control characters",
-            ),
-            Value::String(v) if v.len() > 2000 => {
-                c.fail(&path, "too_long", "header values are at most 2000 bytes")
-            }
-            Value::String(v) => out.push((name.clone(), v.clone())),
-            other => c.fail(
-                &path,
-                "invalid_type",
-                format!("header values must be strings, got {}", type_name(other)),
-            ),
+            Value::String(v) => match header_problem(name, v) {
+                Some((code, message)) => c.fail(&path, code, message),
+                None => out.push((name.clone(), v.clone())),
+            },
+            other => match header_problem(name, "") {
+                Some((code, message)) => c.fail(&path, code, message),
+                None => c.fail(
+                    &path,
+                    "invalid_type",
+                    format!("header values must be strings, got {}", type_name(other)),
+                ),
+            },
         }
     }
     out
@@ -304,15 +217,8 @@ fn parse_attachments(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Attachmen
         );
         return Vec::new();
     };
-    if items.len() > MAX_ATTACHMENTS {
-        c.fail(
-            "attachments",
-            "too_many",
-            format!(
-                "at most {MAX_ATTACHMENTS} attachments are allowed, got {}",
-                items.len()
-            ),
-        );
+    if let Some((code, message)) = attachment_count_problem(items.len()) {
+        c.fail("attachments", code, message);
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -374,12 +280,8 @@ fn parse_attachments(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Attachmen
             });
         }
     }
-    if total > MAX_ATTACHMENT_BYTES {
-        c.fail(
-            "attachments",
-            "too_large",
-            format!("attachments total {total} bytes; at most 10 MB are allowed"),
-        );
+    if let Some((code, message)) = attachment_bytes_problem(total) {
+        c.fail("attachments", code, message);
     }
     out
 }
@@ -390,7 +292,7 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    use crate::error::Error;
+    use posthorn_core::Error;
 
     fn fields(e: Error) -> Vec<String> {
         match e {
@@ -401,7 +303,7 @@ mod tests {
 
     #[test]
     fn accepts_every_recipient_shape_and_dedupes() {
-        let req = SendRequest::parse(&json!({
+        let req = send_email(&json!({
             "to": ["A@x.com", {"name": "B", "email": "b@x.com"}, "Ann <a@x.com>"],
             "from": "Shop <shop@example.com>", "subject": "s", "body": "<p>b</p>"
         }))
@@ -416,7 +318,7 @@ mod tests {
     #[test]
     fn reports_all_bad_fields_with_paths() {
         let errs = fields(
-            SendRequest::parse(&json!({
+            send_email(&json!({
                 "to": ["ok@x.com", {"email": "bad"}],
                 "from": 3,
                 "headers": {"X-A": "a\r\nBcc: e@x.com", "Subject": "x"},
@@ -441,10 +343,7 @@ mod tests {
     fn limits_are_enforced_one_past_the_edge() {
         let many: Vec<String> = (0..51).map(|i| format!("u{i}@x.com")).collect();
         assert_eq!(
-            fields(
-                SendRequest::parse(&json!({"to": many, "subject": "s", "body": "b"}))
-                    .expect_err("51")
-            ),
+            fields(send_email(&json!({"to": many, "subject": "s", "body": "b"})).expect_err("51")),
             ["to"]
         );
         let atts: Vec<Value> = (0..11)
@@ -452,7 +351,7 @@ mod tests {
             .collect();
         assert_eq!(
             fields(
-                SendRequest::parse(
+                send_email(
                     &json!({"to": "a@x.com", "subject": "s", "body": "b", "attachments": atts})
                 )
                 .expect_err("11")
@@ -460,14 +359,13 @@ mod tests {
             ["attachments"]
         );
         let fifty: Vec<String> = (0..50).map(|i| format!("u{i}@x.com")).collect();
-        assert!(SendRequest::parse(&json!({"to": fifty, "subject": "s", "body": "b"})).is_ok());
+        assert!(send_email(&json!({"to": fifty, "subject": "s", "body": "b"})).is_ok());
     }
 
     #[test]
     fn empty_text_is_kept_to_turn_generation_off() {
-        let req =
-            SendRequest::parse(&json!({"to": "a@x.com", "subject": "s", "body": "b", "text": ""}))
-                .expect("valid");
+        let req = send_email(&json!({"to": "a@x.com", "subject": "s", "body": "b", "text": ""}))
+            .expect("valid");
         assert_eq!(req.text.as_deref(), Some(""));
     }
 

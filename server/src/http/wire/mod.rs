@@ -1,0 +1,6 @@
+//! The wire: request bodies and query strings turned into the core's typed commands and
+//! queries, every failing field reported at once (paths and codes as in docs/api.md).
+//! Handlers parse here, then call the engine with Rust values only.
+
+pub mod send;
+pub mod track;
