@@ -309,12 +309,14 @@ mod tests {
 
     #[test]
     fn rules_hold_for_commands_built_in_rust() {
-        let mut cmd = SendEmail::default();
-        cmd.subject = Some("a\r\nBcc: x@example.org".into());
-        cmd.headers = vec![
-            ("Subject".into(), "x".into()),
-            ("X-A".into(), "a\nb".into()),
-        ];
+        let cmd = SendEmail {
+            subject: Some("a\r\nBcc: x@example.org".into()),
+            headers: vec![
+                ("Subject".into(), "x".into()),
+                ("X-A".into(), "a\nb".into()),
+            ],
+            ..SendEmail::default()
+        };
         assert_eq!(
             fields(&cmd),
             ["to", "subject", "headers.Subject", "headers.X-A"]
