@@ -49,7 +49,9 @@ pub async fn sql_timestamps(
     for candidate in candidates {
         let mut sql = QueryBuilder::<Sqlite>::new("SELECT ");
         matching::push_timestamp(&mut sql, "t");
-        sql.push(" FROM (SELECT ").push_bind(candidate.clone()).push(" AS t)");
+        sql.push(" FROM (SELECT ")
+            .push_bind(candidate.clone())
+            .push(" AS t)");
         let micros: Option<i64> = sql
             .build_query_scalar()
             .fetch_one(&store.readers)

@@ -170,7 +170,11 @@ impl Pred {
             Pred::DataBool(path, value) => {
                 sql.push("COALESCE(");
                 push_type(sql, path);
-                sql.push(if *value { " = 'true', 0)" } else { " = 'false', 0)" });
+                sql.push(if *value {
+                    " = 'true', 0)"
+                } else {
+                    " = 'false', 0)"
+                });
             }
             Pred::DataNumber(path, cmp, value) => {
                 sql.push("COALESCE(");
@@ -211,7 +215,11 @@ impl Pred {
                 });
             }
             Pred::DataElementBool(path, value) => {
-                let kind = if *value { "j.type = 'true'" } else { "j.type = 'false'" };
+                let kind = if *value {
+                    "j.type = 'true'"
+                } else {
+                    "j.type = 'false'"
+                };
                 push_element(sql, path, |sql| {
                     sql.push(kind);
                 });

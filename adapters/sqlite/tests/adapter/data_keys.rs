@@ -6,7 +6,9 @@ use std::collections::HashSet;
 use chrono::Utc;
 use posthorn_core::model::{Contact, EmailAddress};
 use posthorn_core::ports::{MatchQuery, Store, Write};
-use posthorn_core::segment::{matches, Condition, ContactFacts, Field, Filter, Group, Logic, Operator};
+use posthorn_core::segment::{
+    matches, Condition, ContactFacts, Field, Filter, Group, Logic, Operator,
+};
 use serde_json::{json, Map, Value};
 
 use super::{changes, now, workspace};
@@ -32,11 +34,22 @@ async fn awkward_keys_resolve_like_the_evaluator() {
     let (store, db) = support::fresh().await;
     let ws = workspace();
     let keys = [
-        "a.b", "[0]", "$", "say \"hi\"", "back\\slash", "nul\0", "tab\t", "ünï", "",
+        "a.b",
+        "[0]",
+        "$",
+        "say \"hi\"",
+        "back\\slash",
+        "nul\0",
+        "tab\t",
+        "ünï",
+        "",
     ];
     let mut data = Map::new();
     for (i, key) in keys.iter().enumerate() {
-        data.insert(key.to_string(), json!({ "inner": i, "text": format!("v{i}") }));
+        data.insert(
+            key.to_string(),
+            json!({ "inner": i, "text": format!("v{i}") }),
+        );
     }
     let email = EmailAddress::parse("keys@example.com").expect("address");
     let contact = Contact::new(&ws.id, email, true, data, false, now());
@@ -62,8 +75,16 @@ async fn awkward_keys_resolve_like_the_evaluator() {
             (vec![*key], Operator::Exists, None),
             (vec![*key, "inner"], Operator::Equals, Some(json!(i))),
             (vec![*key, "inner"], Operator::Equals, Some(json!(i + 1))),
-            (vec![*key, "text"], Operator::Equals, Some(json!(format!("v{i}")))),
-            (vec![*key, "text"], Operator::Contains, Some(json!(format!("V{i}")))),
+            (
+                vec![*key, "text"],
+                Operator::Equals,
+                Some(json!(format!("v{i}"))),
+            ),
+            (
+                vec![*key, "text"],
+                Operator::Contains,
+                Some(json!(format!("V{i}"))),
+            ),
             (vec![*key, "missing"], Operator::Exists, None),
         ] {
             let c = condition(&path, op, value);

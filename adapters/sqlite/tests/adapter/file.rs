@@ -87,7 +87,11 @@ async fn read_only_open_works_beside_the_writer() {
         .await
         .expect("insert");
     assert_eq!(
-        reader.contact(&ws.id, &c.id).await.expect("read").map(|c| c.id),
+        reader
+            .contact(&ws.id, &c.id)
+            .await
+            .expect("read")
+            .map(|c| c.id),
         Some(c.id.clone())
     );
 
@@ -95,12 +99,21 @@ async fn read_only_open_works_beside_the_writer() {
     let result = reader
         .commit(changes(vec![Write::PutWorkspace(workspace())]))
         .await;
-    assert!(matches!(result, Err(StoreError::Unavailable(_))), "{result:?}");
-    assert!(reader.claim(now(), Duration::from_secs(5), 1).await.is_err());
+    assert!(
+        matches!(result, Err(StoreError::Unavailable(_))),
+        "{result:?}"
+    );
+    assert!(reader
+        .claim(now(), Duration::from_secs(5), 1)
+        .await
+        .is_err());
     assert_eq!(store.workspaces().await.expect("list").len(), 1);
 
     let missing = SqliteStore::open_read_only(dir.path().join("missing.db")).await;
-    assert!(matches!(missing, Err(SqliteError::Io { .. })), "{missing:?}");
+    assert!(
+        matches!(missing, Err(SqliteError::Io { .. })),
+        "{missing:?}"
+    );
     reader.close().await;
     store.close().await;
 }
@@ -133,7 +146,10 @@ async fn backup_holds_the_same_rows() {
         .await
         .expect("read-only open");
     let second = dir.path().join("backups/from-reader.db");
-    reader.backup_to(&second).await.expect("backup from read-only");
+    reader
+        .backup_to(&second)
+        .await
+        .expect("backup from read-only");
     reader.close().await;
     store.close().await;
     drop(store);

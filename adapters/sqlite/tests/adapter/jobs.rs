@@ -116,7 +116,7 @@ async fn expired_lease_is_claimable_and_the_old_token_is_stale() {
 async fn commit_with_a_job_wakes_a_waiting_worker() {
     let (store, db) = support::fresh().await;
     let store = Arc::new(store);
-        store.wait_for_work(Duration::from_millis(300)).await;
+    store.wait_for_work(Duration::from_millis(300)).await;
     let waiter = {
         let store = store.clone();
         tokio::spawn(async move {
@@ -143,11 +143,13 @@ async fn commit_with_a_job_wakes_a_waiting_worker() {
 async fn unreadable_payload_is_parked_not_handed_out() {
     let (store, db) = support::fresh().await;
     let mut raw = support::raw(&store).await;
-    sqlx::query("INSERT INTO jobs (id, payload, run_at) VALUES ('x', '{\"kind\":\"from_the_future\"}', ?)")
-        .bind((now() - TimeDelta::seconds(1)).timestamp_micros())
-        .execute(&mut raw)
-        .await
-        .expect("raw insert");
+    sqlx::query(
+        "INSERT INTO jobs (id, payload, run_at) VALUES ('x', '{\"kind\":\"from_the_future\"}', ?)",
+    )
+    .bind((now() - TimeDelta::seconds(1)).timestamp_micros())
+    .execute(&mut raw)
+    .await
+    .expect("raw insert");
     drop(raw);
     store
         .commit(changes(vec![Write::EnqueueJob(job(1))]))
