@@ -121,6 +121,7 @@ CREATE TABLE events (
     PRIMARY KEY (workspace_id, id)
 ) STRICT;
 CREATE INDEX events_by_name ON events (workspace_id, name, id);
+CREATE INDEX events_by_contact ON events (workspace_id, contact_id, id);
 -- `event.<name>` / `email.<activity>` filters: EXISTS probes by contact, name and time.
 CREATE INDEX events_by_contact_name ON events (workspace_id, contact_id, name, created_at);
 

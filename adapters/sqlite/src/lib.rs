@@ -11,6 +11,9 @@
 //! [`Durability::Normal`] is chosen. Segment conditions, keyset pages and searches run in
 //! SQL (JSON1 for contact data).
 
+#![warn(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 mod batch;
 mod commit;
 mod contacts;

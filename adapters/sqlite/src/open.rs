@@ -76,6 +76,7 @@ fn base(path: &Path, options: &SqliteOptions) -> SqliteConnectOptions {
 async fn readers(path: &Path, options: &SqliteOptions) -> Result<SqlitePool, SqliteError> {
     SqlitePoolOptions::new()
         .max_connections(options.readers.max(1))
+        .acquire_timeout(options.busy_timeout)
         .idle_timeout(None)
         .max_lifetime(None)
         .test_before_acquire(false)
@@ -99,6 +100,7 @@ pub(crate) async fn open(
     let writer = SqlitePoolOptions::new()
         .max_connections(1)
         .min_connections(1)
+        .acquire_timeout(options.busy_timeout)
         .idle_timeout(None)
         .max_lifetime(None)
         .test_before_acquire(false)

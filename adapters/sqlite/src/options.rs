@@ -23,9 +23,10 @@ pub struct SqliteOptions {
     pub durability: Durability,
     /// Reader connections kept open beside the one writer (default 4, at least 1).
     pub readers: u32,
-    /// How long a statement waits for a lock held by another connection before it fails
-    /// (SQLite's `busy_timeout`; default 30 s). Only a checkpoint or a tool holding a read
-    /// transaction that long can make a caller wait for it.
+    /// How long an operation waits for the database before it fails with `Unavailable`:
+    /// for the writer connection (busy with other commits and claims) or a reader, and for
+    /// a lock held by another connection (SQLite's `busy_timeout`, so `SQLITE_BUSY` is
+    /// waited out, never returned at once). Default 30 s.
     pub busy_timeout: Duration,
 }
 

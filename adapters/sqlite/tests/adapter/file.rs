@@ -213,3 +213,40 @@ async fn reopening_keeps_data_and_pending_jobs() {
     assert!(reopened.complete(&again[0]).await.expect("complete"));
     reopened.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_file_is_in_wal_mode_and_a_held_lock_is_waited_out() {
+    let (store, db) = crate::support::fresh().await;
+    let mut raw = crate::support::raw(&store).await;
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut raw)
+        .await
+        .expect("journal mode");
+    assert_eq!(mode, "wal");
+
+    // Another connection holds the write lock for a while: the commit waits (busy
+    // timeout) instead of failing with SQLITE_BUSY, and lands once the lock is released.
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut raw)
+        .await
+        .expect("take the write lock");
+    let ws = workspace();
+    let pending = {
+        let store = store.clone();
+        let ws = ws.clone();
+        tokio::spawn(async move { store.commit(changes(vec![Write::PutWorkspace(ws)])).await })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !pending.is_finished(),
+        "the commit cannot have the lock yet"
+    );
+    sqlx::query("COMMIT")
+        .execute(&mut raw)
+        .await
+        .expect("release the write lock");
+    assert_eq!(pending.await.expect("commit task"), Ok(()));
+    assert_eq!(store.workspace(&ws.id).await, Ok(Some(ws)));
+    drop(raw);
+    crate::support::finish(store, db).await;
+}
