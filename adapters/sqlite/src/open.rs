@@ -108,7 +108,9 @@ pub(crate) async fn open(
             base(path, options)
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(synchronous),
+                .synchronous(synchronous)
+                // Keeps the planner's statistics fresh, bounded in work, when it closes.
+                .optimize_on_close(true, 400),
         )
         .await
         .map_err(error::open)?;
