@@ -71,7 +71,7 @@ impl SqliteStore {
     /// for reading and writing, applies the migrations, and takes an exclusive lock on
     /// `<path>.lock` for as long as the store lives.
     ///
-    /// Fails with [`SqliteError::Locked`] ("another Posthorn server is using <path>") when
+    /// Fails with [`SqliteError::Locked`] ("another Posthorn server is using `<path>`") when
     /// another store holds that lock, in this process or another.
     pub async fn open(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, SqliteError> {
         open::open(path.as_ref(), &options, None).await
