@@ -125,7 +125,12 @@ impl Jobs for SqliteStore {
         .execute(writer)
         .await
         .map_err(port_error)?;
-        Ok(done.rows_affected() > 0)
+        let retried = done.rows_affected() > 0;
+        if retried {
+            // The job may be due at once (a release on shutdown): as the memory adapter.
+            self.wake.notify();
+        }
+        Ok(retried)
     }
 
     async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError> {

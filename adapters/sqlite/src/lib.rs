@@ -72,7 +72,9 @@ impl SqliteStore {
     /// `<path>.lock` for as long as the store lives.
     ///
     /// Fails with [`SqliteError::Locked`] ("another Posthorn server is using `<path>`") when
-    /// another store holds that lock, in this process or another.
+    /// another store holds that lock, in this process or another. The lock file stays on
+    /// disk; only the lock on it counts, and the OS drops that when the process ends, so a
+    /// crash never leaves a stale lock behind.
     pub async fn open(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self, SqliteError> {
         open::open(path.as_ref(), &options, None).await
     }
