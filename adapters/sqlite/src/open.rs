@@ -174,3 +174,36 @@ pub(crate) async fn backup_to(readers: &SqlitePool, dest: &Path) -> Result<(), S
         .map_err(|e| SqliteError::Database(format!("backup to {} failed: {e}", dest.display())))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::options::{Durability, SqliteOptions};
+    use crate::testing;
+
+    #[tokio::test]
+    async fn durability_sets_synchronous_on_the_writer() {
+        let store = testing::temporary().await.expect("open");
+        let writer = store.writer.as_ref().expect("a writer");
+        let full: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(writer)
+            .await
+            .expect("pragma");
+        assert_eq!(full, 2, "FULL by default");
+        let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+            .fetch_one(writer)
+            .await
+            .expect("pragma");
+        assert_eq!(mode, "wal");
+        store.close().await;
+
+        let options = SqliteOptions::default().with_durability(Durability::Normal);
+        let store = testing::temporary_with(options).await.expect("open");
+        let writer = store.writer.as_ref().expect("a writer");
+        let normal: i64 = sqlx::query_scalar("PRAGMA synchronous")
+            .fetch_one(writer)
+            .await
+            .expect("pragma");
+        assert_eq!(normal, 1, "NORMAL when chosen");
+        store.close().await;
+    }
+}
