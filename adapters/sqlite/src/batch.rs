@@ -1,0 +1,101 @@
+//! Multi-row inserts for the writes a commit makes in bulk (emails, jobs, events): one
+//! statement per table and chunk instead of one per row.
+
+use posthorn_core::model::{EmailRecord, Event};
+use posthorn_core::ports::{NewJob, StoreError, Write};
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
+
+use crate::error;
+use crate::rows::{enum_text, json_text, micros, opt_micros};
+
+/// Rows per statement: 21 columns × 400 rows stays far below SQLite's 32,766 bound
+/// parameters.
+const CHUNK: usize = 400;
+
+/// Plain inserts held back to be written together. Flushed before any other write, so the
+/// change set's order is kept for every write that could observe it.
+#[derive(Default)]
+pub(crate) struct Inserts<'a> {
+    emails: Vec<&'a EmailRecord>,
+    jobs: Vec<&'a NewJob>,
+    events: Vec<&'a Event>,
+}
+
+impl<'a> Inserts<'a> {
+    /// Holds `write` back when it is a plain insert (email, job, event); says whether it did.
+    pub(crate) fn hold(&mut self, write: &'a Write) -> bool {
+        match write {
+            Write::InsertEmail(e) => self.emails.push(e),
+            Write::EnqueueJob(j) => self.jobs.push(j),
+            Write::AppendEvent(e) => self.events.push(e),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Writes everything held back (constraint violations become `Conflict`).
+    pub(crate) async fn flush(&mut self, conn: &mut SqliteConnection) -> Result<(), StoreError> {
+        for chunk in self.emails.chunks(CHUNK) {
+            let mut q: QueryBuilder<Sqlite> = QueryBuilder::new(concat!(
+                "INSERT INTO emails (",
+                crate::rows::email_cols!(),
+                ") "
+            ));
+            q.push_values(chunk, |mut b, e| {
+                b.push_bind(e.workspace_id.clone())
+                    .push_bind(e.id.clone())
+                    .push_bind(e.contact_id.clone())
+                    .push_bind(json_text(&e.to))
+                    .push_bind(json_text(&e.from))
+                    .push_bind(e.reply_to.clone())
+                    .push_bind(e.subject.clone())
+                    .push_bind(e.html.clone())
+                    .push_bind(e.text.clone())
+                    .push_bind(json_text(&e.headers))
+                    .push_bind(json_text(&e.attachments))
+                    .push_bind(e.template_id.clone())
+                    .push_bind(e.campaign_id.clone())
+                    .push_bind(enum_text(&e.source_type))
+                    .push_bind(enum_text(&e.status))
+                    .push_bind(e.message_id.clone())
+                    .push_bind(e.provider_message_id.clone())
+                    .push_bind(e.error.clone())
+                    .push_bind(micros(e.created_at))
+                    .push_bind(opt_micros(e.sent_at))
+                    .push_bind(micros(e.updated_at));
+            });
+            q.build().execute(&mut *conn).await.map_err(error::store)?;
+        }
+        for chunk in self.jobs.chunks(CHUNK) {
+            let mut q: QueryBuilder<Sqlite> =
+                QueryBuilder::new("INSERT INTO jobs (id, payload, run_at) ");
+            q.push_values(chunk, |mut b, j| {
+                b.push_bind(j.id.clone())
+                    .push_bind(json_text(&j.payload))
+                    .push_bind(micros(j.run_at));
+            });
+            q.build().execute(&mut *conn).await.map_err(error::store)?;
+        }
+        for chunk in self.events.chunks(CHUNK) {
+            let mut q: QueryBuilder<Sqlite> = QueryBuilder::new(concat!(
+                "INSERT INTO events (",
+                crate::rows::event_cols!(),
+                ") "
+            ));
+            q.push_values(chunk, |mut b, e| {
+                b.push_bind(e.workspace_id.clone())
+                    .push_bind(e.id.clone())
+                    .push_bind(e.name.clone())
+                    .push_bind(json_text(&e.data))
+                    .push_bind(e.contact_id.clone())
+                    .push_bind(e.email_id.clone())
+                    .push_bind(micros(e.created_at));
+            });
+            q.build().execute(&mut *conn).await.map_err(error::store)?;
+        }
+        self.emails.clear();
+        self.jobs.clear();
+        self.events.clear();
+        Ok(())
+    }
+}

@@ -1,0 +1,497 @@
+//! `Store::commit`: one write transaction on the writer connection, applying a change
+//! set's writes in order.
+
+use posthorn_core::model::{
+    Campaign, Contact, Domain, EmailRecord, KeySet, Segment, Template, Workspace,
+};
+use posthorn_core::ports::{ChangeSet, StoreError, Write};
+use sqlx::{SqliteConnection, SqlitePool};
+
+use crate::batch::Inserts;
+use crate::error;
+use crate::rows::{condition_text, enum_text, json_text, micros, opt_micros, to_i64};
+
+/// Applies every write of `changes` in one transaction, or none of them; says whether the
+/// change set enqueued jobs (so the caller wakes workers once it returned).
+///
+/// `BEGIN IMMEDIATE` takes the write lock up front: the transaction never has to upgrade
+/// a read lock, which is where SQLite reports `BUSY` without waiting. Guarded writes that
+/// find another state than expected roll back and return `Conflict`; any other failure
+/// rolls back and returns `Unavailable`.
+pub(crate) async fn commit(writer: &SqlitePool, changes: ChangeSet) -> Result<bool, StoreError> {
+    if changes.is_empty() {
+        return Ok(false);
+    }
+    let mut tx = writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(error::store)?;
+    let mut held = Inserts::default();
+    for write in changes.writes.iter().map(Some).chain([None]) {
+        let result = match write {
+            Some(w) if held.hold(w) => Ok(()),
+            // Any other write (or the end) first writes what was held back, in order.
+            Some(other) => match held.flush(&mut tx).await {
+                Ok(()) => apply(&mut tx, other).await,
+                Err(e) => Err(e),
+            },
+            None => held.flush(&mut tx).await,
+        };
+        if let Err(err) = result {
+            if let Err(rollback) = tx.rollback().await {
+                // The connection is reset before reuse, which rolls back as well.
+                tracing::warn!(error = %rollback, "rollback after a failed write failed");
+            }
+            return Err(err);
+        }
+    }
+    tx.commit().await.map_err(error::store)?;
+    Ok(changes
+        .writes
+        .iter()
+        .any(|w| matches!(w, Write::EnqueueJob(_))))
+}
+
+/// Applies one write inside the open transaction.
+async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreError> {
+    match write {
+        Write::PutWorkspace(w) => put_workspace(conn, w).await,
+        Write::PutKeySet(k) => put_key_set(conn, k).await,
+        Write::DeleteKeySet { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM key_sets WHERE workspace_id = ? AND id = ?",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        Write::InsertDomain(d) => insert_domain(conn, d).await,
+        Write::UpdateDomain(d) => update_domain(conn, d).await,
+        Write::InsertContact(c) => insert_contact(conn, c).await,
+        Write::UpdateContact(c) => update_contact(conn, c).await,
+        Write::DeleteContact { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM contacts WHERE workspace_id = ? AND id = ?",
+                workspace_id,
+                id,
+            )
+            .await?;
+            delete(
+                conn,
+                "DELETE FROM segment_members WHERE workspace_id = ? AND contact_id = ?",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        Write::PutTemplate(t) => put_template(conn, t).await,
+        Write::DeleteTemplate { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM templates WHERE workspace_id = ? AND id = ?",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        // Plain inserts are held back and written in bulk by `commit`; alone, they are a
+        // bulk of one.
+        Write::InsertEmail(_) | Write::EnqueueJob(_) | Write::AppendEvent(_) => {
+            let mut one = Inserts::default();
+            one.hold(write);
+            one.flush(conn).await
+        }
+        Write::UpdateEmail(e) => update_email(conn, e).await,
+        Write::PutSegment(s) => put_segment(conn, s).await,
+        Write::DeleteSegment { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM segments WHERE workspace_id = ? AND id = ?",
+                workspace_id,
+                id,
+            )
+            .await?;
+            delete(
+                conn,
+                "DELETE FROM segment_members WHERE workspace_id = ? AND segment_id = ?",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+        Write::AddSegmentMember {
+            workspace_id,
+            segment_id,
+            contact_id,
+        } => add_member(conn, workspace_id, segment_id, contact_id).await,
+        Write::RemoveSegmentMember {
+            workspace_id,
+            segment_id,
+            contact_id,
+        } => remove_member(conn, workspace_id, segment_id, contact_id).await,
+        Write::InsertCampaign(c) => insert_campaign(conn, c).await,
+        Write::UpdateCampaign(c) => update_campaign(conn, c).await,
+        Write::DeleteCampaign { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM campaigns WHERE workspace_id = ? AND id = ?",
+                workspace_id,
+                id,
+            )
+            .await
+        }
+    }
+}
+
+/// `Conflict` when a guarded write matched no row.
+fn expect_one(rows: u64, what: impl FnOnce() -> String) -> Result<(), StoreError> {
+    if rows == 0 {
+        Err(StoreError::Conflict(what()))
+    } else {
+        Ok(())
+    }
+}
+
+async fn delete(
+    conn: &mut SqliteConnection,
+    sql: &'static str,
+    workspace_id: &str,
+    id: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(sql)
+        .bind(workspace_id.to_string())
+        .bind(id.to_string())
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+async fn put_workspace(conn: &mut SqliteConnection, w: &Workspace) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO workspaces (id, name, disabled, active_contact_limit, \
+         rate_limit_per_minute, send_rate_per_second, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, disabled = excluded.disabled, \
+         active_contact_limit = excluded.active_contact_limit, \
+         rate_limit_per_minute = excluded.rate_limit_per_minute, \
+         send_rate_per_second = excluded.send_rate_per_second, \
+         created_at = excluded.created_at, updated_at = excluded.updated_at",
+    )
+    .bind(w.id.clone())
+    .bind(w.name.clone())
+    .bind(w.disabled)
+    .bind(w.active_contact_limit.map(to_i64))
+    .bind(i64::from(w.rate_limit_per_minute))
+    .bind(w.send_rate_per_second)
+    .bind(micros(w.created_at))
+    .bind(micros(w.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn put_key_set(conn: &mut SqliteConnection, k: &KeySet) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO key_sets (workspace_id, id, name, domains, public_key_hash, \
+         secret_key_hash, public_key_preview, secret_key_preview, created_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         ON CONFLICT (workspace_id, id) DO UPDATE SET name = excluded.name, \
+         domains = excluded.domains, public_key_hash = excluded.public_key_hash, \
+         secret_key_hash = excluded.secret_key_hash, \
+         public_key_preview = excluded.public_key_preview, \
+         secret_key_preview = excluded.secret_key_preview, created_at = excluded.created_at",
+    )
+    .bind(k.workspace_id.clone())
+    .bind(k.id.clone())
+    .bind(k.name.clone())
+    .bind(json_text(&k.domains))
+    .bind(k.public_key_hash.clone())
+    .bind(k.secret_key_hash.clone())
+    .bind(k.public_key_preview.clone())
+    .bind(k.secret_key_preview.clone())
+    .bind(micros(k.created_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn insert_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO domains (workspace_id, id, domain, verified, inbound_enabled, created_at, \
+         updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )
+    .bind(d.workspace_id.clone())
+    .bind(d.id.clone())
+    .bind(d.domain.clone())
+    .bind(d.verified)
+    .bind(d.inbound_enabled)
+    .bind(micros(d.created_at))
+    .bind(micros(d.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "UPDATE domains SET domain = ?3, verified = ?4, inbound_enabled = ?5, created_at = ?6, \
+         updated_at = ?7 WHERE workspace_id = ?1 AND id = ?2",
+    )
+    .bind(d.workspace_id.clone())
+    .bind(d.id.clone())
+    .bind(d.domain.clone())
+    .bind(d.verified)
+    .bind(d.inbound_enabled)
+    .bind(micros(d.created_at))
+    .bind(micros(d.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || format!("domain {} is gone", d.id))
+}
+
+async fn insert_contact(conn: &mut SqliteConnection, c: &Contact) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at, \
+         created_at, updated_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)",
+    )
+    .bind(c.workspace_id.clone())
+    .bind(c.id.clone())
+    .bind(c.email.as_str().to_string())
+    .bind(c.subscribed)
+    .bind(json_text(&c.data))
+    .bind(enum_text(&c.status))
+    .bind(opt_micros(c.expires_at))
+    .bind(micros(c.created_at))
+    .bind(micros(c.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_contact(conn: &mut SqliteConnection, c: &Contact) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "UPDATE contacts SET email = ?4, subscribed = ?5, data = ?6, status = ?7, \
+         expires_at = ?8, created_at = ?9, updated_at = ?10, version = version + 1 \
+         WHERE workspace_id = ?1 AND id = ?2 AND version = ?3",
+    )
+    .bind(c.workspace_id.clone())
+    .bind(c.id.clone())
+    .bind(to_i64(c.version))
+    .bind(c.email.as_str().to_string())
+    .bind(c.subscribed)
+    .bind(json_text(&c.data))
+    .bind(enum_text(&c.status))
+    .bind(opt_micros(c.expires_at))
+    .bind(micros(c.created_at))
+    .bind(micros(c.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("contact {} is gone or not at version {}", c.id, c.version)
+    })
+}
+
+async fn put_template(conn: &mut SqliteConnection, t: &Template) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO templates (workspace_id, id, name, description, subject, body, text, \
+         from_address, from_name, reply_to, template_type, created_at, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) \
+         ON CONFLICT (workspace_id, id) DO UPDATE SET name = excluded.name, \
+         description = excluded.description, subject = excluded.subject, \
+         body = excluded.body, text = excluded.text, from_address = excluded.from_address, \
+         from_name = excluded.from_name, reply_to = excluded.reply_to, \
+         template_type = excluded.template_type, created_at = excluded.created_at, \
+         updated_at = excluded.updated_at",
+    )
+    .bind(t.workspace_id.clone())
+    .bind(t.id.clone())
+    .bind(t.name.clone())
+    .bind(t.description.clone())
+    .bind(t.subject.clone())
+    .bind(t.body.clone())
+    .bind(t.text.clone())
+    .bind(t.from.clone())
+    .bind(t.from_name.clone())
+    .bind(t.reply_to.clone())
+    .bind(enum_text(&t.template_type))
+    .bind(micros(t.created_at))
+    .bind(micros(t.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "UPDATE emails SET contact_id = ?3, to_mailbox = ?4, from_mailbox = ?5, \
+         reply_to = ?6, subject = ?7, html = ?8, text = ?9, headers = ?10, \
+         attachments = ?11, template_id = ?12, campaign_id = ?13, source_type = ?14, \
+         status = ?15, message_id = ?16, provider_message_id = ?17, error = ?18, \
+         created_at = ?19, sent_at = ?20, updated_at = ?21 \
+         WHERE workspace_id = ?1 AND id = ?2",
+    )
+    .bind(e.workspace_id.clone())
+    .bind(e.id.clone())
+    .bind(e.contact_id.clone())
+    .bind(json_text(&e.to))
+    .bind(json_text(&e.from))
+    .bind(e.reply_to.clone())
+    .bind(e.subject.clone())
+    .bind(e.html.clone())
+    .bind(e.text.clone())
+    .bind(json_text(&e.headers))
+    .bind(json_text(&e.attachments))
+    .bind(e.template_id.clone())
+    .bind(e.campaign_id.clone())
+    .bind(enum_text(&e.source_type))
+    .bind(enum_text(&e.status))
+    .bind(e.message_id.clone())
+    .bind(e.provider_message_id.clone())
+    .bind(e.error.clone())
+    .bind(micros(e.created_at))
+    .bind(opt_micros(e.sent_at))
+    .bind(micros(e.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || format!("email {} is gone", e.id))
+}
+
+async fn put_segment(conn: &mut SqliteConnection, s: &Segment) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO segments (workspace_id, id, name, description, segment_type, condition, \
+         track_membership, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         ON CONFLICT (workspace_id, id) DO UPDATE SET name = excluded.name, \
+         description = excluded.description, segment_type = excluded.segment_type, \
+         condition = excluded.condition, track_membership = excluded.track_membership, \
+         created_at = excluded.created_at, updated_at = excluded.updated_at",
+    )
+    .bind(s.workspace_id.clone())
+    .bind(s.id.clone())
+    .bind(s.name.clone())
+    .bind(s.description.clone())
+    .bind(enum_text(&s.segment_type))
+    .bind(s.condition.as_ref().map(condition_text))
+    .bind(s.track_membership)
+    .bind(micros(s.created_at))
+    .bind(micros(s.updated_at))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+async fn add_member(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    segment_id: &str,
+    contact_id: &str,
+) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "INSERT INTO segment_members (workspace_id, segment_id, contact_id) \
+         VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+    )
+    .bind(workspace_id.to_string())
+    .bind(segment_id.to_string())
+    .bind(contact_id.to_string())
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("contact {contact_id} is already a member of segment {segment_id}")
+    })
+}
+
+async fn remove_member(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    segment_id: &str,
+    contact_id: &str,
+) -> Result<(), StoreError> {
+    let done = sqlx::query(
+        "DELETE FROM segment_members \
+         WHERE workspace_id = ?1 AND segment_id = ?2 AND contact_id = ?3",
+    )
+    .bind(workspace_id.to_string())
+    .bind(segment_id.to_string())
+    .bind(contact_id.to_string())
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("contact {contact_id} is not a member of segment {segment_id}")
+    })
+}
+
+/// Binds every column of a campaign but `version`, in `campaign_cols!` order
+/// (?1 = workspace, ?2 = id, ..., ?21 = updated_at).
+macro_rules! bind_campaign {
+    ($query:expr, $c:expr) => {
+        $query
+            .bind($c.workspace_id.clone())
+            .bind($c.id.clone())
+            .bind($c.name.clone())
+            .bind($c.description.clone())
+            .bind($c.subject.clone())
+            .bind($c.body.clone())
+            .bind($c.from.clone())
+            .bind($c.from_name.clone())
+            .bind($c.reply_to.clone())
+            .bind(enum_text(&$c.audience_type))
+            .bind($c.segment_id.clone())
+            .bind($c.audience_condition.as_ref().map(condition_text))
+            .bind(enum_text(&$c.status))
+            .bind(opt_micros($c.scheduled_for))
+            .bind(opt_micros($c.sent_at))
+            .bind(to_i64($c.total_recipients))
+            .bind($c.audience_until_id.clone())
+            .bind($c.expanded_through_id.clone())
+            .bind($c.expansion_done)
+            .bind(micros($c.created_at))
+            .bind(micros($c.updated_at))
+    };
+}
+
+async fn insert_campaign(conn: &mut SqliteConnection, c: &Campaign) -> Result<(), StoreError> {
+    let query = sqlx::query(concat!(
+        "INSERT INTO campaigns (",
+        crate::rows::campaign_cols!(),
+        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+         ?17, ?18, ?19, ?20, ?21, 0)"
+    ));
+    bind_campaign!(query, c)
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+async fn update_campaign(conn: &mut SqliteConnection, c: &Campaign) -> Result<(), StoreError> {
+    let query = sqlx::query(
+        "UPDATE campaigns SET name = ?3, description = ?4, subject = ?5, body = ?6, \
+         from_address = ?7, from_name = ?8, reply_to = ?9, audience_type = ?10, \
+         segment_id = ?11, audience_condition = ?12, status = ?13, scheduled_for = ?14, \
+         sent_at = ?15, total_recipients = ?16, audience_until_id = ?17, \
+         expanded_through_id = ?18, expansion_done = ?19, created_at = ?20, \
+         updated_at = ?21, version = version + 1 \
+         WHERE workspace_id = ?1 AND id = ?2 AND version = ?22",
+    );
+    let done = bind_campaign!(query, c)
+        .bind(to_i64(c.version))
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    expect_one(done.rows_affected(), || {
+        format!("campaign {} is gone or not at version {}", c.id, c.version)
+    })
+}

@@ -1,0 +1,224 @@
+//! Reads of every record but contacts: workspaces, keys, domains, templates, emails, events.
+
+use posthorn_core::model::{
+    ApiKey, Domain, EmailRecord, Event, KeyKind, KeySet, Template, Workspace,
+};
+use posthorn_core::ports::{EventQuery, StoreError, TemplateQuery};
+use sqlx::{QueryBuilder, Sqlite, SqlitePool};
+
+use crate::error;
+use crate::rows::{
+    self, count, domain_cols, email_cols, enum_text, event_cols, key_set_cols, sql_limit,
+    template_cols, workspace_cols,
+};
+
+/// A case-insensitive substring pattern for SQLite's `REGEXP` (the `regex` crate, whose
+/// case folding is Unicode's, where SQLite's own `lower()` and `LIKE` fold ASCII only).
+pub(crate) fn case_insensitive_substring(needle: &str) -> String {
+    format!("(?i){}", regex::escape(needle))
+}
+
+/// A workspace by id.
+pub(crate) async fn workspace(
+    pool: &SqlitePool,
+    id: &str,
+) -> Result<Option<Workspace>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        workspace_cols!(),
+        " FROM workspaces WHERE id = ?"
+    ))
+    .bind(id.to_string())
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::workspace).transpose()
+}
+
+/// Every workspace, oldest first (creation time, then id).
+pub(crate) async fn workspaces(pool: &SqlitePool) -> Result<Vec<Workspace>, StoreError> {
+    let found = sqlx::query(concat!(
+        "SELECT ",
+        workspace_cols!(),
+        " FROM workspaces ORDER BY created_at, id"
+    ))
+    .fetch_all(pool)
+    .await
+    .map_err(error::store)?;
+    rows::all(&found, rows::workspace)
+}
+
+/// The key set holding a key with this hash, and which key of the set it is.
+pub(crate) async fn key_by_hash(
+    pool: &SqlitePool,
+    hash: &str,
+) -> Result<Option<ApiKey>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        key_set_cols!(),
+        " FROM key_sets WHERE public_key_hash = ?1 OR secret_key_hash = ?1 ORDER BY id LIMIT 1"
+    ))
+    .bind(hash.to_string())
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    let Some(key_set) = row.as_ref().map(rows::key_set).transpose()? else {
+        return Ok(None);
+    };
+    let kind = if key_set.secret_key_hash == hash {
+        KeyKind::Secret
+    } else {
+        KeyKind::Public
+    };
+    Ok(Some(ApiKey { key_set, kind }))
+}
+
+/// The key sets of a workspace, oldest first (creation time, then id).
+pub(crate) async fn key_sets(
+    pool: &SqlitePool,
+    workspace_id: &str,
+) -> Result<Vec<KeySet>, StoreError> {
+    let found = sqlx::query(concat!(
+        "SELECT ",
+        key_set_cols!(),
+        " FROM key_sets WHERE workspace_id = ? ORDER BY created_at, id"
+    ))
+    .bind(workspace_id.to_string())
+    .fetch_all(pool)
+    .await
+    .map_err(error::store)?;
+    rows::all(&found, rows::key_set)
+}
+
+/// The domains of a workspace, oldest first (creation time, then id).
+pub(crate) async fn domains(
+    pool: &SqlitePool,
+    workspace_id: &str,
+) -> Result<Vec<Domain>, StoreError> {
+    let found = sqlx::query(concat!(
+        "SELECT ",
+        domain_cols!(),
+        " FROM domains WHERE workspace_id = ? ORDER BY created_at, id"
+    ))
+    .bind(workspace_id.to_string())
+    .fetch_all(pool)
+    .await
+    .map_err(error::store)?;
+    rows::all(&found, rows::domain)
+}
+
+/// A template by id.
+pub(crate) async fn template(
+    pool: &SqlitePool,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<Template>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        template_cols!(),
+        " FROM templates WHERE workspace_id = ? AND id = ?"
+    ))
+    .bind(workspace_id.to_string())
+    .bind(id.to_string())
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::template).transpose()
+}
+
+/// Appends the `WHERE` clause for the filters of a template query.
+fn push_template_filters(sql: &mut QueryBuilder<Sqlite>, workspace_id: &str, q: &TemplateQuery) {
+    sql.push(" WHERE workspace_id = ")
+        .push_bind(workspace_id.to_string());
+    if let Some(kind) = &q.template_type {
+        sql.push(" AND template_type = ").push_bind(enum_text(kind));
+    }
+    if let Some(search) = &q.search {
+        let pattern = case_insensitive_substring(search);
+        sql.push(" AND (name REGEXP ")
+            .push_bind(pattern.clone())
+            .push(" OR subject REGEXP ")
+            .push_bind(pattern)
+            .push(")");
+    }
+}
+
+/// A newest-first (creation time, then id) page of templates and how many match the
+/// filters in all.
+pub(crate) async fn templates(
+    pool: &SqlitePool,
+    workspace_id: &str,
+    q: &TemplateQuery,
+) -> Result<(Vec<Template>, u64), StoreError> {
+    let mut sql =
+        QueryBuilder::<Sqlite>::new(concat!("SELECT ", template_cols!(), " FROM templates"));
+    push_template_filters(&mut sql, workspace_id, q);
+    sql.push(" ORDER BY created_at DESC, id DESC LIMIT ")
+        .push_bind(sql_limit(q.limit))
+        .push(" OFFSET ")
+        .push_bind(sql_limit(q.offset));
+    let found = sql.build().fetch_all(pool).await.map_err(error::store)?;
+    let page = rows::all(&found, rows::template)?;
+
+    let mut sql = QueryBuilder::<Sqlite>::new("SELECT count(*) FROM templates");
+    push_template_filters(&mut sql, workspace_id, q);
+    let total: i64 = sql
+        .build_query_scalar()
+        .fetch_one(pool)
+        .await
+        .map_err(error::store)?;
+    Ok((page, count(total)))
+}
+
+/// An email record by id.
+pub(crate) async fn email(
+    pool: &SqlitePool,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<EmailRecord>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        email_cols!(),
+        " FROM emails WHERE workspace_id = ? AND id = ?"
+    ))
+    .bind(workspace_id.to_string())
+    .bind(id.to_string())
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::email).transpose()
+}
+
+/// Events matching `q`, newest (greatest time-ordered id) first.
+pub(crate) async fn events(
+    pool: &SqlitePool,
+    workspace_id: &str,
+    q: &EventQuery,
+) -> Result<Vec<Event>, StoreError> {
+    let mut sql = QueryBuilder::<Sqlite>::new(concat!("SELECT ", event_cols!(), " FROM events"));
+    sql.push(" WHERE workspace_id = ")
+        .push_bind(workspace_id.to_string());
+    if let Some(name) = &q.name {
+        sql.push(" AND name = ").push_bind(name.clone());
+    }
+    if let Some(contact_id) = &q.contact_id {
+        sql.push(" AND contact_id = ").push_bind(contact_id.clone());
+    }
+    sql.push(" ORDER BY id DESC LIMIT ")
+        .push_bind(sql_limit(q.limit));
+    let found = sql.build().fetch_all(pool).await.map_err(error::store)?;
+    rows::all(&found, rows::event)
+}
+
+/// The distinct event names of a workspace, in byte order (BINARY collation), read in
+/// order from the `events_by_name` index.
+pub(crate) async fn event_names(
+    pool: &SqlitePool,
+    workspace_id: &str,
+) -> Result<Vec<String>, StoreError> {
+    sqlx::query_scalar("SELECT DISTINCT name FROM events WHERE workspace_id = ? ORDER BY name")
+        .bind(workspace_id.to_string())
+        .fetch_all(pool)
+        .await
+        .map_err(error::store)
+}

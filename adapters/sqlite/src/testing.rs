@@ -1,0 +1,63 @@
+//! Test support: a fresh store in its own temporary directory per call.
+//!
+//! Used by this crate's tests and by any crate that runs its tests against SQLite. Each
+//! store lives in a new directory that is removed when the last clone of the store is
+//! dropped, so tests never see each other's rows and need no cleaning up.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use posthorn_core::ports::StoreError;
+use sqlx::{QueryBuilder, Sqlite};
+
+use crate::error::{self, SqliteError};
+use crate::options::SqliteOptions;
+use crate::{matching, open, rows, SqliteStore};
+
+/// The database file's name inside a temporary store's directory.
+pub const TEMPORARY_FILE_NAME: &str = "posthorn.db";
+
+/// A store on a new, migrated database in a new temporary directory (removed with the
+/// store), opened with `options`.
+pub async fn temporary_with(options: SqliteOptions) -> Result<SqliteStore, SqliteError> {
+    let dir = tempfile::Builder::new()
+        .prefix("posthorn-sqlite-")
+        .tempdir()
+        .map_err(|source| SqliteError::Io {
+            action: "cannot create a temporary directory in",
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let path = dir.path().join(TEMPORARY_FILE_NAME);
+    open::open(&path, &options, Some(Arc::new(dir))).await
+}
+
+/// A store on a new, migrated database in a new temporary directory (removed with the
+/// store), with the default options.
+pub async fn temporary() -> Result<SqliteStore, SqliteError> {
+    temporary_with(SqliteOptions::default()).await
+}
+
+/// What the SQL that recognises timestamps in contact data makes of each string: the
+/// instant, or `None` when it is not a timestamp. For checking it against
+/// `posthorn_core::segment::parse_timestamp`.
+pub async fn sql_timestamps(
+    store: &SqliteStore,
+    candidates: &[String],
+) -> Result<Vec<Option<DateTime<Utc>>>, StoreError> {
+    let mut out = Vec::with_capacity(candidates.len());
+    for candidate in candidates {
+        let mut sql = QueryBuilder::<Sqlite>::new("SELECT ");
+        matching::push_timestamp(&mut sql, "t");
+        sql.push(" FROM (SELECT ")
+            .push_bind(candidate.clone())
+            .push(" AS t)");
+        let micros: Option<i64> = sql
+            .build_query_scalar()
+            .fetch_one(&store.readers)
+            .await
+            .map_err(error::store)?;
+        out.push(micros.map(|m| rows::instant("timestamp", m)).transpose()?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,37 @@
+//! Checks specific to the SQLite adapter: real concurrency, leases, the file (lock,
+//! read-only opens, backups, reopening), SQL matching against the evaluator.
+
+mod commit;
+mod data_keys;
+mod file;
+mod jobs;
+mod matching;
+mod search;
+mod segments;
+
+use chrono::{DateTime, Utc};
+use posthorn_core::model::{Contact, EmailAddress, Workspace};
+use posthorn_core::ports::{ChangeSet, Write};
+use serde_json::Map;
+
+/// Now, in whole milliseconds (SQLite keeps microseconds).
+pub fn now() -> DateTime<Utc> {
+    let now = Utc::now();
+    DateTime::from_timestamp_millis(now.timestamp_millis()).unwrap_or(now)
+}
+
+/// A new workspace record.
+pub fn workspace() -> Workspace {
+    Workspace::new("adapter-test".into(), now())
+}
+
+/// A new ACTIVE contact with `email` in `workspace_id`.
+pub fn contact(workspace_id: &str, email: &str) -> Contact {
+    let email = EmailAddress::parse(email).expect("valid test address");
+    Contact::new(workspace_id, email, true, Map::new(), false, now())
+}
+
+/// A change set of `writes`.
+pub fn changes(writes: Vec<Write>) -> ChangeSet {
+    ChangeSet { writes }
+}
