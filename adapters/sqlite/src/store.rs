@@ -19,11 +19,20 @@ use crate::{commit, contacts, matching, records, segments, SqliteStore};
 #[async_trait]
 impl Store for SqliteStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
-        let enqueued = commit::commit(self.writer()?, changes).await?;
-        if enqueued {
+        let changes_access = changes.changes_access();
+        let committed = commit::commit(self.writer()?, changes).await;
+        if changes_access {
+            // Also when the outcome is unknown (the commit may have happened).
+            self.wake.access_changed();
+        }
+        if committed? {
             self.wake.notify();
         }
         Ok(())
+    }
+
+    fn access_generation(&self) -> u64 {
+        self.wake.access_generation()
     }
 
     async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
