@@ -4,12 +4,70 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use super::{on_conflict_retry, Caller, StepError};
+use super::{on_conflict_retry, Caller, Patch, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{merge_data, Contact, ContactStatus, EmailAddress, Event, Workspace};
 use crate::ports::{ChangeSet, ContactQuery, StoreError, Write};
-use crate::validate::Checker;
 use crate::Engine;
+
+/// `POST /contacts`: create the contact with this address, or update it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpsertContact {
+    /// The contact's address.
+    pub email: EmailAddress,
+    /// The flag to set; a new contact is subscribed when `None`, an existing one keeps its flag.
+    pub subscribed: Option<bool>,
+    /// Data merged shallowly into the contact's data (a `null` value removes that key).
+    pub data: Option<Map<String, Value>>,
+}
+
+/// `PATCH /contacts/{id}`: each field left, cleared or set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContactPatch {
+    /// New subscription flag.
+    pub subscribed: Option<bool>,
+    /// `Set`: merged shallowly (a `null` value removes that key); `Clear`: all data removed.
+    pub data: Patch<Map<String, Value>>,
+    /// New address (a conflict when another contact has it).
+    pub email: Option<EmailAddress>,
+}
+
+/// `GET /contacts`: one page, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListContacts {
+    /// Page size, 1 to [`MAX_CONTACT_PAGE`].
+    pub limit: usize,
+    /// Only contacts with this subscription flag.
+    pub subscribed: Option<bool>,
+    /// Case-insensitive substring of the address.
+    pub search: Option<String>,
+    /// The `cursor` of the previous page; the first page when `None`.
+    pub cursor: Option<String>,
+}
+
+/// Largest page of `GET /contacts`.
+pub const MAX_CONTACT_PAGE: usize = 100;
+
+impl Default for ListContacts {
+    /// The first page of 20.
+    fn default() -> Self {
+        Self {
+            limit: 20,
+            subscribed: None,
+            search: None,
+            cursor: None,
+        }
+    }
+}
+
+/// The validation error for a cursor this API did not hand out.
+pub fn invalid_cursor() -> Error {
+    Error::field(
+        "cursor",
+        "invalid_cursor",
+        "cursor is not one this API returned",
+    )
+}
 
 /// A change to apply to the contact with `email`, creating it when absent.
 #[derive(Debug, Clone)]
@@ -165,18 +223,12 @@ pub struct ContactList {
 }
 
 impl Engine {
-    /// `POST /contacts`: creates or updates the contact with the body's email.
-    pub async fn upsert_contact(&self, caller: &Caller, body: &Value) -> Result<Upserted> {
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let email = c.email(obj, "email", "", true);
-        let subscribed = c.boolean(obj, "subscribed", "", false);
-        let data = c.object(obj, "data", "", false);
-        c.finish()?;
+    /// `POST /contacts`: creates or updates the contact with the command's address.
+    pub async fn upsert_contact(&self, caller: &Caller, cmd: UpsertContact) -> Result<Upserted> {
         let upsert = Upsert {
-            email: email.ok_or_else(|| Error::Internal("email checked above".into()))?,
-            subscribed,
-            data,
+            email: cmd.email,
+            subscribed: cmd.subscribed,
+            data: cmd.data.as_ref(),
             default_subscribed: true,
         };
         on_conflict_retry(|| async {
@@ -210,39 +262,25 @@ impl Engine {
             .ok_or(Error::NotFound(Resource::Contact))
     }
 
-    /// `GET /contacts`: `limit` 1..100 (20), `cursor`, `subscribed`, `search`.
-    pub async fn list_contacts(
-        &self,
-        caller: &Caller,
-        query: &std::collections::HashMap<String, String>,
-    ) -> Result<ContactList> {
-        let mut c = Checker::new();
-        let limit = c.query_int(query, "limit", 1, 100, 20) as usize;
-        let subscribed = c.query_bool(query, "subscribed");
-        let before_id = match query
-            .get("cursor")
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-        {
+    /// `GET /contacts`: a page of at most `limit` (1 to 100) contacts, newest first.
+    pub async fn list_contacts(&self, caller: &Caller, query: ListContacts) -> Result<ContactList> {
+        if !(1..=MAX_CONTACT_PAGE).contains(&query.limit) {
+            return Err(Error::field(
+                "limit",
+                "out_of_range",
+                format!("limit must be between 1 and {MAX_CONTACT_PAGE}"),
+            ));
+        }
+        let before_id = match query.cursor.as_deref() {
             None => None,
-            Some(raw) => match decode_cursor(raw) {
-                Some(id) => Some(id),
-                None => {
-                    c.fail(
-                        "cursor",
-                        "invalid_cursor",
-                        "cursor is not one this API returned",
-                    );
-                    None
-                }
-            },
+            Some(raw) => Some(decode_cursor(raw).ok_or_else(invalid_cursor)?),
         };
+        let limit = query.limit;
+        let subscribed = query.subscribed;
         let search = query
-            .get("search")
-            .or_else(|| query.get("email"))
+            .search
             .map(|s| s.trim().to_lowercase())
             .filter(|s| !s.is_empty());
-        c.finish()?;
         let first_page = before_id.is_none();
         let q = ContactQuery {
             subscribed,
@@ -268,15 +306,18 @@ impl Engine {
         })
     }
 
-    /// `PATCH /contacts/{id}`: `subscribed`, `data` (merged; `null` clears), `email`.
-    pub async fn patch_contact(&self, caller: &Caller, id: &str, body: &Value) -> Result<Contact> {
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let subscribed = c.boolean(obj, "subscribed", "", false);
-        let clear_data = matches!(obj.get("data"), Some(Value::Null));
-        let data = c.object(obj, "data", "", false);
-        let email = c.email(obj, "email", "", false);
-        c.finish()?;
+    /// `PATCH /contacts/{id}`: `subscribed`, `data` (merged; `Clear` empties it), `email`.
+    pub async fn patch_contact(
+        &self,
+        caller: &Caller,
+        id: &str,
+        patch: ContactPatch,
+    ) -> Result<Contact> {
+        let ContactPatch {
+            subscribed,
+            data,
+            email,
+        } = patch;
         on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace;
@@ -304,10 +345,10 @@ impl Engine {
             if let Some(flag) = subscribed {
                 contact.subscribed = flag;
             }
-            if clear_data {
-                contact.data.clear();
-            } else if let Some(patch) = data {
-                merge_data(&mut contact.data, patch);
+            match &data {
+                Patch::Keep => {}
+                Patch::Clear => contact.data.clear(),
+                Patch::Set(patch) => merge_data(&mut contact.data, patch),
             }
             if contact == before {
                 return Ok(contact);

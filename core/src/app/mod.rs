@@ -15,7 +15,11 @@ pub mod verify;
 pub mod workspaces;
 
 mod caller;
+mod page;
+mod patch;
 mod retry;
 
 pub use caller::Caller;
+pub use page::{check_page, PageRequest};
+pub use patch::Patch;
 pub use retry::{on_conflict_retry, StepError};

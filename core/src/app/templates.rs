@@ -1,16 +1,14 @@
 //! Templates: create, read, list, update, delete.
 
-use std::collections::HashMap;
-
 use base64::Engine as _;
-use serde_json::Value;
 
-use super::Caller;
-use crate::error::{Error, Resource, Result};
-use crate::model::{new_id, Template, TemplateType};
+use super::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
+use super::{check_page, Caller, PageRequest, Patch};
+use crate::error::{Error, FieldError, Resource, Result};
+use crate::model::{new_id, EmailAddress, Template, TemplateType};
 use crate::ports::{ChangeSet, TemplateQuery, Write};
 use crate::render::validate as validate_syntax;
-use crate::validate::{join, Checker};
+use crate::validate::line_problem;
 use crate::Engine;
 
 /// A page of templates with the page-style fields and a `cursor` for the next page.
@@ -30,100 +28,160 @@ pub struct TemplatePage {
     pub cursor: Option<String>,
 }
 
-/// Editable template fields, as read from a create or patch body.
-#[derive(Default)]
-struct Fields {
-    name: Option<String>,
-    description: Option<Option<String>>,
-    subject: Option<String>,
-    body: Option<String>,
-    text: Option<Option<String>>,
-    from: Option<Option<String>>,
-    from_name: Option<Option<String>>,
-    reply_to: Option<Option<String>>,
-    template_type: Option<TemplateType>,
+/// Longest template name, in characters.
+pub const MAX_TEMPLATE_NAME_CHARS: usize = 255;
+/// Longest template description, in characters.
+pub const MAX_TEMPLATE_DESCRIPTION_CHARS: usize = 2000;
+
+/// `POST /templates`: a new template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateTemplate {
+    /// Name (one line).
+    pub name: String,
+    /// Description (one line).
+    pub description: Option<String>,
+    /// Subject, a template string (one line).
+    pub subject: String,
+    /// HTML body, a template string.
+    pub body: String,
+    /// Plain-text part; derived from the HTML when `None`.
+    pub text: Option<String>,
+    /// Sender address; must be on a verified domain of the workspace.
+    pub from: Option<EmailAddress>,
+    /// Sender display name.
+    pub from_name: Option<String>,
+    /// Reply-To address.
+    pub reply_to: Option<EmailAddress>,
+    /// TRANSACTIONAL or MARKETING.
+    pub template_type: TemplateType,
 }
 
-fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
-    let obj = Checker::body(body)?;
-    let mut c = Checker::new();
-    let mut f = Fields {
-        name: c.line(obj, "name", "", creating, 255).map(str::to_string),
-        description: c.nullable_line(obj, "description", 2000),
-        subject: c
-            .line(obj, "subject", "", creating, 998)
-            .map(str::to_string),
-        body: c.string(obj, "body", "", creating).map(str::to_string),
-        text: match obj.get("text") {
-            None => None,
-            Some(Value::Null) => Some(None),
-            Some(_) => c
-                .string(obj, "text", "", false)
-                .map(|s| Some(s.to_string())),
-        },
-        from: None,
-        from_name: c.nullable_line(obj, "fromName", 256),
-        reply_to: None,
-        template_type: None,
-    };
-    for (key, slot) in [("from", &mut f.from), ("replyTo", &mut f.reply_to)] {
-        *slot = match obj.get(key) {
-            None => None,
-            Some(Value::Null) => Some(None),
-            Some(_) => c.email(obj, key, "", false).map(|e| Some(e.to_string())),
-        };
-    }
-    f.template_type = match c.string(obj, "type", "", creating) {
-        None => None,
-        Some(raw) => match TemplateType::parse(raw) {
-            Some(t) => Some(t),
-            None => {
-                c.fail(
-                    "type",
-                    "invalid_enum",
-                    "type must be TRANSACTIONAL or MARKETING",
-                );
-                None
-            }
-        },
-    };
-    for (key, source) in [("subject", &f.subject), ("body", &f.body)] {
-        if let Some(Err(e)) = source.as_deref().map(validate_syntax) {
-            c.fail(join("", key), "invalid_template", e.to_string());
+/// `PATCH /templates/{id}`: each field left, cleared (optional ones) or set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TemplatePatch {
+    /// New name.
+    pub name: Option<String>,
+    /// New description.
+    pub description: Patch<String>,
+    /// New subject.
+    pub subject: Option<String>,
+    /// New HTML body.
+    pub body: Option<String>,
+    /// New plain-text part (`Clear`: derive it from the HTML).
+    pub text: Patch<String>,
+    /// New sender address.
+    pub from: Patch<EmailAddress>,
+    /// New sender display name.
+    pub from_name: Patch<String>,
+    /// New Reply-To address.
+    pub reply_to: Patch<EmailAddress>,
+    /// New type.
+    pub template_type: Option<TemplateType>,
+}
+
+/// `GET /templates`: one page, newest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListTemplates {
+    /// Page and page size.
+    pub page: PageRequest,
+    /// Only this type.
+    pub template_type: Option<TemplateType>,
+    /// Case-insensitive substring of name or subject.
+    pub search: Option<String>,
+}
+
+/// Why a template's fields break a rule (one-line fields, template syntax), each failing
+/// field reported once with its path.
+fn template_problems(
+    name: Option<&str>,
+    description: Option<&str>,
+    subject: Option<&str>,
+    body: Option<&str>,
+    from_name: Option<&str>,
+) -> Result<()> {
+    let mut errors = Vec::new();
+    for (key, value, max) in [
+        ("name", name, MAX_TEMPLATE_NAME_CHARS),
+        ("description", description, MAX_TEMPLATE_DESCRIPTION_CHARS),
+        ("subject", subject, MAX_SUBJECT_CHARS),
+        ("fromName", from_name, MAX_NAME_CHARS),
+    ] {
+        if let Some((code, message)) = value.and_then(|v| line_problem(key, v, max)) {
+            errors.push(FieldError::new(key, code, message));
         }
     }
-    c.finish()?;
-    Ok(f)
+    for (key, source) in [("subject", subject), ("body", body)] {
+        if let Some(Err(e)) = source.map(validate_syntax) {
+            errors.push(FieldError::new(key, "invalid_template", e.to_string()));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Validation(errors))
+    }
+}
+
+impl CreateTemplate {
+    /// Checks the rules every template obeys.
+    pub fn validate(&self) -> Result<()> {
+        template_problems(
+            Some(&self.name),
+            self.description.as_deref(),
+            Some(&self.subject),
+            Some(&self.body),
+            self.from_name.as_deref(),
+        )
+    }
+}
+
+impl TemplatePatch {
+    /// Checks the rules for the fields it sets.
+    pub fn validate(&self) -> Result<()> {
+        let set = |p: &Patch<String>| match p {
+            Patch::Set(v) => Some(v.clone()),
+            _ => None,
+        };
+        template_problems(
+            self.name.as_deref(),
+            set(&self.description).as_deref(),
+            self.subject.as_deref(),
+            self.body.as_deref(),
+            set(&self.from_name).as_deref(),
+        )
+    }
 }
 
 impl Engine {
-    async fn check_template_sender(&self, caller: &Caller, from: &Option<String>) -> Result<()> {
+    async fn check_template_sender(
+        &self,
+        caller: &Caller,
+        from: Option<&EmailAddress>,
+    ) -> Result<()> {
         if let Some(from) = from {
-            let email = crate::model::EmailAddress::parse(from)
-                .map_err(|e| Error::field("from", "invalid_email", e.to_string()))?;
-            self.check_sender(caller, &email).await?;
+            self.check_sender(caller, from).await?;
         }
         Ok(())
     }
 
-    /// `POST /templates`: `name`, `subject`, `body`, `type` required.
-    pub async fn create_template(&self, caller: &Caller, body: &Value) -> Result<Template> {
-        let f = read_fields(body, true)?;
-        let from = f.from.clone().flatten();
-        self.check_template_sender(caller, &from).await?;
+    /// `POST /templates`.
+    pub async fn create_template(&self, caller: &Caller, cmd: CreateTemplate) -> Result<Template> {
+        cmd.validate()?;
+        self.check_template_sender(caller, cmd.from.as_ref())
+            .await?;
         let now = self.clock.now();
         let template = Template {
             id: new_id(),
             workspace_id: caller.workspace_id().to_string(),
-            name: f.name.unwrap_or_default(),
-            description: f.description.flatten(),
-            subject: f.subject.unwrap_or_default(),
-            body: f.body.unwrap_or_default(),
-            text: f.text.flatten(),
-            from,
-            from_name: f.from_name.flatten(),
-            reply_to: f.reply_to.flatten(),
-            template_type: f.template_type.unwrap_or(TemplateType::Transactional),
+            name: cmd.name,
+            description: cmd.description,
+            subject: cmd.subject,
+            body: cmd.body,
+            text: cmd.text,
+            from: cmd.from.map(|e| e.to_string()),
+            from_name: cmd.from_name,
+            reply_to: cmd.reply_to.map(|e| e.to_string()),
+            template_type: cmd.template_type,
             created_at: now,
             updated_at: now,
         };
@@ -141,41 +199,36 @@ impl Engine {
             .ok_or(Error::NotFound(Resource::Template))
     }
 
-    /// `PATCH /templates/{id}`: any editable field; `null` clears optional ones.
+    /// `PATCH /templates/{id}`: any editable field; `Clear` empties optional ones.
     pub async fn patch_template(
         &self,
         caller: &Caller,
         id: &str,
-        body: &Value,
+        patch: TemplatePatch,
     ) -> Result<Template> {
-        let f = read_fields(body, false)?;
+        patch.validate()?;
         let mut t = self.template(caller, id).await?;
-        if let Some(from) = &f.from {
-            self.check_template_sender(caller, from).await?;
-            t.from = from.clone();
+        if let Patch::Set(from) = &patch.from {
+            self.check_template_sender(caller, Some(from)).await?;
         }
-        if let Some(v) = f.name {
+        patch.from.map(|e| e.to_string()).apply_to(&mut t.from);
+        patch
+            .reply_to
+            .map(|e| e.to_string())
+            .apply_to(&mut t.reply_to);
+        patch.description.apply_to(&mut t.description);
+        patch.text.apply_to(&mut t.text);
+        patch.from_name.apply_to(&mut t.from_name);
+        if let Some(v) = patch.name {
             t.name = v;
         }
-        if let Some(v) = f.description {
-            t.description = v;
-        }
-        if let Some(v) = f.subject {
+        if let Some(v) = patch.subject {
             t.subject = v;
         }
-        if let Some(v) = f.body {
+        if let Some(v) = patch.body {
             t.body = v;
         }
-        if let Some(v) = f.text {
-            t.text = v;
-        }
-        if let Some(v) = f.from_name {
-            t.from_name = v;
-        }
-        if let Some(v) = f.reply_to {
-            t.reply_to = v;
-        }
-        if let Some(v) = f.template_type {
+        if let Some(v) = patch.template_type {
             t.template_type = v;
         }
         t.updated_at = self.clock.now();
@@ -197,38 +250,17 @@ impl Engine {
         Ok(())
     }
 
-    /// `GET /templates`: `page`/`pageSize` or `limit`/`cursor`, `type`, `search`.
+    /// `GET /templates`: a page, filtered by `type` and `search`.
     pub async fn list_templates(
         &self,
         caller: &Caller,
-        query: &HashMap<String, String>,
+        query: ListTemplates,
     ) -> Result<TemplatePage> {
-        let mut c = Checker::new();
-        let page_size = c.page_size(query);
-        let mut page = c.query_int(query, "page", 1, 1_000_000, 1) as u64;
-        if let Some(raw) = query
-            .get("cursor")
-            .map(|s| s.trim())
-            .filter(|s| !s.is_empty())
-        {
-            match decode_page_cursor(raw) {
-                Some(p) => page = p,
-                None => c.fail(
-                    "cursor",
-                    "invalid_cursor",
-                    "cursor is not one this API returned",
-                ),
-            }
-        }
-        let template_type = c.query_enum(
-            query,
-            "type",
-            TemplateType::parse,
-            "type must be TRANSACTIONAL or MARKETING",
-        );
-        c.finish()?;
+        let PageRequest { page, page_size } = query.page;
+        check_page(&query.page)?;
+        let template_type = query.template_type;
         let search = query
-            .get("search")
+            .search
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
         let q = TemplateQuery {
@@ -251,11 +283,13 @@ impl Engine {
     }
 }
 
-fn encode_page_cursor(page: u64) -> String {
+/// The cursor of page `page` of a page-style list.
+pub fn encode_page_cursor(page: u64) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("page:{page}"))
 }
 
-fn decode_page_cursor(raw: &str) -> Option<u64> {
+/// The page a cursor made by [`encode_page_cursor`] points at.
+pub fn decode_page_cursor(raw: &str) -> Option<u64> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(raw)
         .ok()?;

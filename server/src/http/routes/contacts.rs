@@ -11,6 +11,7 @@ use super::to_json;
 use crate::http::body::JsonBody;
 use crate::http::error::ApiResult;
 use crate::http::query::QueryMap;
+use crate::http::wire;
 use crate::http::AppState;
 
 /// `POST /contacts`: 201 when created, 200 when updated, with `_meta`.
@@ -19,7 +20,10 @@ pub async fn upsert(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let done = state.engine.upsert_contact(&caller, &body).await?;
+    let done = state
+        .engine
+        .upsert_contact(&caller, wire::contacts::upsert(&body)?)
+        .await?;
     let mut value = to_json(&done.contact)?;
     value["_meta"] = json!({"isNew": done.is_new, "isUpdate": !done.is_new});
     let status = if done.is_new {
@@ -36,7 +40,10 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
-    let page = state.engine.list_contacts(&caller, &query).await?;
+    let page = state
+        .engine
+        .list_contacts(&caller, wire::contacts::list(&query)?)
+        .await?;
     let mut body = json!({
         "data": to_json(&page.contacts)?,
         "cursor": page.cursor,
@@ -65,7 +72,10 @@ pub async fn patch(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let contact = state.engine.patch_contact(&caller, &id, &body).await?;
+    let contact = state
+        .engine
+        .patch_contact(&caller, &id, wire::contacts::patch(&body)?)
+        .await?;
     Ok(Json(to_json(&contact)?).into_response())
 }
 

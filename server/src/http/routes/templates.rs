@@ -11,6 +11,7 @@ use super::to_json;
 use crate::http::body::JsonBody;
 use crate::http::error::ApiResult;
 use crate::http::query::QueryMap;
+use crate::http::wire;
 use crate::http::AppState;
 
 /// `POST /templates`: 201.
@@ -19,7 +20,10 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let t = state.engine.create_template(&caller, &body).await?;
+    let t = state
+        .engine
+        .create_template(&caller, wire::templates::create(&body)?)
+        .await?;
     Ok((StatusCode::CREATED, Json(to_json(&t)?)).into_response())
 }
 
@@ -29,7 +33,10 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
-    let page = state.engine.list_templates(&caller, &query).await?;
+    let page = state
+        .engine
+        .list_templates(&caller, wire::templates::list(&query)?)
+        .await?;
     Ok(Json(json!({
         "data": to_json(&page.templates)?,
         "total": page.total,
@@ -58,7 +65,10 @@ pub async fn patch(
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
     Ok(Json(to_json(
-        &state.engine.patch_template(&caller, &id, &body).await?,
+        &state
+            .engine
+            .patch_template(&caller, &id, wire::templates::patch(&body)?)
+            .await?,
     )?)
     .into_response())
 }

@@ -2,5 +2,8 @@
 //! queries, every failing field reported at once (paths and codes as in docs/api.md).
 //! Handlers parse here, then call the engine with Rust values only.
 
+pub mod contacts;
+pub mod page;
 pub mod send;
+pub mod templates;
 pub mod track;
