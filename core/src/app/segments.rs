@@ -319,7 +319,14 @@ impl Engine {
                     .store
                     .campaigns(&segment.workspace_id, Some(status), offset, 100)
                     .await?;
-                if let Some(c) = page.iter().find(|c| c.segment_id.as_deref() == Some(id)) {
+                // Its audience is the segment, or a condition that names it.
+                let uses = |c: &&crate::model::Campaign| {
+                    c.segment_id.as_deref() == Some(id)
+                        || c.audience_condition
+                            .as_ref()
+                            .is_some_and(|cond| referenced_segments(cond).iter().any(|r| r == id))
+                };
+                if let Some(c) = page.iter().find(uses) {
                     return Err(Error::Conflict(format!(
                         "campaign {} ({}) uses this segment; cancel it or wait until it is sent",
                         c.id,
