@@ -2,6 +2,8 @@
 
 mod admin;
 mod auth;
+mod campaign_audience;
+mod campaign_stats;
 mod campaigns;
 mod contacts;
 mod delivery;
