@@ -2,6 +2,7 @@
 //! in flight, inside its handler, for exactly as long as a test needs. No sleeping: the
 //! test waits for the signal that a lookup reached the gate.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,4 +58,12 @@ impl Dns for GatedDns {
         let _ = open.wait_for(|open| *open).await;
         self.inner.lookup(name, kind).await
     }
+}
+
+/// `request`'s answer; panics after `within` instead of hanging when it is held at a
+/// closed gate (the behaviour under test is then missing).
+pub async fn answered<T>(within: Duration, request: impl Future<Output = T>) -> T {
+    tokio::time::timeout(within, request)
+        .await
+        .unwrap_or_else(|_| panic!("no answer within {within:?}: held at the gate?"))
 }

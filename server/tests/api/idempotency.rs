@@ -4,6 +4,7 @@ use std::time::Duration;
 use axum::http::Method;
 use serde_json::json;
 
+use crate::gate::answered;
 use crate::harness::{send_body, TestApp};
 
 #[tokio::test]
@@ -166,32 +167,42 @@ async fn a_key_whose_first_request_is_in_flight_is_409() {
 
     // Same key, same body, while the first runs: 409, and nothing else runs.
     let lookups = gate.lookups();
-    app.call(
-        Method::POST,
-        "/v1/verify",
-        Some(&sk),
-        Some(body.clone()),
-        &[("idempotency-key", "slow-1")],
+    let soon = Duration::from_secs(10);
+    answered(
+        soon,
+        app.call(
+            Method::POST,
+            "/v1/verify",
+            Some(&sk),
+            Some(body.clone()),
+            &[("idempotency-key", "slow-1")],
+        ),
     )
     .await
     .expect_error(409, "CONFLICT");
     // Same key, another body: reused, whether or not the first is done.
-    app.call(
-        Method::POST,
-        "/v1/verify",
-        Some(&sk),
-        Some(json!({"email": "bob@gmail.com"})),
-        &[("idempotency-key", "slow-1")],
+    answered(
+        soon,
+        app.call(
+            Method::POST,
+            "/v1/verify",
+            Some(&sk),
+            Some(json!({"email": "bob@gmail.com"})),
+            &[("idempotency-key", "slow-1")],
+        ),
     )
     .await
     .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
     // Other keys of the workspace are not held up.
-    app.call(
-        Method::POST,
-        "/contacts",
-        Some(&sk),
-        Some(json!({"email": "other@x.com"})),
-        &[("idempotency-key", "slow-2")],
+    answered(
+        soon,
+        app.call(
+            Method::POST,
+            "/contacts",
+            Some(&sk),
+            Some(json!({"email": "other@x.com"})),
+            &[("idempotency-key", "slow-2")],
+        ),
     )
     .await
     .expect(201);
