@@ -1,3 +1,4 @@
+use posthorn_core::ports::Clock;
 use serde_json::{json, Value};
 
 use crate::harness::TestApp;
@@ -515,13 +516,60 @@ async fn track_membership_switched_on_and_off_by_patch() {
         .await
         .expect(200);
     assert_eq!(members.body["total"], json!(2));
-    // Tracked, another segment may refer to it (and sees its members).
+    // Tracked, another segment may refer to it (and sees its members); while it does,
+    // tracking cannot be switched off, which would empty the referring segment silently.
     let referring = app.post("/segments", refers).await.expect(201);
     assert_eq!(referring.body["memberCount"], json!(2));
     let referring = referring.body["id"].as_str().expect("id").to_string();
+    let res = app
+        .patch(
+            &format!("/segments/{id}"),
+            json!({"trackMembership": false}),
+        )
+        .await
+        .expect_error(409, "CONFLICT");
+    assert!(res.body["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains(&referring)));
+    assert_eq!(
+        app.get(&format!("/segments/{referring}")).await.body["memberCount"],
+        json!(2)
+    );
     app.delete(&format!("/segments/{referring}"))
         .await
         .expect(204);
+    // So does a scheduled campaign whose audience names it.
+    let campaign = app
+        .post(
+            "/campaigns",
+            crate::campaigns::campaign_body(
+                json!({"audienceType": "FILTERED", "audienceCondition": {"groups": [{"filters": [
+                    {"field": format!("segment.{id}"), "operator": "memberOfSegment"}
+                ]}]}}),
+            ),
+        )
+        .await
+        .expect(201);
+    let campaign = campaign.body["data"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let at = (app.clock.now() + chrono::Duration::hours(1)).to_rfc3339();
+    app.post(
+        &format!("/campaigns/{campaign}/send"),
+        json!({"scheduledFor": at}),
+    )
+    .await
+    .expect(200);
+    app.patch(
+        &format!("/segments/{id}"),
+        json!({"trackMembership": false}),
+    )
+    .await
+    .expect_error(409, "CONFLICT");
+    app.post(&format!("/campaigns/{campaign}/cancel"), json!({}))
+        .await
+        .expect(200);
 
     // Switched off: quiet again, whoever moves.
     let off = app
