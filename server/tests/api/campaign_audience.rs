@@ -156,6 +156,38 @@ async fn an_unknown_segment_in_the_audience_is_refused() {
         json!("unknown_segment")
     );
 
+    // A FILTERED condition naming a DYNAMIC segment without trackMembership: it keeps no
+    // members to match, so it is refused as a segment's condition would be (not accepted
+    // and then sent to nobody).
+    let untracked = app
+        .post(
+            "/segments",
+            json!({"name": "Untracked", "condition": plan_is("pro")}),
+        )
+        .await
+        .expect(201);
+    let untracked = id_of(&untracked);
+    let names_untracked = json!({"audienceType": "FILTERED", "audienceCondition": {"groups": [{"filters": [
+        {"field": format!("segment.{untracked}"), "operator": "memberOfSegment"}
+    ]}]}});
+    let res = app
+        .post("/campaigns", campaign_body(names_untracked.clone()))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["audienceCondition"]);
+    assert_eq!(
+        res.body["error"]["errors"][0]["code"],
+        json!("segment_not_tracked")
+    );
+    app.patch(
+        &format!("/segments/{untracked}"),
+        json!({"trackMembership": true}),
+    )
+    .await
+    .expect(200);
+    drain(&app).await;
+    let tracked_audience = create(&app, names_untracked).await;
+
     // Update: switching a draft to an unknown segment is a 404 and changes nothing.
     let id = create(&app, json!({"audienceType": "ALL"})).await;
     let sk = app.sk.clone();
@@ -196,12 +228,26 @@ async fn an_unknown_segment_in_the_audience_is_refused() {
     assert!(res.body["error"]["message"]
         .as_str()
         .is_some_and(|m| m.contains("segment")));
+    // The same for a FILTERED draft whose named segment was deleted since.
+    app.delete(&format!("/segments/{untracked}"))
+        .await
+        .expect(204);
+    let res = app
+        .post(&format!("/campaigns/{tracked_audience}/send"), json!({}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(
+        res.body["error"]["errors"][0]["code"],
+        json!("unknown_segment")
+    );
     drain(&app).await;
     assert!(app.transport.messages().is_empty());
-    assert_eq!(
-        app.get(&format!("/campaigns/{draft}")).await.body["data"]["status"],
-        json!("DRAFT")
-    );
+    for id in [draft, tracked_audience] {
+        assert_eq!(
+            app.get(&format!("/campaigns/{id}")).await.body["data"]["status"],
+            json!("DRAFT")
+        );
+    }
 }
 
 #[tokio::test]
