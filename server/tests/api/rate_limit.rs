@@ -68,7 +68,7 @@ async fn the_429_itself_carries_the_rate_limit_headers() {
     app.set_workspace(&app.workspace_id, json!({"rateLimitPerMinute": 2}))
         .await;
     app.get("/contacts").await.expect(200);
-    // Spend the last unit with a write, 20 s into the window.
+    // Spend the last unit with a write, 20 s into the minute.
     app.clock.advance(chrono::Duration::seconds(20));
     app.post("/contacts", json!({"email": "r@x.com"}))
         .await
@@ -88,7 +88,7 @@ async fn the_429_itself_carries_the_rate_limit_headers() {
         let res = res.expect_error(429, "RATE_LIMIT_EXCEEDED");
         assert_eq!(header(&res, "ratelimit-limit"), "2");
         assert_eq!(header(&res, "ratelimit-remaining"), "0");
-        // The window started with the first request; 25 s of it have passed.
+        // Windows are fixed minutes: this one (from 10:00:00) ends 35 s from now.
         assert_eq!(header(&res, "ratelimit-reset"), "35");
         assert_eq!(header(&res, "retry-after"), "35");
     }
