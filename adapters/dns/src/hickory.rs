@@ -332,10 +332,51 @@ mod tests {
 
     #[tokio::test]
     async fn system_configuration_never_panics() {
-        let dns = HickoryDns::from_system_conf(Duration::from_millis(300));
-        let answer = dns.lookup("example.com", RecordKind::Mx).await;
-        // No network here: any outcome but a panic is acceptable.
-        let _ = answer;
+        let timeout = Duration::from_millis(300);
+        // Whatever this machine's resolv.conf holds (unreadable, empty, remote servers),
+        // building on it never panics and agrees with it. Building sends nothing.
+        let system = hickory_resolver::system_conf::read_system_conf();
+        let listed = system
+            .as_ref()
+            .is_ok_and(|(config, _)| !config.name_servers().is_empty());
+        let dns = HickoryDns::from_system_conf(timeout);
+        assert_eq!(dns.is_configured(), listed, "{system:?}");
+        if !dns.is_configured() {
+            let started = Instant::now();
+            assert_eq!(
+                dns.lookup("example.com", RecordKind::Mx).await,
+                Err(DnsError::Unavailable(NO_RESOLVER.to_string()))
+            );
+            assert!(started.elapsed() < timeout, "answered at once");
+        }
+        // The system's options with loopback name servers only, so that no packet leaves
+        // the machine: a dead server and one that denies everything both give a prompt
+        // `Unavailable`, never a panic and never a false NXDOMAIN for a name that exists.
+        let opts = system.map(|(_, opts)| opts).unwrap_or_default();
+        for server in [
+            "127.0.0.1:9".parse().expect("address"),
+            lying_name_server().await,
+        ] {
+            let mut config = ResolverConfig::new();
+            config.add_name_server(NameServerConfig::new(server, Protocol::Udp));
+            let dns =
+                HickoryDns::from_resolver(Some(build(config, opts.clone(), timeout)), timeout);
+            assert!(dns.is_configured());
+            let started = Instant::now();
+            for kind in [RecordKind::Mx, RecordKind::A, RecordKind::Ns] {
+                let answer = dns.lookup("example.com", kind).await;
+                assert!(
+                    matches!(answer, Err(DnsError::Unavailable(_))),
+                    "{server} {kind:?}: {answer:?}"
+                );
+            }
+            // Three lookups and at most one canary probe, each bounded by the time-out.
+            assert!(
+                started.elapsed() < timeout * 5,
+                "{server}: {:?}",
+                started.elapsed()
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The job queue fed by commits: due times, exclusive claims, leases, retries, dead letters.
 
 use std::collections::HashSet;
+use std::future::Future;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use posthorn_core::ports::{ClaimedJob, DeadJob, JobStats, NewJob, Write};
@@ -499,23 +501,33 @@ pub async fn job_wait_for_work_wakes_on_commit(p: &StorePorts) {
         started.elapsed()
     );
 
-    let waiter = {
-        let queue = p.jobs.clone();
-        tokio::spawn(async move {
-            let started = Instant::now();
-            queue.wait_for_work(Duration::from_secs(10)).await;
-            started.elapsed()
-        })
-    };
-    // Let the waiter start waiting before the commit.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    enqueue(p, &[job(&ws.id, now_ms())]).await;
-    let waited = tokio::time::timeout(Duration::from_secs(15), waiter)
-        .await
-        .expect("wait_for_work ignored its timeout")
-        .expect("the waiter panicked");
+    // A waiter whose own timeout is far beyond the deadline below: only a wake-up ends it
+    // in time. Polled once here, so it is waiting (not merely spawned) before any commit.
+    let jobs = p.jobs.clone();
+    let mut waiter =
+        std::pin::pin!(async move { jobs.wait_for_work(Duration::from_secs(120)).await });
+    let first = std::future::poll_fn(|cx| Poll::Ready(waiter.as_mut().poll(cx))).await;
     assert!(
-        waited < Duration::from_secs(5),
-        "wait_for_work took {waited:?}: a commit that enqueues a job must wake it"
+        first.is_pending(),
+        "wait_for_work returned at once with no work at all"
     );
+    // An adapter may take a moment before it hears commits (a listener still connecting),
+    // so commit until the waiter wakes, within a bounded deadline; no blind sleep.
+    let started = Instant::now();
+    let mut commits = 0;
+    loop {
+        enqueue(p, &[job(&ws.id, now_ms())]).await;
+        commits += 1;
+        if tokio::time::timeout(Duration::from_millis(100), waiter.as_mut())
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "wait_for_work was not woken by {commits} commits that enqueued jobs in {:?}",
+            started.elapsed()
+        );
+    }
 }

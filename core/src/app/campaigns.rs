@@ -171,20 +171,10 @@ impl Engine {
             _ => {}
         }
         if let Some(cond) = &campaign.audience_condition {
-            for id in crate::segment::referenced_segments(cond) {
-                if self
-                    .store
-                    .segment(&campaign.workspace_id, &id)
-                    .await?
-                    .is_none()
-                {
-                    return Err(Error::field(
-                        "audienceCondition",
-                        "unknown_segment",
-                        format!("segment {id} does not exist"),
-                    ));
-                }
-            }
+            // The segments it names must exist and keep stored members (STATIC or tracked),
+            // as for a segment's own condition: otherwise they match nobody.
+            self.check_references(&campaign.workspace_id, cond, None, "audienceCondition")
+                .await?;
         }
         Ok(())
     }
@@ -390,6 +380,11 @@ impl Engine {
                 "the campaign's segment no longer exists; choose another audience".into(),
             ));
         };
+        if let Some(cond) = &campaign.audience_condition {
+            // A segment it names may have been deleted since the campaign was written.
+            self.check_references(&campaign.workspace_id, cond, None, "audienceCondition")
+                .await?;
+        }
         if self
             .store
             .count_matching(&campaign.workspace_id, &audience, true, now)

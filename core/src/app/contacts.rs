@@ -458,7 +458,23 @@ mod tests {
 
         #[test]
         fn garbage_cursors_are_refused_not_panicking(raw in "\\PC{0,60}") {
-            let _ = decode_cursor(&raw);
+            // Refused unless it is exactly the encoding of an id (the only cursors made).
+            match decode_cursor(&raw) {
+                None => {}
+                Some(id) => {
+                    prop_assert!(uuid::Uuid::parse_str(&id).is_ok(), "{raw:?} gave {id:?}");
+                    prop_assert_eq!(encode_cursor(&id), raw);
+                }
+            }
+        }
+
+        #[test]
+        fn well_formed_base64_of_anything_but_an_id_is_refused(
+            bytes in proptest::collection::vec(any::<u8>(), 0..80),
+        ) {
+            prop_assume!(!std::str::from_utf8(&bytes).is_ok_and(|s| uuid::Uuid::parse_str(s).is_ok()));
+            let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&bytes);
+            prop_assert_eq!(decode_cursor(&raw), None, "{:?}", raw);
         }
     }
 }

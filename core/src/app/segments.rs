@@ -72,7 +72,7 @@ pub struct MembersAdded {
 impl Engine {
     /// Checks a condition's segment references: they exist in the workspace, keep stored
     /// members (STATIC or tracked), and lead back to `self_id` nowhere (no cycles).
-    async fn check_references(
+    pub(crate) async fn check_references(
         &self,
         workspace_id: &str,
         condition: &Condition,
@@ -274,6 +274,15 @@ impl Engine {
             .await?;
         }
         let was_tracked = segment.track_membership;
+        if was_tracked && track == Some(false) && segment.segment_type == SegmentType::Dynamic {
+            // Off clears the stored members: refused while a condition reads them, as a
+            // reference to an untracked segment is refused when it is made.
+            if let Some(reader) = self.stored_members_reader(&segment).await? {
+                return Err(Error::Conflict(format!(
+                    "{reader} refers to this segment; change that condition before switching trackMembership off"
+                )));
+            }
+        }
         let condition_changed = condition
             .as_ref()
             .is_some_and(|c| Some(c) != segment.condition.as_ref());
@@ -309,6 +318,41 @@ impl Engine {
         self.view(segment).await
     }
 
+    /// What reads the stored members of `segment` through a condition naming it: another
+    /// segment, or a SCHEDULED or SENDING campaign's audience; described, or `None`.
+    async fn stored_members_reader(&self, segment: &Segment) -> Result<Option<String>> {
+        let ws = &segment.workspace_id;
+        let names = |c: &Option<Condition>| {
+            c.as_ref()
+                .is_some_and(|c| referenced_segments(c).contains(&segment.id))
+        };
+        let mut offset = 0;
+        loop {
+            let (page, _) = self.store.segments(ws, offset, 100).await?;
+            if let Some(s) = page.iter().find(|s| names(&s.condition)) {
+                return Ok(Some(format!("segment {} ({})", s.id, s.name)));
+            }
+            if page.len() < 100 {
+                break;
+            }
+            offset += 100;
+        }
+        for status in [CampaignStatus::Scheduled, CampaignStatus::Sending] {
+            let mut offset = 0;
+            loop {
+                let (page, _) = self.store.campaigns(ws, Some(status), offset, 100).await?;
+                if let Some(c) = page.iter().find(|c| names(&c.audience_condition)) {
+                    return Ok(Some(format!("campaign {} ({})", c.id, status.as_str())));
+                }
+                if page.len() < 100 {
+                    break;
+                }
+                offset += 100;
+            }
+        }
+        Ok(None)
+    }
+
     /// `DELETE /segments/{id}`: 409 while a scheduled or sending campaign uses it.
     pub async fn delete_segment(&self, caller: &Caller, id: &str) -> Result<()> {
         let segment = self.segment_record(caller, id).await?;
@@ -319,7 +363,14 @@ impl Engine {
                     .store
                     .campaigns(&segment.workspace_id, Some(status), offset, 100)
                     .await?;
-                if let Some(c) = page.iter().find(|c| c.segment_id.as_deref() == Some(id)) {
+                // Its audience is the segment, or a condition that names it.
+                let uses = |c: &&crate::model::Campaign| {
+                    c.segment_id.as_deref() == Some(id)
+                        || c.audience_condition
+                            .as_ref()
+                            .is_some_and(|cond| referenced_segments(cond).iter().any(|r| r == id))
+                };
+                if let Some(c) = page.iter().find(uses) {
                     return Err(Error::Conflict(format!(
                         "campaign {} ({}) uses this segment; cancel it or wait until it is sent",
                         c.id,

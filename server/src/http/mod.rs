@@ -38,6 +38,8 @@ pub struct Shared {
     pub max_body_bytes: usize,
     /// Recently authenticated keys.
     pub auth_cache: auth_cache::AuthCache,
+    /// How long a handler may run before the request is answered 503.
+    pub request_time_limit: std::time::Duration,
 }
 
 impl std::ops::Deref for AppState {
@@ -60,11 +62,27 @@ impl AppState {
         admin_token: Option<String>,
         max_body_bytes: usize,
     ) -> Self {
+        Self::with_limits(
+            engine,
+            admin_token,
+            max_body_bytes,
+            time_limit::REQUEST_TIME_LIMIT,
+        )
+    }
+
+    /// State with a body limit in bytes and a request time limit (tests use a short one).
+    pub fn with_limits(
+        engine: Engine,
+        admin_token: Option<String>,
+        max_body_bytes: usize,
+        request_time_limit: std::time::Duration,
+    ) -> Self {
         Self(std::sync::Arc::new(Shared {
             engine,
             admin_token,
             max_body_bytes,
             auth_cache: auth_cache::AuthCache::default(),
+            request_time_limit,
         }))
     }
 }
@@ -130,7 +148,7 @@ pub fn router(state: AppState) -> Router {
         .route("/campaigns/{id}/stats", get(routes::campaigns::stats))
         .route("/keys", get(routes::keys::list).post(routes::keys::create))
         .route("/keys/{id}", axum::routing::delete(routes::keys::revoke))
-        .route_layer(from_fn(time_limit::within_limit))
+        .route_layer(from_fn_with_state(state.clone(), time_limit::within_limit))
         .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
         .route_layer(from_fn_with_state(state.clone(), auth::require_key));
 
@@ -153,7 +171,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/admin/jobs/dead", get(routes::admin::dead_jobs))
         .route("/admin/jobs/{id}/revive", post(routes::admin::revive_job))
-        .route_layer(from_fn(time_limit::within_limit))
+        .route_layer(from_fn_with_state(state.clone(), time_limit::within_limit))
         .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
 

@@ -2,22 +2,25 @@
 
 use std::time::Duration;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
+use super::AppState;
 
 /// How long a handler may run (reading the body included) before the request is answered
-/// 503. Generous: store and Redis calls have their own, shorter time-outs.
+/// 503, unless the state says otherwise. Generous: store and Redis calls have their own,
+/// shorter time-outs.
 pub const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(60);
 
-/// Runs the handler within [`REQUEST_TIME_LIMIT`].
+/// Runs the handler within the state's `request_time_limit` ([`REQUEST_TIME_LIMIT`] by
+/// default).
 ///
 /// Sits inside the idempotency layer, so a stopped request's `Idempotency-Key` is
 /// forgotten like any 5xx and a retry runs again.
-pub async fn within_limit(req: Request, next: Next) -> Response {
-    limit(REQUEST_TIME_LIMIT, next.run(req)).await
+pub async fn within_limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    limit(state.request_time_limit, next.run(req)).await
 }
 
 /// `answer`, or the 503 of a stopped request when it takes longer than `limit`.

@@ -189,6 +189,168 @@ async fn key_sets_can_be_created_listed_and_revoked() {
 }
 
 #[tokio::test]
+async fn segments_campaigns_and_key_sets_of_another_workspace_are_404() {
+    let app = TestApp::new().await;
+    // The second workspace, made through the operator API, owns one of each.
+    let (_, _, their_sk) = app.new_workspace("Other").await;
+    let theirs = |m: Method, p: &str, b| {
+        let sk = their_sk.clone();
+        let p = p.to_string();
+        let app = &app;
+        async move { app.call(m, &p, Some(&sk), b, &[]).await }
+    };
+    theirs(
+        Method::POST,
+        "/contacts",
+        Some(json!({"email": "member@x.com", "data": {"plan": "pro"}})),
+    )
+    .await
+    .expect(201);
+    let seg = theirs(
+        Method::POST,
+        "/segments",
+        Some(json!({"name": "Theirs", "type": "STATIC"})),
+    )
+    .await
+    .expect(201);
+    let seg = seg.body["id"].as_str().expect("id").to_string();
+    theirs(
+        Method::POST,
+        &format!("/segments/{seg}/members"),
+        Some(json!({"emails": ["member@x.com"]})),
+    )
+    .await
+    .expect(200);
+    let camp = theirs(
+        Method::POST,
+        "/campaigns",
+        Some(json!({"name": "c", "subject": "s", "body": "b", "from": "a@example.com", "audienceType": "ALL"})),
+    )
+    .await
+    .expect(201);
+    let camp = camp.body["data"]["id"].as_str().expect("id").to_string();
+    let keys = theirs(Method::POST, "/keys", Some(json!({"name": "second"})))
+        .await
+        .expect(201);
+    let key_set = keys.body["id"].as_str().expect("id").to_string();
+
+    // With our key, each is as unknown as an id that never existed.
+    let sk = app.sk.clone();
+    let ours = |m: Method, p: String, b| {
+        let sk = sk.clone();
+        let app = &app;
+        async move { app.call(m, &p, Some(&sk), b, &[]).await }
+    };
+    let segment_calls = [
+        (Method::GET, format!("/segments/{seg}"), None),
+        (
+            Method::PATCH,
+            format!("/segments/{seg}"),
+            Some(json!({"name": "Mine now"})),
+        ),
+        (
+            Method::PUT,
+            format!("/segments/{seg}"),
+            Some(json!({"name": "Mine now"})),
+        ),
+        (Method::GET, format!("/segments/{seg}/contacts"), None),
+        (
+            Method::POST,
+            format!("/segments/{seg}/members"),
+            Some(json!({"emails": ["member@x.com"]})),
+        ),
+        (
+            Method::DELETE,
+            format!("/segments/{seg}/members"),
+            Some(json!({"emails": ["member@x.com"]})),
+        ),
+        (Method::DELETE, format!("/segments/{seg}"), None),
+    ];
+    for (m, p, b) in segment_calls {
+        let res = ours(m.clone(), p.clone(), b).await;
+        assert!(
+            !res.body.to_string().contains("Theirs"),
+            "{m} {p} leaked: {}",
+            res.body
+        );
+        res.expect_error(404, "SEGMENT_NOT_FOUND");
+    }
+    let campaign_calls = [
+        (Method::GET, format!("/campaigns/{camp}"), None),
+        (
+            Method::PUT,
+            format!("/campaigns/{camp}"),
+            Some(json!({"name": "Mine now"})),
+        ),
+        (
+            Method::PATCH,
+            format!("/campaigns/{camp}"),
+            Some(json!({"name": "Mine now"})),
+        ),
+        (Method::GET, format!("/campaigns/{camp}/stats"), None),
+        (
+            Method::POST,
+            format!("/campaigns/{camp}/send"),
+            Some(json!({})),
+        ),
+        (
+            Method::POST,
+            format!("/campaigns/{camp}/cancel"),
+            Some(json!({})),
+        ),
+        (Method::DELETE, format!("/campaigns/{camp}"), None),
+    ];
+    for (m, p, b) in campaign_calls {
+        ours(m, p, b).await.expect_error(404, "CAMPAIGN_NOT_FOUND");
+    }
+    ours(Method::DELETE, format!("/keys/{key_set}"), None)
+        .await
+        .expect_error(404, "NOT_FOUND");
+    // Their segment cannot be our campaign's audience either.
+    ours(
+        Method::POST,
+        "/campaigns".into(),
+        Some(
+            json!({"name": "c", "subject": "s", "body": "b", "from": "a@example.com",
+                    "audienceType": "SEGMENT", "segmentId": seg}),
+        ),
+    )
+    .await
+    .expect_error(404, "SEGMENT_NOT_FOUND");
+    // Lists show none of them.
+    let lists = [("/segments", "data"), ("/campaigns", "data")];
+    for (path, field) in lists {
+        let res = ours(Method::GET, path.into(), None).await.expect(200);
+        assert_eq!(res.body[field], json!([]), "{path}");
+        assert_eq!(res.body["total"], json!(0), "{path}");
+    }
+    let our_keys = ours(Method::GET, "/keys".into(), None).await.expect(200);
+    assert!(our_keys.body["data"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .all(|k| k["id"] != json!(key_set) && k["projectId"] == json!(app.workspace_id)));
+
+    // Nothing of theirs changed.
+    let seg_now = theirs(Method::GET, &format!("/segments/{seg}"), None)
+        .await
+        .expect(200);
+    assert_eq!(seg_now.body["name"], json!("Theirs"));
+    assert_eq!(seg_now.body["memberCount"], json!(1));
+    let camp_now = theirs(Method::GET, &format!("/campaigns/{camp}"), None)
+        .await
+        .expect(200);
+    assert_eq!(camp_now.body["data"]["name"], json!("c"));
+    assert_eq!(camp_now.body["data"]["status"], json!("DRAFT"));
+    let their_keys = theirs(Method::GET, "/keys", None).await.expect(200);
+    assert!(their_keys.body["data"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .any(|k| k["id"] == json!(key_set)));
+}
+
+#[tokio::test]
 async fn a_domain_scoped_key_cannot_manage_keys() {
     let app = TestApp::new().await;
     let scoped = app

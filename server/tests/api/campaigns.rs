@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::harness::TestApp;
 
-fn campaign_body(audience: Value) -> Value {
+pub(crate) fn campaign_body(audience: Value) -> Value {
     let mut body = json!({
         "name": "Autumn news", "subject": "Hi {{name ?? \"friend\"}}", "body": "<p>News for {{contact.email}}</p>",
         "from": "news@example.com", "fromName": "Acme News",
@@ -20,7 +20,13 @@ fn campaign_body(audience: Value) -> Value {
 }
 
 /// Seeds `n` contacts straight into the store (fast), `subscribed` as given.
-async fn seed(app: &TestApp, prefix: &str, n: usize, subscribed: bool, data: Value) -> Vec<String> {
+pub(crate) async fn seed(
+    app: &TestApp,
+    prefix: &str,
+    n: usize,
+    subscribed: bool,
+    data: Value,
+) -> Vec<String> {
     let mut ids = Vec::new();
     let now = app.clock.now();
     let mut changes = ChangeSet::new();
@@ -41,7 +47,7 @@ async fn seed(app: &TestApp, prefix: &str, n: usize, subscribed: bool, data: Val
     ids
 }
 
-async fn create(app: &TestApp, audience: Value) -> String {
+pub(crate) async fn create(app: &TestApp, audience: Value) -> String {
     let res = app
         .post("/campaigns", campaign_body(audience))
         .await
@@ -50,7 +56,7 @@ async fn create(app: &TestApp, audience: Value) -> String {
     res.body["data"]["id"].as_str().expect("id").to_string()
 }
 
-async fn drain(app: &TestApp) {
+pub(crate) async fn drain(app: &TestApp) {
     for _ in 0..50 {
         if app.run_jobs().await == 0 {
             return;
@@ -58,7 +64,7 @@ async fn drain(app: &TestApp) {
     }
 }
 
-fn per_recipient(app: &TestApp) -> HashMap<String, usize> {
+pub(crate) fn per_recipient(app: &TestApp) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
     for m in app.transport.messages() {
         *counts.entry(m.to.email.clone()).or_insert(0) += 1;

@@ -341,3 +341,140 @@ async fn concurrent_upserts_of_one_email_make_one_contact() {
         "no data lost"
     );
 }
+
+#[tokio::test]
+async fn email_parameter_finds_a_contact_by_email() {
+    let app = TestApp::new().await;
+    for email in ["ada@lovelace.io", "grace@hopper.io", "alan@turing.io"] {
+        app.post("/contacts", json!({"email": email, "data": {"who": email}}))
+            .await
+            .expect(201);
+    }
+    // The other workspace's contact of the same address is never found.
+    let (_, _, other) = app.new_workspace("Other").await;
+    app.call(
+        axum::http::Method::POST,
+        "/contacts",
+        Some(&other),
+        Some(json!({"email": "ada@lovelace.io"})),
+        &[],
+    )
+    .await
+    .expect(201);
+
+    // The list shape of `GET /contacts`, holding the one contact, case-insensitively.
+    let found = app
+        .get("/contacts?email=Ada%40Lovelace.io")
+        .await
+        .expect(200);
+    let b = &found.body;
+    assert_eq!(b["data"].as_array().map(Vec::len), Some(1), "{b}");
+    assert_eq!(b["data"][0]["email"], json!("ada@lovelace.io"));
+    assert_eq!(b["data"][0]["data"], json!({"who": "ada@lovelace.io"}));
+    assert_eq!(b["data"][0]["projectId"], json!(app.workspace_id));
+    assert_eq!(b["total"], json!(1));
+    assert_eq!(b["hasMore"], json!(false));
+    assert_eq!(b["cursor"], json!(null));
+    // It is the documented alias of `search` (a substring of the email).
+    let by_search = app
+        .get("/contacts?search=ada%40lovelace.io")
+        .await
+        .expect(200);
+    assert_eq!(by_search.body, found.body);
+    let part = app.get("/contacts?email=hopper").await.expect(200);
+    assert_eq!(part.body["data"][0]["email"], json!("grace@hopper.io"));
+    assert_eq!(part.body["total"], json!(1));
+    // It combines with the other filters.
+    let unsub = app
+        .get("/contacts?email=ada%40lovelace.io&subscribed=false")
+        .await
+        .expect(200);
+    assert_eq!(unsub.body["data"], json!([]));
+    // No match is an empty page, not a 404.
+    let none = app.get("/contacts?email=nobody%40x.io").await.expect(200);
+    assert_eq!(none.body["data"], json!([]));
+    assert_eq!(none.body["total"], json!(0));
+    assert_eq!(none.body["hasMore"], json!(false));
+}
+
+#[tokio::test]
+async fn garbage_cursors_are_refused_not_panicking() {
+    use base64::Engine as _;
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+
+    let app = TestApp::new().await;
+    app.post("/contacts", json!({"email": "c@x.com"}))
+        .await
+        .expect(201);
+    let b64 = |s: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+    let uuid = "0192f7a4-0000-7000-8000-000000000000";
+    let mut cursors = vec![
+        "%%%".to_string(),
+        "nope".to_string(),
+        uuid.to_string(),
+        b64(b"not a uuid"),
+        b64(format!("{uuid}x").as_bytes()),
+        b64(&[0xff, 0xfe, 0x00]),
+        format!("{}=", b64(uuid.as_bytes())),
+        "A".repeat(5000),
+        "%F0%9F%92%A5".to_string(),
+        "'%3B%20DROP%20TABLE%20contacts%3B--".to_string(),
+    ];
+    // And arbitrary text, percent-encoded as a client would send it.
+    let mut runner = TestRunner::deterministic();
+    let text = proptest::string::string_regex("\\PC{1,60}").expect("regex");
+    for _ in 0..64 {
+        let raw = text.new_tree(&mut runner).expect("value").current();
+        cursors.push(raw.bytes().map(|b| format!("%{b:02X}")).collect::<String>());
+    }
+    for cursor in &cursors {
+        let res = app.get(&format!("/contacts?cursor={cursor}")).await;
+        if res.status == 200 {
+            // Only a cursor this API could have made is taken (blank ones are ignored).
+            let decoded = percent_decoded(cursor);
+            assert!(
+                decoded.trim().is_empty(),
+                "cursor {cursor:?} accepted: {}",
+                res.body
+            );
+            continue;
+        }
+        let res = res.expect_error(422, "VALIDATION_ERROR");
+        assert_eq!(res.error_fields(), ["cursor"], "{cursor:?}");
+        assert_eq!(
+            res.body["error"]["errors"][0]["code"],
+            json!("invalid_cursor")
+        );
+    }
+    // A real cursor still works afterwards.
+    app.post("/contacts", json!({"email": "d@x.com"}))
+        .await
+        .expect(201);
+    let first = app.get("/contacts?limit=1").await.expect(200);
+    let cursor = first.body["cursor"].as_str().expect("cursor");
+    let next = app
+        .get(&format!("/contacts?limit=1&cursor={cursor}"))
+        .await
+        .expect(200);
+    assert_eq!(next.body["data"][0]["email"], json!("c@x.com"));
+}
+
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], s.get(i + 1..i + 3)) {
+            (b'%', Some(hex)) if u8::from_str_radix(hex, 16).is_ok() => {
+                out.push(u8::from_str_radix(hex, 16).unwrap_or_default());
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -2,6 +2,7 @@
 //! and a manual clock, driven in-process with `tower::ServiceExt::oneshot`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
@@ -15,6 +16,8 @@ use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, Memory
 use posthorn_server::{router, AppState};
 use serde_json::{json, Value};
 use tower::ServiceExt;
+
+use crate::gate::GatedDns;
 
 pub const ADMIN: &str = "admin-token-for-tests";
 
@@ -344,6 +347,23 @@ impl TestApp {
     /// Runs every due job (deliveries) to completion.
     pub async fn run_jobs(&self) -> usize {
         self.engine.run_due_jobs().await.expect("jobs run")
+    }
+
+    /// Puts a closed [`GatedDns`] in front of the fake DNS, so that `POST /v1/verify` stays
+    /// in flight until the test opens it; handlers run within `time_limit`.
+    pub fn gate_dns(&mut self, time_limit: Duration) -> Arc<GatedDns> {
+        let gate = GatedDns::closed(fake_dns());
+        let engine = Engine {
+            dns: gate.clone(),
+            ..self.engine.clone()
+        };
+        self.router = router(AppState::with_limits(
+            engine,
+            Some(ADMIN.to_string()),
+            15 * 1024 * 1024,
+            time_limit,
+        ));
+        gate
     }
 
     /// Sets a workspace's limits through the operator API.

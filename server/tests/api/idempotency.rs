@@ -1,6 +1,10 @@
+use std::sync::Arc;
+use std::time::Duration;
+
 use axum::http::Method;
 use serde_json::json;
 
+use crate::gate::answered;
 use crate::harness::{send_body, TestApp};
 
 #[tokio::test]
@@ -132,6 +136,112 @@ async fn validation_failures_are_replayed_too() {
             .and_then(|v| v.to_str().ok()),
         Some("true")
     );
+}
+
+#[tokio::test]
+async fn a_key_whose_first_request_is_in_flight_is_409() {
+    let mut app = TestApp::new().await;
+    // `POST /v1/verify` waits inside its handler until the gate opens.
+    let gate = app.gate_dns(Duration::from_secs(60));
+    let app = Arc::new(app);
+    let sk = app.sk.clone();
+    let body = json!({"email": "ada@gmail.com"});
+    let first = {
+        let (app, sk, body) = (app.clone(), sk.clone(), body.clone());
+        tokio::spawn(async move {
+            app.call(
+                Method::POST,
+                "/v1/verify",
+                Some(&sk),
+                Some(body),
+                &[("idempotency-key", "slow-1")],
+            )
+            .await
+        })
+    };
+    gate.entered().await;
+    assert!(
+        !first.is_finished(),
+        "the first request is held at the gate"
+    );
+
+    // Same key, same body, while the first runs: 409, and nothing else runs.
+    let lookups = gate.lookups();
+    let soon = Duration::from_secs(10);
+    answered(
+        soon,
+        app.call(
+            Method::POST,
+            "/v1/verify",
+            Some(&sk),
+            Some(body.clone()),
+            &[("idempotency-key", "slow-1")],
+        ),
+    )
+    .await
+    .expect_error(409, "CONFLICT");
+    // Same key, another body: reused, whether or not the first is done.
+    answered(
+        soon,
+        app.call(
+            Method::POST,
+            "/v1/verify",
+            Some(&sk),
+            Some(json!({"email": "bob@gmail.com"})),
+            &[("idempotency-key", "slow-1")],
+        ),
+    )
+    .await
+    .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
+    // Other keys of the workspace are not held up.
+    answered(
+        soon,
+        app.call(
+            Method::POST,
+            "/contacts",
+            Some(&sk),
+            Some(json!({"email": "other@x.com"})),
+            &[("idempotency-key", "slow-2")],
+        ),
+    )
+    .await
+    .expect(201);
+    assert_eq!(
+        gate.lookups(),
+        lookups,
+        "refused requests never reached the handler"
+    );
+    assert!(!first.is_finished(), "still in flight");
+
+    gate.open();
+    let first = tokio::time::timeout(Duration::from_secs(10), first)
+        .await
+        .expect("the first request finishes once the gate opens")
+        .expect("no panic")
+        .expect(200);
+    assert_eq!(first.body["data"]["email"], json!("ada@gmail.com"));
+    assert!(first.headers.get("idempotent-replayed").is_none());
+    // Now the key replays the first answer, without running the handler again.
+    let lookups = gate.lookups();
+    let replay = app
+        .call(
+            Method::POST,
+            "/v1/verify",
+            Some(&sk),
+            Some(body),
+            &[("idempotency-key", "slow-1")],
+        )
+        .await
+        .expect(200);
+    assert_eq!(replay.body, first.body);
+    assert_eq!(
+        replay
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+    assert_eq!(gate.lookups(), lookups, "a replay does not run the handler");
 }
 
 #[tokio::test]

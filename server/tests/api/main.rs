@@ -2,12 +2,15 @@
 
 mod admin;
 mod auth;
+mod campaign_audience;
+mod campaign_stats;
 mod campaigns;
 mod contacts;
 mod delivery;
 mod error_snapshots;
 mod errors;
 mod events;
+mod gate;
 mod harness;
 mod idempotency;
 mod panics;
@@ -15,6 +18,7 @@ mod rate_limit;
 mod segments;
 mod send;
 mod templates;
+mod time_limit;
 mod track;
 mod unavailable;
 mod verify;

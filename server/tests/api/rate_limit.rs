@@ -61,3 +61,40 @@ async fn default_budget_is_1000_per_minute() {
         Some("1000")
     );
 }
+
+#[tokio::test]
+async fn the_429_itself_carries_the_rate_limit_headers() {
+    let app = TestApp::new().await;
+    app.set_workspace(&app.workspace_id, json!({"rateLimitPerMinute": 2}))
+        .await;
+    app.get("/contacts").await.expect(200);
+    // Spend the last unit with a write, 20 s into the minute.
+    app.clock.advance(chrono::Duration::seconds(20));
+    app.post("/contacts", json!({"email": "r@x.com"}))
+        .await
+        .expect(201);
+    app.clock.advance(chrono::Duration::seconds(5));
+    let header = |res: &crate::harness::Res, name: &str| {
+        res.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("{name} missing on {}: {:?}", res.status, res.headers))
+    };
+    for res in [
+        app.get("/contacts").await,
+        app.post("/contacts", json!({"email": "late@x.com"})).await,
+    ] {
+        let res = res.expect_error(429, "RATE_LIMIT_EXCEEDED");
+        assert_eq!(header(&res, "ratelimit-limit"), "2");
+        assert_eq!(header(&res, "ratelimit-remaining"), "0");
+        // Windows are fixed minutes: this one (from 10:00:00) ends 35 s from now.
+        assert_eq!(header(&res, "ratelimit-reset"), "35");
+        assert_eq!(header(&res, "retry-after"), "35");
+    }
+    // The refused write wrote nothing; the next window has the budget back.
+    app.clock.advance(chrono::Duration::seconds(35));
+    let list = app.get("/contacts").await.expect(200);
+    assert_eq!(list.body["total"], json!(1));
+    assert_eq!(header(&list, "ratelimit-remaining"), "1");
+}

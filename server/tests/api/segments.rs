@@ -1,3 +1,4 @@
+use posthorn_core::ports::Clock;
 use serde_json::{json, Value};
 
 use crate::harness::TestApp;
@@ -420,4 +421,179 @@ async fn time_based_segments_are_swept() {
             .collect::<Vec<_>>(),
         ["segment.active.exit", "segment.active.entry"]
     );
+}
+
+/// Runs jobs until none is due.
+async fn settle(app: &TestApp) {
+    for _ in 0..20 {
+        if app.run_jobs().await == 0 {
+            return;
+        }
+    }
+    panic!("jobs still due after 20 rounds");
+}
+
+/// The `segment.buyers.*` events of the workspace, oldest first, as (name, contact id).
+async fn buyer_events(app: &TestApp) -> Vec<(String, String)> {
+    let mut events: Vec<(String, String)> = app.get("/events?limit=1000").await.expect(200).body
+        ["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter_map(|e| {
+            let name = e["name"].as_str()?;
+            name.starts_with("segment.buyers.").then(|| {
+                (
+                    name.to_string(),
+                    e["contactId"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+        })
+        .collect();
+    events.reverse();
+    events
+}
+
+#[tokio::test]
+async fn track_membership_switched_on_and_off_by_patch() {
+    let app = TestApp::new().await;
+    let a = contact(&app, "a@x.com", json!({"plan": "pro"})).await;
+    contact(&app, "b@x.com", json!({"plan": "free"})).await;
+    let s = app
+        .post(
+            "/segments",
+            json!({"name": "Buyers", "condition": plan_is("pro")}),
+        )
+        .await
+        .expect(201);
+    assert_eq!(s.body["trackMembership"], json!(false));
+    let id = s.body["id"].as_str().expect("id").to_string();
+    // Untracked, it cannot be referred to by another segment.
+    let refers = json!({"name": "Refers", "condition": {"groups": [{"filters": [
+        {"field": format!("segment.{id}"), "operator": "memberOfSegment"}
+    ]}]}});
+    let res = app
+        .post("/segments", refers.clone())
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(
+        res.body["error"]["errors"][0]["code"],
+        json!("segment_not_tracked")
+    );
+    // Untracked: b entering emits nothing.
+    contact(&app, "b@x.com", json!({"plan": "pro"})).await;
+    settle(&app).await;
+    assert_eq!(buyer_events(&app).await, []);
+
+    // Switched on: the answer says so, and the switch itself is quiet (a and b were
+    // already members; they did not "enter").
+    let on = app
+        .patch(&format!("/segments/{id}"), json!({"trackMembership": true}))
+        .await
+        .expect(200);
+    assert_eq!(on.body["trackMembership"], json!(true));
+    assert_eq!(on.body["memberCount"], json!(2));
+    settle(&app).await;
+    assert_eq!(buyer_events(&app).await, []);
+    assert_eq!(
+        app.get(&format!("/segments/{id}")).await.body["trackMembership"],
+        json!(true)
+    );
+    // Now c entering and a leaving are announced, once each.
+    let c = contact(&app, "c@x.com", json!({"plan": "pro"})).await;
+    settle(&app).await;
+    contact(&app, "a@x.com", json!({"plan": "free"})).await;
+    settle(&app).await;
+    assert_eq!(
+        buyer_events(&app).await,
+        [
+            ("segment.buyers.entry".to_string(), c.clone()),
+            ("segment.buyers.exit".to_string(), a.clone()),
+        ]
+    );
+    let members = app
+        .get(&format!("/segments/{id}/contacts"))
+        .await
+        .expect(200);
+    assert_eq!(members.body["total"], json!(2));
+    // Tracked, another segment may refer to it (and sees its members); while it does,
+    // tracking cannot be switched off, which would empty the referring segment silently.
+    let referring = app.post("/segments", refers).await.expect(201);
+    assert_eq!(referring.body["memberCount"], json!(2));
+    let referring = referring.body["id"].as_str().expect("id").to_string();
+    let res = app
+        .patch(
+            &format!("/segments/{id}"),
+            json!({"trackMembership": false}),
+        )
+        .await
+        .expect_error(409, "CONFLICT");
+    assert!(res.body["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains(&referring)));
+    assert_eq!(
+        app.get(&format!("/segments/{referring}")).await.body["memberCount"],
+        json!(2)
+    );
+    app.delete(&format!("/segments/{referring}"))
+        .await
+        .expect(204);
+    // So does a scheduled campaign whose audience names it.
+    let campaign = app
+        .post(
+            "/campaigns",
+            crate::campaigns::campaign_body(
+                json!({"audienceType": "FILTERED", "audienceCondition": {"groups": [{"filters": [
+                    {"field": format!("segment.{id}"), "operator": "memberOfSegment"}
+                ]}]}}),
+            ),
+        )
+        .await
+        .expect(201);
+    let campaign = campaign.body["data"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let at = (app.clock.now() + chrono::Duration::hours(1)).to_rfc3339();
+    app.post(
+        &format!("/campaigns/{campaign}/send"),
+        json!({"scheduledFor": at}),
+    )
+    .await
+    .expect(200);
+    app.patch(
+        &format!("/segments/{id}"),
+        json!({"trackMembership": false}),
+    )
+    .await
+    .expect_error(409, "CONFLICT");
+    app.post(&format!("/campaigns/{campaign}/cancel"), json!({}))
+        .await
+        .expect(200);
+
+    // Switched off: quiet again, whoever moves.
+    let off = app
+        .patch(
+            &format!("/segments/{id}"),
+            json!({"trackMembership": false}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(off.body["trackMembership"], json!(false));
+    settle(&app).await;
+    contact(&app, "b@x.com", json!({"plan": "free"})).await;
+    contact(&app, "d@x.com", json!({"plan": "pro"})).await;
+    settle(&app).await;
+    assert_eq!(buyer_events(&app).await.len(), 2, "no events once off");
+    // Membership itself is still computed.
+    assert_eq!(
+        app.get(&format!("/segments/{id}")).await.body["memberCount"],
+        json!(2)
+    );
+    app.patch(
+        &format!("/segments/{id}"),
+        json!({"trackMembership": "yes"}),
+    )
+    .await
+    .expect_error(422, "VALIDATION_ERROR");
 }

@@ -415,3 +415,95 @@ async fn subscribed_flag_on_send_updates_existing_contacts() {
         json!(true)
     );
 }
+
+#[tokio::test]
+async fn top_level_name_is_the_sender_name() {
+    let app = TestApp::new().await;
+    let t = app
+        .post(
+            "/templates",
+            json!({
+                "name": "t", "subject": "s", "body": "b", "type": "TRANSACTIONAL",
+                "from": "team@example.com", "fromName": "Template Team"
+            }),
+        )
+        .await
+        .expect(201);
+    let tid = t.body["id"].as_str().expect("id").to_string();
+    let cases = [
+        // A plain address gets its name from `name`.
+        (
+            "n1@x.com",
+            json!({"from": "hello@example.com", "name": "Acme Support"}),
+        ),
+        // `name` wins over the name inside `from`, in both of its forms.
+        (
+            "n2@x.com",
+            json!({"from": "Inner <hello@example.com>", "name": "Acme Support"}),
+        ),
+        (
+            "n3@x.com",
+            json!({"from": {"name": "Inner", "email": "hello@example.com"}, "name": "Acme Support"}),
+        ),
+        // And over the template's fromName, keeping the template's address.
+        ("n4@x.com", json!({"template": tid, "name": "Acme Support"})),
+    ];
+    for (to, extra) in &cases {
+        let mut body = if extra.get("template").is_some() {
+            json!({"to": to})
+        } else {
+            send_body(json!(to))
+        };
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        app.post("/v1/send", body).await.expect(200);
+    }
+    // Without `name`, the name in `from` stays.
+    app.post(
+        "/v1/send",
+        json!({"to": "n5@x.com", "from": "Inner <hello@example.com>", "subject": "s", "body": "b"}),
+    )
+    .await
+    .expect(200);
+    app.run_jobs().await;
+    let sent = app.transport.messages();
+    let from_of = |to: &str| {
+        sent.iter()
+            .find(|m| m.to.email == to)
+            .map(|m| m.from.clone())
+            .unwrap_or_else(|| panic!("nothing sent to {to}"))
+    };
+    for (to, _) in &cases[..3] {
+        let from = from_of(to);
+        assert_eq!(from.name.as_deref(), Some("Acme Support"), "{to}");
+        assert_eq!(from.email, "hello@example.com", "{to}");
+    }
+    let templated = from_of("n4@x.com");
+    assert_eq!(templated.name.as_deref(), Some("Acme Support"));
+    assert_eq!(templated.email, "team@example.com");
+    assert_eq!(from_of("n5@x.com").name.as_deref(), Some("Inner"));
+    // The name is what `email.sent` reports as fromName.
+    let events = app
+        .get("/events?eventName=email.sent&limit=10")
+        .await
+        .expect(200);
+    let named = events.body["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["data"]["fromName"] == json!("Acme Support"))
+        .count();
+    assert_eq!(named, 4);
+
+    // `name` is a string on one line.
+    for bad in [json!(5), json!("Evil\r\nBcc: x@y.com")] {
+        let mut body = send_body(json!("n6@x.com"));
+        body["name"] = bad;
+        let res = app
+            .post("/v1/send", body)
+            .await
+            .expect_error(422, "VALIDATION_ERROR");
+        assert_eq!(res.error_fields(), ["name"]);
+    }
+}

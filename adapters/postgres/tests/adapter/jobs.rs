@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use chrono::TimeDelta;
 use posthorn_core::ports::{JobPayload, Jobs, NewJob, Store, Write};
+use posthorn_postgres::PgStore;
 
 use super::{changes, now};
 use crate::support;
@@ -112,30 +113,52 @@ async fn expired_lease_is_claimable_and_the_old_token_is_stale() {
     support::finish(store, db).await;
 }
 
+/// Returns once a session of database `db` has finished `LISTEN`ing (the shared job
+/// listener is subscribed, so a `NOTIFY` from now on reaches it); panics after 10 s.
+async fn listener_subscribed(store: &PgStore, db: &str) {
+    let started = Instant::now();
+    let mut poll = tokio::time::interval(Duration::from_millis(10));
+    loop {
+        poll.tick().await;
+        let listening: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE datname = $1 AND state = 'idle' AND query ILIKE 'LISTEN %'",
+        )
+        .bind(db)
+        .fetch_one(store.pool())
+        .await
+        .expect("pg_stat_activity");
+        if listening > 0 {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the job listener did not subscribe within 10 s"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commit_with_a_job_wakes_a_waiting_worker() {
     let (store, db) = support::fresh().await;
     let store = Arc::new(store);
-    // Let the shared listener start before the commit, as a long-running worker's would.
-    store.wait_for_work(Duration::from_millis(300)).await;
+    // Its own timeout is far beyond the bound below: only a wake-up ends it in time.
     let waiter = {
         let store = store.clone();
-        tokio::spawn(async move {
-            let started = Instant::now();
-            store.wait_for_work(Duration::from_secs(20)).await;
-            started.elapsed()
-        })
+        tokio::spawn(async move { store.wait_for_work(Duration::from_secs(120)).await })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The waiter starts the shared listener after it has registered for wake-ups, so once
+    // the listener is subscribed the waiter is waiting: one commit must wake it.
+    listener_subscribed(&store, &db).await;
+    assert!(!waiter.is_finished(), "woken with no work at all");
     store
         .commit(changes(vec![Write::EnqueueJob(job(1))]))
         .await
         .expect("enqueue");
-    let waited = waiter.await.expect("waiter");
-    assert!(
-        waited < Duration::from_secs(10),
-        "waited {waited:?}: not woken by the commit"
-    );
+    tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("not woken by the commit within 10 s")
+        .expect("waiter");
     let store = Arc::into_inner(store).expect("waiter is done");
     support::finish(store, db).await;
 }

@@ -608,6 +608,7 @@ fn get_segment() {}
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
         (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "`trackMembership: false` while another segment's condition, or the audience of a SCHEDULED or SENDING campaign, names the segment (`CONFLICT`)", body = ErrorResponse),
         (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
         (status = 422, description = "Invalid fields or condition, a bad `segment.<id>` reference or a cycle, or a `type` other than the current one (`VALIDATION_ERROR`)", body = ErrorResponse),
         (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
@@ -633,6 +634,7 @@ fn update_segment() {}
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
         (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "`trackMembership: false` while another segment's condition, or the audience of a SCHEDULED or SENDING campaign, names the segment (`CONFLICT`)", body = ErrorResponse),
         (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
         (status = 422, description = "Invalid fields or condition, a bad `segment.<id>` reference or a cycle, or a `type` other than the current one (`VALIDATION_ERROR`)", body = ErrorResponse),
         (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
@@ -656,7 +658,7 @@ fn replace_segment() {}
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
         (status = 404, description = "No such segment in this workspace (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
-        (status = 409, description = "A SCHEDULED or SENDING campaign uses the segment (`CONFLICT`)", body = ErrorResponse),
+        (status = 409, description = "A SCHEDULED or SENDING campaign uses the segment, as `segmentId` or in its `audienceCondition` (`CONFLICT`)", body = ErrorResponse),
         (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
             ("Retry-After" = u64, description = "Seconds until the budget resets"),
         )),
