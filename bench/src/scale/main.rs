@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use clap::{Parser, ValueEnum};
 use futures::stream::{self, StreamExt};
+use posthorn_core::app::workspaces::{AddDomain, CreateWorkspace};
 use posthorn_core::app::Caller;
 use posthorn_core::jobs::{BATCHES_PER_JOB, EXPANSION_BATCH};
 use posthorn_core::ports::{ChangeSet, ClaimedJob, JobPayload, Jobs, Store, SystemClock, Write};
@@ -212,14 +213,22 @@ async fn bench(
     let mut memory = MemoryLog::new();
     let engine = engine(store, jobs);
     let (ws, keys) = engine
-        .create_workspace(&json!({
-            "name": "scale",
-            "rateLimitPerMinute": 10_000_000,
-            "sendRatePerSecond": 100_000,
-        }))
+        .create_workspace(CreateWorkspace {
+            name: "scale".into(),
+            rate_limit_per_minute: Some(10_000_000),
+            send_rate_per_second: Some(100_000.0),
+            ..CreateWorkspace::default()
+        })
         .await?;
     engine
-        .admin_add_domain(&ws.id, &json!({"domain": "example.com", "verified": true}))
+        .admin_add_domain(
+            &ws.id,
+            AddDomain {
+                domain: "example.com".into(),
+                verified: true,
+                inbound_enabled: false,
+            },
+        )
         .await?;
     let caller = engine
         .authenticate(&keys.secret_key)

@@ -1,34 +1,53 @@
 //! Reading the event history: `GET /events` and `GET /events/names`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use super::Caller;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{Event, INTERNAL_EVENT_NAMES};
 use crate::ports::EventQuery;
-use crate::validate::Checker;
 use crate::Engine;
 
+/// `GET /events`: the newest events, optionally of one name or one contact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListEvents {
+    /// Only events with this exact name.
+    pub event_name: Option<String>,
+    /// Only events of this contact.
+    pub contact_id: Option<String>,
+    /// At most this many, 1 to [`MAX_EVENTS_PAGE`].
+    pub limit: usize,
+}
+
+/// Most events one `GET /events` returns.
+pub const MAX_EVENTS_PAGE: usize = 1000;
+
+impl Default for ListEvents {
+    /// The newest 100 events.
+    fn default() -> Self {
+        Self {
+            event_name: None,
+            contact_id: None,
+            limit: 100,
+        }
+    }
+}
+
 impl Engine {
-    /// `GET /events`: `eventName`, `contactId`, `limit` 1..1000 (100), newest first.
-    pub async fn list_events(
-        &self,
-        caller: &Caller,
-        query: &HashMap<String, String>,
-    ) -> Result<Vec<Event>> {
-        let mut c = Checker::new();
-        let limit = c.query_int(query, "limit", 1, 1000, 100) as usize;
-        c.finish()?;
-        let pick = |key: &str| {
-            query
-                .get(key)
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-        };
+    /// `GET /events`: newest first.
+    pub async fn list_events(&self, caller: &Caller, query: ListEvents) -> Result<Vec<Event>> {
+        if !(1..=MAX_EVENTS_PAGE).contains(&query.limit) {
+            return Err(Error::field(
+                "limit",
+                "out_of_range",
+                format!("limit must be between 1 and {MAX_EVENTS_PAGE}"),
+            ));
+        }
+        let pick = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         let q = EventQuery {
-            name: pick("eventName"),
-            contact_id: pick("contactId"),
-            limit,
+            name: pick(query.event_name),
+            contact_id: pick(query.contact_id),
+            limit: query.limit,
         };
         Ok(self.store.events(caller.workspace_id(), &q).await?)
     }

@@ -1,40 +1,50 @@
 //! Key sets of a workspace: list, create (clear keys shown once), revoke.
 
-use serde_json::Value;
-
 use super::Caller;
-use crate::error::{Error, Resource, Result};
+use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{parse_domain_name, KeySet, NewKeySet};
 use crate::ports::{ChangeSet, Write};
-use crate::validate::{type_name, Checker};
+use crate::validate::line_problem;
 use crate::Engine;
 
-/// Reads an optional `domains` array of domain names.
-pub fn read_domains(c: &mut Checker, obj: &serde_json::Map<String, Value>) -> Vec<String> {
-    let Some(value) = c.value(obj, "domains", "", false) else {
-        return Vec::new();
-    };
-    let Value::Array(items) = value else {
-        c.fail(
-            "domains",
-            "invalid_type",
-            format!("domains must be an array, got {}", type_name(value)),
-        );
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        match item.as_str().and_then(parse_domain_name) {
-            Some(d) if !out.contains(&d) => out.push(d),
-            Some(_) => {}
-            None => c.fail(
-                format!("domains.{i}"),
-                "invalid_domain",
-                "not a domain name",
-            ),
+/// `POST /keys`: a new key set, optionally limited to sender domains.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CreateKeySet {
+    /// Label (one line).
+    pub name: Option<String>,
+    /// Sender-domain allowlist; empty = any verified domain of the workspace.
+    pub domains: Vec<String>,
+}
+
+impl CreateKeySet {
+    /// The domains as stored: each a valid name, lower case, once; or the failing fields.
+    fn normalized_domains(&self) -> Result<Vec<String>> {
+        let mut out: Vec<String> = Vec::new();
+        let mut errors = Vec::new();
+        for (i, raw) in self.domains.iter().enumerate() {
+            match parse_domain_name(raw) {
+                Some(d) if !out.contains(&d) => out.push(d),
+                Some(_) => {}
+                None => errors.push(FieldError::new(
+                    format!("domains.{i}"),
+                    "invalid_domain",
+                    "not a domain name",
+                )),
+            }
+        }
+        if let Some((code, message)) = self
+            .name
+            .as_deref()
+            .and_then(|n| line_problem("name", n, 255))
+        {
+            errors.insert(0, FieldError::new("name", code, message));
+        }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(Error::Validation(errors))
         }
     }
-    out
 }
 
 impl Engine {
@@ -46,18 +56,19 @@ impl Engine {
 
     /// `POST /keys {name?, domains?}`: a new key set of the caller's workspace. Needs an
     /// unscoped secret key.
-    pub async fn create_key_set(&self, caller: &Caller, body: &Value) -> Result<NewKeySet> {
+    pub async fn create_key_set(&self, caller: &Caller, cmd: CreateKeySet) -> Result<NewKeySet> {
         caller.may_manage_keys()?;
-        self.add_key_set(caller.workspace_id(), body).await
+        self.add_key_set(caller.workspace_id(), cmd).await
     }
 
     /// Adds a key set to `workspace_id` (already checked to exist and be the caller's).
-    pub(crate) async fn add_key_set(&self, workspace_id: &str, body: &Value) -> Result<NewKeySet> {
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let name = c.line(obj, "name", "", false, 255).map(str::to_string);
-        let domains = read_domains(&mut c, obj);
-        c.finish()?;
+    pub(crate) async fn add_key_set(
+        &self,
+        workspace_id: &str,
+        cmd: CreateKeySet,
+    ) -> Result<NewKeySet> {
+        let domains = cmd.normalized_domains()?;
+        let name = cmd.name;
         let set = NewKeySet::generate(workspace_id, name, domains, self.clock.now());
         let mut changes = ChangeSet::new();
         changes.push(Write::PutKeySet(set.record.clone()));

@@ -1,12 +1,11 @@
 //! The operator's API: workspaces, their key sets and domains; and API-key authentication.
 
-use serde_json::{Map, Value};
-
-use super::Caller;
+use super::keys::CreateKeySet;
+use super::{Caller, Patch};
 use crate::error::{Error, Resource, Result};
 use crate::model::{hash_key, new_id, parse_domain_name, Domain, NewKeySet, Workspace};
 use crate::ports::{ChangeSet, StoreError, Write};
-use crate::validate::Checker;
+use crate::validate::line_problem;
 use crate::Engine;
 
 /// The id of the workspace created on first run (fixed, so concurrent first runs collide).
@@ -23,22 +22,62 @@ pub enum AuthFailure {
     Disabled,
 }
 
-/// Limits the operator can set on a workspace.
-fn read_limits(c: &mut Checker, obj: &Map<String, Value>, ws: &mut Workspace) {
-    if obj.contains_key("activeContactLimit") {
-        ws.active_contact_limit = match obj.get("activeContactLimit") {
-            Some(Value::Null) => None,
-            _ => c
-                .integer(obj, "activeContactLimit", "", false, 0, i64::MAX)
-                .map(|n| n as u64)
-                .or(ws.active_contact_limit),
-        };
-    }
-    if let Some(n) = c.integer(obj, "rateLimitPerMinute", "", false, 1, 10_000_000) {
-        ws.rate_limit_per_minute = n as u32;
-    }
-    if let Some(n) = c.positive_number(obj, "sendRatePerSecond", "", 100_000.0) {
-        ws.send_rate_per_second = n;
+/// `POST /admin/workspaces`: a workspace and its first key set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CreateWorkspace {
+    /// Name (one line).
+    pub name: String,
+    /// Most ACTIVE contacts; `None` = no limit.
+    pub active_contact_limit: Option<u64>,
+    /// API requests per minute; the default when `None`.
+    pub rate_limit_per_minute: Option<u32>,
+    /// Emails per second; the default when `None`.
+    pub send_rate_per_second: Option<f64>,
+}
+
+/// `PATCH /admin/workspaces/{id}`: each field left, cleared (the contact limit) or set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WorkspacePatch {
+    /// New name.
+    pub name: Option<String>,
+    /// Disable (every request 403) or enable.
+    pub disabled: Option<bool>,
+    /// New active contact limit (`Clear`: no limit).
+    pub active_contact_limit: Patch<u64>,
+    /// New API budget per minute.
+    pub rate_limit_per_minute: Option<u32>,
+    /// New send rate per second.
+    pub send_rate_per_second: Option<f64>,
+}
+
+/// `POST /admin/workspaces/{id}/domains`: a sender (and inbound) domain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddDomain {
+    /// The domain name, lower case.
+    pub domain: String,
+    /// Mark it verified without a DNS check (operators and tests).
+    pub verified: bool,
+    /// Accept inbound mail for it.
+    pub inbound_enabled: bool,
+}
+
+impl WorkspacePatch {
+    /// Applies the patch to a workspace (its `updated_at` is the caller's to set).
+    fn apply(self, ws: &mut Workspace) {
+        if let Some(name) = self.name {
+            ws.name = name;
+        }
+        if let Some(disabled) = self.disabled {
+            ws.disabled = disabled;
+        }
+        self.active_contact_limit
+            .apply_to(&mut ws.active_contact_limit);
+        if let Some(n) = self.rate_limit_per_minute {
+            ws.rate_limit_per_minute = n;
+        }
+        if let Some(n) = self.send_rate_per_second {
+            ws.send_rate_per_second = n;
+        }
     }
 }
 
@@ -73,14 +112,19 @@ impl Engine {
     }
 
     /// `POST /admin/workspaces`: a workspace and its first key set.
-    pub async fn create_workspace(&self, body: &Value) -> Result<(Workspace, NewKeySet)> {
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let name = c.line(obj, "name", "", true, 255).map(str::to_string);
+    pub async fn create_workspace(&self, cmd: CreateWorkspace) -> Result<(Workspace, NewKeySet)> {
+        if let Some((code, message)) = line_problem("name", &cmd.name, 255) {
+            return Err(Error::field("name", code, message));
+        }
         let now = self.clock.now();
-        let mut ws = Workspace::new(name.clone().unwrap_or_default(), now);
-        read_limits(&mut c, obj, &mut ws);
-        c.finish()?;
+        let mut ws = Workspace::new(cmd.name, now);
+        WorkspacePatch {
+            active_contact_limit: cmd.active_contact_limit.map_or(Patch::Keep, Patch::Set),
+            rate_limit_per_minute: cmd.rate_limit_per_minute,
+            send_rate_per_second: cmd.send_rate_per_second,
+            ..WorkspacePatch::default()
+        }
+        .apply(&mut ws);
         let keys = NewKeySet::generate(&ws.id, None, Vec::new(), now);
         let mut changes = ChangeSet::new();
         changes.push(Write::PutWorkspace(ws.clone()));
@@ -103,18 +147,9 @@ impl Engine {
     }
 
     /// `PATCH /admin/workspaces/{id}`: `name`, `disabled` and the limits.
-    pub async fn patch_workspace(&self, id: &str, body: &Value) -> Result<Workspace> {
+    pub async fn patch_workspace(&self, id: &str, patch: WorkspacePatch) -> Result<Workspace> {
         let mut ws = self.workspace(id).await?;
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        if let Some(name) = c.line(obj, "name", "", false, 255) {
-            ws.name = name.to_string();
-        }
-        if let Some(disabled) = c.boolean(obj, "disabled", "", false) {
-            ws.disabled = disabled;
-        }
-        read_limits(&mut c, obj, &mut ws);
-        c.finish()?;
+        patch.apply(&mut ws);
         ws.updated_at = self.clock.now();
         let mut changes = ChangeSet::new();
         changes.push(Write::PutWorkspace(ws.clone()));
@@ -125,35 +160,27 @@ impl Engine {
     }
 
     /// `POST /admin/workspaces/{id}/key-sets {domains?}`.
-    pub async fn admin_create_key_set(&self, id: &str, body: &Value) -> Result<NewKeySet> {
+    pub async fn admin_create_key_set(&self, id: &str, cmd: CreateKeySet) -> Result<NewKeySet> {
         let ws = self.workspace(id).await?;
-        self.add_key_set(&ws.id, body).await
+        self.add_key_set(&ws.id, cmd).await
     }
 
     /// `POST /admin/workspaces/{id}/domains {domain, verified?, inboundEnabled?}`.
-    pub async fn admin_add_domain(&self, id: &str, body: &Value) -> Result<Domain> {
+    pub async fn admin_add_domain(&self, id: &str, cmd: AddDomain) -> Result<Domain> {
         let ws = self.workspace(id).await?;
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let name = c.string(obj, "domain", "", true).and_then(|raw| {
-            let parsed = parse_domain_name(raw);
-            if parsed.is_none() {
-                c.fail(
-                    "domain",
-                    "invalid_domain",
-                    format!("'{raw}' is not a domain name"),
-                );
-            }
-            parsed
-        });
-        let verified = c.boolean(obj, "verified", "", false).unwrap_or(false);
-        let inbound = c.boolean(obj, "inboundEnabled", "", false).unwrap_or(false);
-        c.finish()?;
+        let name = parse_domain_name(&cmd.domain).ok_or_else(|| {
+            Error::field(
+                "domain",
+                "invalid_domain",
+                format!("'{}' is not a domain name", cmd.domain),
+            )
+        })?;
+        let (verified, inbound) = (cmd.verified, cmd.inbound_enabled);
         let now = self.clock.now();
         let domain = Domain {
             id: new_id(),
             workspace_id: ws.id,
-            domain: name.unwrap_or_default(),
+            domain: name,
             verified,
             inbound_enabled: inbound,
             created_at: now,

@@ -13,6 +13,7 @@ use super::to_json;
 use crate::http::body::JsonBody;
 use crate::http::error::ApiResult;
 use crate::http::query::QueryMap;
+use crate::http::wire;
 use crate::http::AppState;
 
 /// `POST /admin/workspaces`: 201 `{workspace, keySet}`.
@@ -20,7 +21,10 @@ pub async fn create(
     State(state): State<AppState>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let (ws, keys) = state.engine.create_workspace(&body).await?;
+    let (ws, keys) = state
+        .engine
+        .create_workspace(wire::admin::create_workspace(&body)?)
+        .await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({ "workspace": to_json(&ws)?, "keySet": new_key_set_json(&keys) })),
@@ -44,7 +48,13 @@ pub async fn patch(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    Ok(Json(to_json(&state.engine.patch_workspace(&id, &body).await?)?).into_response())
+    Ok(Json(to_json(
+        &state
+            .engine
+            .patch_workspace(&id, wire::admin::patch_workspace(&body)?)
+            .await?,
+    )?)
+    .into_response())
 }
 
 /// `POST /admin/workspaces/{id}/key-sets`: 201 with the clear keys.
@@ -53,7 +63,10 @@ pub async fn create_key_set(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let set = state.engine.admin_create_key_set(&id, &body).await?;
+    let set = state
+        .engine
+        .admin_create_key_set(&id, wire::admin::create_key_set(&body)?)
+        .await?;
     Ok((StatusCode::CREATED, Json(new_key_set_json(&set))).into_response())
 }
 
@@ -63,7 +76,10 @@ pub async fn add_domain(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let domain = state.engine.admin_add_domain(&id, &body).await?;
+    let domain = state
+        .engine
+        .admin_add_domain(&id, wire::admin::add_domain(&body)?)
+        .await?;
     Ok((StatusCode::CREATED, Json(to_json(&domain)?)).into_response())
 }
 

@@ -9,6 +9,7 @@ use serde_json::json;
 use super::to_json;
 use crate::http::error::ApiResult;
 use crate::http::query::QueryMap;
+use crate::http::wire;
 use crate::http::AppState;
 
 /// `GET /events`.
@@ -17,7 +18,10 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
-    let events = state.engine.list_events(&caller, &query).await?;
+    let events = state
+        .engine
+        .list_events(&caller, wire::events::list(&query)?)
+        .await?;
     Ok(Json(json!({ "events": to_json(&events)? })).into_response())
 }
 

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::to_json;
 use crate::http::body::JsonBody;
 use crate::http::error::ApiResult;
+use crate::http::wire;
 use crate::http::AppState;
 
 /// A new key set with its clear keys (shown this once).
@@ -40,7 +41,10 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let set = state.engine.create_key_set(&caller, &body).await?;
+    let set = state
+        .engine
+        .create_key_set(&caller, wire::admin::create_key_set(&body)?)
+        .await?;
     Ok((StatusCode::CREATED, Json(new_key_set_json(&set))).into_response())
 }
 

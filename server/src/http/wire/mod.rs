@@ -2,7 +2,9 @@
 //! queries, every failing field reported at once (paths and codes as in docs/api.md).
 //! Handlers parse here, then call the engine with Rust values only.
 
+pub mod admin;
 pub mod contacts;
+pub mod events;
 pub mod page;
 pub mod send;
 pub mod templates;
