@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use clap::{Parser, ValueEnum};
 use futures::stream::{self, StreamExt};
+use posthorn_core::app::campaigns::{CreateCampaign, SendCampaign};
 use posthorn_core::app::workspaces::{AddDomain, CreateWorkspace};
 use posthorn_core::app::Caller;
 use posthorn_core::jobs::{BATCHES_PER_JOB, EXPANSION_BATCH};
+use posthorn_core::model::{AudienceType, EmailAddress};
 use posthorn_core::ports::{ChangeSet, ClaimedJob, JobPayload, Jobs, Store, SystemClock, Write};
 use posthorn_core::segment::{parse_condition, Condition};
 use posthorn_core::{Engine, Settings};
@@ -658,14 +660,18 @@ async fn expand(args: &Args, engine: &Engine, caller: &Caller) -> Result<Expansi
     let view = engine
         .create_campaign(
             caller,
-            &json!({
-                "name": "Scale newsletter",
-                "subject": "News for {{name ?? \"you\"}}",
-                "from": "news@example.com",
-                "fromName": "Posthorn Scale",
-                "audienceType": "ALL",
-                "body": CAMPAIGN_BODY,
-            }),
+            CreateCampaign {
+                name: "Scale newsletter".into(),
+                description: None,
+                subject: "News for {{name ?? \"you\"}}".into(),
+                body: CAMPAIGN_BODY.into(),
+                from: EmailAddress::parse("news@example.com")?,
+                from_name: Some("Posthorn Scale".into()),
+                reply_to: None,
+                audience_type: AudienceType::All,
+                segment_id: None,
+                audience_condition: None,
+            },
         )
         .await?;
     let id = view.campaign.id.clone();
@@ -678,7 +684,9 @@ async fn expand(args: &Args, engine: &Engine, caller: &Caller) -> Result<Expansi
     // Held delivery jobs stay leased for the whole run; expansion jobs are completed.
     let lease = Duration::from_secs(7200);
     let begin = Instant::now();
-    engine.send_campaign(caller, &id, &json!({})).await?;
+    engine
+        .send_campaign(caller, &id, SendCampaign::default())
+        .await?;
     out.send_call = begin.elapsed();
     let mut last_report = Instant::now();
     'outer: loop {

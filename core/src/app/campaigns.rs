@@ -1,20 +1,18 @@
 //! Campaigns: create, read, list, update, delete, send (now or scheduled), cancel, stats.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
 
-use super::segments::{page_params, Page};
-use super::Caller;
-use crate::error::{Error, Resource, Result};
+use super::segments::Page;
+use super::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
+use super::{check_page, Caller, PageRequest, Patch};
+use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{
     new_id, AudienceType, Campaign, CampaignStatus, EmailAddress, EmailCounts, Segment, SegmentType,
 };
 use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
 use crate::render::validate as validate_syntax;
-use crate::segment::{parse_condition, Condition, Field, Filter, Group, Logic, Operator};
-use crate::validate::Checker;
+use crate::segment::{Condition, Field, Filter, Group, Logic, Operator};
+use crate::validate::line_problem;
 use crate::Engine;
 
 /// A campaign with its counters and embedded segment, as the API shows it.
@@ -28,80 +26,108 @@ pub struct CampaignView {
     pub segment: Option<Segment>,
 }
 
-/// Fields read from a create or update body.
-#[derive(Default)]
-struct Fields {
-    name: Option<String>,
-    description: Option<Option<String>>,
-    subject: Option<String>,
-    body: Option<String>,
-    from: Option<EmailAddress>,
-    from_name: Option<Option<String>>,
-    reply_to: Option<Option<String>>,
-    audience_type: Option<AudienceType>,
-    segment_id: Option<Option<String>>,
-    audience_condition: Option<Option<Condition>>,
+/// `POST /campaigns`: a DRAFT campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateCampaign {
+    /// Name (one line).
+    pub name: String,
+    /// Description (one line).
+    pub description: Option<String>,
+    /// Subject, a template string (one line).
+    pub subject: String,
+    /// HTML body, a template string.
+    pub body: String,
+    /// Sender; on a verified domain of the workspace.
+    pub from: EmailAddress,
+    /// Sender display name.
+    pub from_name: Option<String>,
+    /// Reply-To address.
+    pub reply_to: Option<EmailAddress>,
+    /// ALL, SEGMENT (needs `segment_id`) or FILTERED (needs `audience_condition`).
+    pub audience_type: AudienceType,
+    /// The audience segment.
+    pub segment_id: Option<String>,
+    /// The audience condition.
+    pub audience_condition: Option<Condition>,
 }
 
-fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
-    let obj = Checker::body(body)?;
-    let mut c = Checker::new();
-    let mut f = Fields {
-        name: c.line(obj, "name", "", creating, 255).map(str::to_string),
-        description: c.nullable_line(obj, "description", 2000),
-        subject: c
-            .line(obj, "subject", "", creating, 998)
-            .map(str::to_string),
-        body: c.string(obj, "body", "", creating).map(str::to_string),
-        from: c.email(obj, "from", "", creating),
-        from_name: c.nullable_line(obj, "fromName", 256),
-        ..Fields::default()
-    };
-    f.reply_to = match obj.get("replyTo") {
-        None => None,
-        Some(Value::Null) => Some(None),
-        Some(_) => c
-            .email(obj, "replyTo", "", false)
-            .map(|e| Some(e.to_string())),
-    };
-    f.audience_type = c.string(obj, "audienceType", "", creating).and_then(|raw| {
-        let parsed = AudienceType::parse(raw);
-        if parsed.is_none() {
-            c.fail(
-                "audienceType",
-                "invalid_enum",
-                "audienceType must be ALL, SEGMENT or FILTERED",
-            );
-        }
-        parsed
-    });
-    f.segment_id = match obj.get("segmentId") {
-        None => None,
-        Some(Value::Null) => Some(None),
-        Some(_) => c
-            .string(obj, "segmentId", "", false)
-            .map(|s| Some(s.trim().to_string())),
-    };
-    f.audience_condition = match obj.get("audienceCondition") {
-        None => None,
-        Some(Value::Null) => Some(None),
-        Some(value) => match parse_condition(value, "audienceCondition") {
-            Ok(cond) => Some(Some(cond)),
-            Err(errors) => {
-                for e in errors {
-                    c.fail(e.field, &e.code, e.message);
-                }
-                None
-            }
-        },
-    };
-    for (key, source) in [("subject", &f.subject), ("body", &f.body)] {
-        if let Some(Err(e)) = source.as_deref().map(validate_syntax) {
-            c.fail(key, "invalid_template", e.to_string());
+/// `PUT|PATCH /campaigns/{id}`: each field left, cleared (optional ones) or set.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CampaignPatch {
+    /// New name.
+    pub name: Option<String>,
+    /// New description.
+    pub description: Patch<String>,
+    /// New subject.
+    pub subject: Option<String>,
+    /// New HTML body.
+    pub body: Option<String>,
+    /// New sender.
+    pub from: Option<EmailAddress>,
+    /// New sender display name.
+    pub from_name: Patch<String>,
+    /// New Reply-To.
+    pub reply_to: Patch<EmailAddress>,
+    /// New audience type.
+    pub audience_type: Option<AudienceType>,
+    /// New audience segment.
+    pub segment_id: Patch<String>,
+    /// New audience condition.
+    pub audience_condition: Patch<Condition>,
+}
+
+/// `GET /campaigns`: a page, optionally of one status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ListCampaigns {
+    /// Page and page size.
+    pub page: PageRequest,
+    /// Only campaigns in this status.
+    pub status: Option<CampaignStatus>,
+}
+
+/// `POST /campaigns/{id}/send`: now, or at a future time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SendCampaign {
+    /// When to start; now when `None`. Must lie in the future.
+    pub scheduled_for: Option<DateTime<Utc>>,
+}
+
+/// The text rules of a campaign's fields: one-line fields and template syntax.
+fn campaign_text_problems(
+    name: Option<&str>,
+    description: Option<&str>,
+    subject: Option<&str>,
+    body: Option<&str>,
+    from_name: Option<&str>,
+) -> Result<()> {
+    let mut errors = Vec::new();
+    for (key, value, max) in [
+        ("name", name, 255),
+        ("description", description, 2000),
+        ("subject", subject, MAX_SUBJECT_CHARS),
+        ("fromName", from_name, MAX_NAME_CHARS),
+    ] {
+        if let Some((code, message)) = value.and_then(|v| line_problem(key, v, max)) {
+            errors.push(FieldError::new(key, code, message));
         }
     }
-    c.finish()?;
-    Ok(f)
+    for (key, source) in [("subject", subject), ("body", body)] {
+        if let Some(Err(e)) = source.map(validate_syntax) {
+            errors.push(FieldError::new(key, "invalid_template", e.to_string()));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Validation(errors))
+    }
+}
+
+fn set_value(p: &Patch<String>) -> Option<&str> {
+    match p {
+        Patch::Set(v) => Some(v),
+        _ => None,
+    }
 }
 
 /// One filter as a condition: `segment.<id> memberOfSegment`.
@@ -204,26 +230,34 @@ impl Engine {
     }
 
     /// `POST /campaigns`.
-    pub async fn create_campaign(&self, caller: &Caller, body: &Value) -> Result<CampaignView> {
-        let f = read_fields(body, true)?;
-        let from = f
-            .from
-            .ok_or_else(|| Error::Internal("from checked above".into()))?;
+    pub async fn create_campaign(
+        &self,
+        caller: &Caller,
+        cmd: CreateCampaign,
+    ) -> Result<CampaignView> {
+        campaign_text_problems(
+            Some(&cmd.name),
+            cmd.description.as_deref(),
+            Some(&cmd.subject),
+            Some(&cmd.body),
+            cmd.from_name.as_deref(),
+        )?;
+        let from = cmd.from.clone();
         self.check_sender(caller, &from).await?;
         let now = self.clock.now();
         let campaign = Campaign {
             id: new_id(),
             workspace_id: caller.workspace_id().to_string(),
-            name: f.name.unwrap_or_default(),
-            description: f.description.flatten(),
-            subject: f.subject.unwrap_or_default(),
-            body: f.body.unwrap_or_default(),
+            name: cmd.name,
+            description: cmd.description,
+            subject: cmd.subject,
+            body: cmd.body,
             from: from.to_string(),
-            from_name: f.from_name.flatten(),
-            reply_to: f.reply_to.flatten(),
-            audience_type: f.audience_type.unwrap_or(AudienceType::All),
-            segment_id: f.segment_id.flatten(),
-            audience_condition: f.audience_condition.flatten(),
+            from_name: cmd.from_name,
+            reply_to: cmd.reply_to.map(|e| e.to_string()),
+            audience_type: cmd.audience_type,
+            segment_id: cmd.segment_id,
+            audience_condition: cmd.audience_condition,
             status: CampaignStatus::Draft,
             scheduled_for: None,
             sent_at: None,
@@ -252,17 +286,14 @@ impl Engine {
     pub async fn list_campaigns(
         &self,
         caller: &Caller,
-        query: &HashMap<String, String>,
+        query: ListCampaigns,
     ) -> Result<Page<CampaignView>> {
-        let mut c = Checker::new();
-        let (page, size) = page_params(&mut c, query);
-        let status = c.query_enum(
-            query,
-            "status",
-            CampaignStatus::parse,
-            "status must be DRAFT, SCHEDULED, SENDING, SENT or CANCELLED",
-        );
-        c.finish()?;
+        check_page(&query.page)?;
+        let PageRequest {
+            page,
+            page_size: size,
+        } = query.page;
+        let status = query.status;
         let (campaigns, total) = self
             .store
             .campaigns(
@@ -284,9 +315,15 @@ impl Engine {
         &self,
         caller: &Caller,
         id: &str,
-        body: &Value,
+        patch: CampaignPatch,
     ) -> Result<CampaignView> {
-        let f = read_fields(body, false)?;
+        campaign_text_problems(
+            patch.name.as_deref(),
+            set_value(&patch.description),
+            patch.subject.as_deref(),
+            patch.body.as_deref(),
+            set_value(&patch.from_name),
+        )?;
         let mut campaign = self.campaign_record(caller, id).await?;
         if !matches!(
             campaign.status,
@@ -297,26 +334,41 @@ impl Engine {
                 campaign.status.as_str()
             )));
         }
-        if let Some(from) = f.from {
-            self.check_sender(caller, &from).await?;
+        if let Some(from) = &patch.from {
+            self.check_sender(caller, from).await?;
             campaign.from = from.to_string();
         }
-        macro_rules! set {
-            ($field:ident) => {
-                if let Some(v) = f.$field {
-                    campaign.$field = v;
-                }
-            };
+        let CampaignPatch {
+            name,
+            description,
+            subject,
+            body,
+            from_name,
+            reply_to,
+            audience_type,
+            segment_id,
+            audience_condition,
+            ..
+        } = patch;
+        for (value, slot) in [
+            (name, &mut campaign.name),
+            (subject, &mut campaign.subject),
+            (body, &mut campaign.body),
+        ] {
+            if let Some(v) = value {
+                *slot = v;
+            }
         }
-        set!(name);
-        set!(description);
-        set!(subject);
-        set!(body);
-        set!(from_name);
-        set!(reply_to);
-        set!(audience_type);
-        set!(segment_id);
-        set!(audience_condition);
+        if let Some(v) = audience_type {
+            campaign.audience_type = v;
+        }
+        description.apply_to(&mut campaign.description);
+        from_name.apply_to(&mut campaign.from_name);
+        reply_to
+            .map(|e| e.to_string())
+            .apply_to(&mut campaign.reply_to);
+        segment_id.apply_to(&mut campaign.segment_id);
+        audience_condition.apply_to(&mut campaign.audience_condition);
         self.check_audience(&campaign).await?;
         campaign.updated_at = self.clock.now();
         let mut changes = ChangeSet::new();
@@ -360,11 +412,17 @@ impl Engine {
         &self,
         caller: &Caller,
         id: &str,
-        body: &Value,
+        cmd: SendCampaign,
     ) -> Result<(CampaignView, String)> {
-        let obj = Checker::body(body)?;
         let now = self.clock.now();
-        let scheduled_for = read_schedule(obj, now)?;
+        let scheduled_for = cmd.scheduled_for;
+        if scheduled_for.is_some_and(|at| at <= now) {
+            return Err(Error::field(
+                "scheduledFor",
+                "in_the_past",
+                "scheduledFor is in the past; omit it (or send null) to send now",
+            ));
+        }
         let mut campaign = self.campaign_record(caller, id).await?;
         if !matches!(
             campaign.status,
@@ -480,35 +538,5 @@ pub fn finish_job(c: &Campaign) -> JobPayload {
     JobPayload::FinishCampaign {
         workspace_id: c.workspace_id.clone(),
         campaign_id: c.id.clone(),
-    }
-}
-
-fn read_schedule(obj: &Map<String, Value>, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
-    match obj.get("scheduledFor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(raw)) => {
-            let at = DateTime::parse_from_rfc3339(raw.trim())
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|_| {
-                    Error::field(
-                        "scheduledFor",
-                        "invalid_date",
-                        "scheduledFor must be an ISO 8601 date-time",
-                    )
-                })?;
-            if at <= now {
-                return Err(Error::field(
-                    "scheduledFor",
-                    "in_the_past",
-                    "scheduledFor is in the past; omit it (or send null) to send now",
-                ));
-            }
-            Ok(Some(at))
-        }
-        Some(_) => Err(Error::field(
-            "scheduledFor",
-            "invalid_type",
-            "scheduledFor must be a date-time string or null",
-        )),
     }
 }

@@ -1,15 +1,13 @@
 //! Segments: create, read, list, update, delete, members, and their member counts.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use serde_json::Value;
-
-use super::{on_conflict_retry, Caller, StepError};
+use super::{check_page, on_conflict_retry, Caller, PageRequest, Patch, StepError};
 use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{new_id, CampaignStatus, Contact, EmailAddress, Segment, SegmentType};
 use crate::ports::{ChangeSet, JobPayload, MatchQuery, NewJob, Write};
-use crate::segment::{parse_condition, referenced_segments, Condition};
-use crate::validate::{type_name, Checker};
+use crate::segment::{referenced_segments, Condition};
+use crate::validate::line_problem;
 use crate::Engine;
 
 /// Most emails in one members request.
@@ -52,10 +50,97 @@ impl<T> Page<T> {
     }
 }
 
-/// Reads `page` (>= 1, default 1) and the page size (see [`Checker::page_size`]).
-pub fn page_params(c: &mut Checker, query: &HashMap<String, String>) -> (u64, u64) {
-    let page = c.query_int(query, "page", 1, 1_000_000, 1) as u64;
-    (page, c.page_size(query))
+/// Longest segment name, in characters.
+pub const MAX_SEGMENT_NAME_CHARS: usize = 255;
+/// Longest segment description, in characters.
+pub const MAX_SEGMENT_DESCRIPTION_CHARS: usize = 2000;
+
+/// `POST /segments`: a DYNAMIC segment (members follow `condition`) or a STATIC one
+/// (members added by hand).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateSegment {
+    /// Name (one line).
+    pub name: String,
+    /// Description (one line).
+    pub description: Option<String>,
+    /// DYNAMIC or STATIC.
+    pub segment_type: SegmentType,
+    /// Who belongs (required for DYNAMIC).
+    pub condition: Option<Condition>,
+    /// Keep members stored and announce entries and exits.
+    pub track_membership: bool,
+}
+
+/// `PATCH /segments/{id}`: each field left or set (the description may be cleared).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SegmentPatch {
+    /// New name.
+    pub name: Option<String>,
+    /// New description.
+    pub description: Patch<String>,
+    /// Switch membership tracking on or off.
+    pub track_membership: Option<bool>,
+    /// The type, if given: it cannot change, so it must be the stored one.
+    pub segment_type: Option<SegmentType>,
+    /// New condition.
+    pub condition: Option<Condition>,
+}
+
+/// `POST|DELETE /segments/{id}/members`: 1 to [`MAX_MEMBER_EMAILS`] distinct addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentMembers {
+    /// The addresses.
+    pub emails: Vec<EmailAddress>,
+    /// When adding: create contacts for unknown addresses.
+    pub create_missing: bool,
+    /// When adding and creating: the new contacts' subscription flag.
+    pub subscribed: bool,
+}
+
+impl SegmentMembers {
+    /// Members to add or remove, without creating contacts.
+    pub fn new(emails: Vec<EmailAddress>) -> Self {
+        Self {
+            emails,
+            create_missing: false,
+            subscribed: true,
+        }
+    }
+
+    /// Why this many addresses cannot be given at once: `(code, message)`.
+    pub fn count_problem(count: usize) -> Option<(&'static str, String)> {
+        (count == 0 || count > MAX_MEMBER_EMAILS).then(|| {
+            (
+                "out_of_range",
+                format!("emails must list 1 to {MAX_MEMBER_EMAILS} addresses, got {count}"),
+            )
+        })
+    }
+
+    fn validate(&self) -> Result<()> {
+        match Self::count_problem(self.emails.len()) {
+            Some((code, message)) => Err(Error::field("emails", code, message)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The one-line rules of a segment's name and description.
+fn segment_text_problems(name: Option<&str>, description: Option<&str>) -> Result<()> {
+    let mut errors = Vec::new();
+    for (key, value, max) in [
+        ("name", name, MAX_SEGMENT_NAME_CHARS),
+        ("description", description, MAX_SEGMENT_DESCRIPTION_CHARS),
+    ] {
+        if let Some((code, message)) = value.and_then(|v| line_problem(key, v, max)) {
+            errors.push(FieldError::new(key, code, message));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Validation(errors))
+    }
 }
 
 /// Outcome of `POST /segments/{id}/members`.
@@ -148,25 +233,22 @@ impl Engine {
     }
 
     /// `POST /segments`.
-    pub async fn create_segment(&self, caller: &Caller, body: &Value) -> Result<SegmentView> {
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let name = c.line(obj, "name", "", true, 255).map(str::to_string);
-        let description = c
-            .line(obj, "description", "", false, 2000)
-            .map(str::to_string);
-        let track = c
-            .boolean(obj, "trackMembership", "", false)
-            .unwrap_or(false);
-        let segment_type = match c.string(obj, "type", "", false) {
-            None => SegmentType::Dynamic,
-            Some(raw) => SegmentType::parse(raw).unwrap_or_else(|| {
-                c.fail("type", "invalid_enum", "type must be DYNAMIC or STATIC");
-                SegmentType::Dynamic
-            }),
-        };
-        let condition = read_condition(&mut c, obj, segment_type == SegmentType::Dynamic);
-        c.finish()?;
+    pub async fn create_segment(&self, caller: &Caller, cmd: CreateSegment) -> Result<SegmentView> {
+        segment_text_problems(Some(&cmd.name), cmd.description.as_deref())?;
+        if cmd.segment_type == SegmentType::Dynamic && cmd.condition.is_none() {
+            return Err(Error::field(
+                "condition",
+                "required",
+                "condition is required",
+            ));
+        }
+        let CreateSegment {
+            name,
+            description,
+            segment_type,
+            condition,
+            track_membership: track,
+        } = cmd;
         let ws = caller.workspace_id();
         let id = new_id();
         if let Some(condition) = &condition {
@@ -177,7 +259,7 @@ impl Engine {
         let segment = Segment {
             id,
             workspace_id: ws.to_string(),
-            name: name.unwrap_or_default(),
+            name,
             description,
             segment_type,
             condition,
@@ -216,11 +298,13 @@ impl Engine {
     pub async fn list_segments(
         &self,
         caller: &Caller,
-        query: &HashMap<String, String>,
+        page: PageRequest,
     ) -> Result<Page<SegmentView>> {
-        let mut c = Checker::new();
-        let (page, size) = page_params(&mut c, query);
-        c.finish()?;
+        check_page(&page)?;
+        let PageRequest {
+            page,
+            page_size: size,
+        } = page;
         let (segments, total) = self
             .store
             .segments(
@@ -241,29 +325,27 @@ impl Engine {
         &self,
         caller: &Caller,
         id: &str,
-        body: &Value,
+        patch: SegmentPatch,
     ) -> Result<SegmentView> {
         let mut segment = self.segment_record(caller, id).await?;
-        let obj = Checker::body(body)?;
-        let mut c = Checker::new();
-        let name = c.line(obj, "name", "", false, 255).map(str::to_string);
-        let description = c.nullable_line(obj, "description", 2000);
-        let track = c.boolean(obj, "trackMembership", "", false);
-        if let Some(raw) = c.string(obj, "type", "", false) {
-            if SegmentType::parse(raw) != Some(segment.segment_type) {
-                c.fail(
-                    "type",
-                    "immutable",
-                    "a segment's type cannot change; create a new segment",
-                );
-            }
-        }
-        let condition = if obj.get("condition").is_some_and(|v| !v.is_null()) {
-            read_condition(&mut c, obj, true)
-        } else {
-            None
+        let description = match &patch.description {
+            Patch::Set(d) => Some(d.as_str()),
+            _ => None,
         };
-        c.finish()?;
+        segment_text_problems(patch.name.as_deref(), description)?;
+        if patch
+            .segment_type
+            .is_some_and(|t| t != segment.segment_type)
+        {
+            return Err(immutable_type());
+        }
+        let SegmentPatch {
+            name,
+            description,
+            track_membership: track,
+            condition,
+            ..
+        } = patch;
         if let Some(condition) = &condition {
             self.check_references(
                 &segment.workspace_id,
@@ -289,9 +371,7 @@ impl Engine {
         if let Some(v) = name {
             segment.name = v;
         }
-        if let Some(v) = description {
-            segment.description = v;
-        }
+        description.apply_to(&mut segment.description);
         if let Some(v) = track {
             segment.track_membership = v;
         }
@@ -398,11 +478,13 @@ impl Engine {
         &self,
         caller: &Caller,
         id: &str,
-        query: &HashMap<String, String>,
+        page: PageRequest,
     ) -> Result<Page<Contact>> {
-        let mut c = Checker::new();
-        let (page, size) = page_params(&mut c, query);
-        c.finish()?;
+        check_page(&page)?;
+        let PageRequest {
+            page,
+            page_size: size,
+        } = page;
         let segment = self.segment_record(caller, id).await?;
         let ws = &segment.workspace_id;
         let offset = ((page - 1) * size) as usize;
@@ -468,9 +550,14 @@ impl Engine {
         &self,
         caller: &Caller,
         id: &str,
-        body: &Value,
+        members: SegmentMembers,
     ) -> Result<MembersAdded> {
-        let (emails, create_missing, subscribed) = read_member_emails(body, true)?;
+        members.validate()?;
+        let SegmentMembers {
+            emails,
+            create_missing,
+            subscribed,
+        } = members;
         let segment = self.static_segment(caller, id, "added to").await?;
         on_conflict_retry(|| async {
             let now = self.clock.now();
@@ -537,9 +624,10 @@ impl Engine {
         &self,
         caller: &Caller,
         id: &str,
-        body: &Value,
+        members: SegmentMembers,
     ) -> Result<u64> {
-        let (emails, _, _) = read_member_emails(body, false)?;
+        members.validate()?;
+        let emails = members.emails;
         let segment = self.static_segment(caller, id, "removed from").await?;
         on_conflict_retry(|| async {
             let now = self.clock.now();
@@ -608,72 +696,11 @@ pub fn push_reevaluation(
     )));
 }
 
-fn read_condition(
-    c: &mut Checker,
-    obj: &serde_json::Map<String, Value>,
-    required: bool,
-) -> Option<Condition> {
-    let value = c.value(obj, "condition", "", required)?;
-    match parse_condition(value, "condition") {
-        Ok(condition) => Some(condition),
-        Err(errors) => {
-            for e in errors {
-                c.fail(e.field, &e.code, e.message);
-            }
-            None
-        }
-    }
-}
-
-fn read_member_emails(body: &Value, adding: bool) -> Result<(Vec<EmailAddress>, bool, bool)> {
-    let obj = Checker::body(body)?;
-    let mut c = Checker::new();
-    let mut emails = Vec::new();
-    match c.value(obj, "emails", "", true) {
-        Some(Value::Array(items)) => {
-            if items.is_empty() || items.len() > MAX_MEMBER_EMAILS {
-                c.fail(
-                    "emails",
-                    "out_of_range",
-                    format!(
-                        "emails must list 1 to {MAX_MEMBER_EMAILS} addresses, got {}",
-                        items.len()
-                    ),
-                );
-            } else {
-                for (i, item) in items.iter().enumerate() {
-                    match item.as_str() {
-                        Some(raw) => {
-                            if let Some(e) = c.parse_email(raw, &format!("emails.{i}")) {
-                                if !emails.contains(&e) {
-                                    emails.push(e);
-                                }
-                            }
-                        }
-                        None => c.fail(
-                            format!("emails.{i}"),
-                            "invalid_type",
-                            format!("must be a string, got {}", type_name(item)),
-                        ),
-                    }
-                }
-            }
-        }
-        Some(other) => c.fail(
-            "emails",
-            "invalid_type",
-            format!("emails must be an array, got {}", type_name(other)),
-        ),
-        None => {}
-    }
-    let (create_missing, subscribed) = if adding {
-        (
-            c.boolean(obj, "createMissing", "", false).unwrap_or(false),
-            c.boolean(obj, "subscribed", "", false).unwrap_or(true),
-        )
-    } else {
-        (false, true)
-    };
-    c.finish()?;
-    Ok((emails, create_missing, subscribed))
+/// The validation error for a type that differs from the stored one.
+pub fn immutable_type() -> Error {
+    Error::field(
+        "type",
+        "immutable",
+        "a segment's type cannot change; create a new segment",
+    )
 }

@@ -13,7 +13,7 @@ use super::to_json;
 use crate::http::body::JsonBody;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::query::QueryMap;
-use crate::http::AppState;
+use crate::http::{wire, AppState};
 
 /// A campaign with its counters and embedded segment.
 pub fn campaign_json(view: &CampaignView) -> Result<Value, ApiError> {
@@ -41,7 +41,10 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let view = state.engine.create_campaign(&caller, &body).await?;
+    let view = state
+        .engine
+        .create_campaign(&caller, wire::campaigns::create(&body)?)
+        .await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"success": true, "data": campaign_json(&view)?})),
@@ -55,7 +58,10 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
-    let page = state.engine.list_campaigns(&caller, &query).await?;
+    let page = state
+        .engine
+        .list_campaigns(&caller, wire::campaigns::list(&query)?)
+        .await?;
     let mut value = page_json(&page, campaign_json)?;
     value["success"] = json!(true);
     Ok(Json(value).into_response())
@@ -80,7 +86,10 @@ pub async fn update(
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
     Ok(ok(campaign_json(
-        &state.engine.update_campaign(&caller, &id, &body).await?,
+        &state
+            .engine
+            .update_campaign(&caller, &id, wire::campaigns::patch(&body)?)
+            .await?,
     )?))
 }
 
@@ -101,7 +110,10 @@ pub async fn send(
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let (view, message) = state.engine.send_campaign(&caller, &id, &body).await?;
+    let (view, message) = state
+        .engine
+        .send_campaign(&caller, &id, wire::campaigns::send(&body)?)
+        .await?;
     Ok(
         Json(json!({"success": true, "data": campaign_json(&view)?, "message": message}))
             .into_response(),

@@ -12,7 +12,7 @@ use super::to_json;
 use crate::http::body::JsonBody;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::query::QueryMap;
-use crate::http::AppState;
+use crate::http::{wire, AppState};
 
 /// A segment with `memberCount`.
 pub fn segment_json(view: &SegmentView) -> Result<Value, ApiError> {
@@ -46,7 +46,10 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
-    let view = state.engine.create_segment(&caller, &body).await?;
+    let view = state
+        .engine
+        .create_segment(&caller, wire::segments::create(&body)?)
+        .await?;
     Ok((StatusCode::CREATED, Json(segment_json(&view)?)).into_response())
 }
 
@@ -56,7 +59,10 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
-    let page = state.engine.list_segments(&caller, &query).await?;
+    let page = state
+        .engine
+        .list_segments(&caller, wire::segments::page(&query)?)
+        .await?;
     Ok(Json(page_json(&page, segment_json)?).into_response())
 }
 
@@ -77,7 +83,10 @@ pub async fn patch(
     JsonBody(body): JsonBody,
 ) -> ApiResult<Response> {
     Ok(Json(segment_json(
-        &state.engine.patch_segment(&caller, &id, &body).await?,
+        &state
+            .engine
+            .patch_segment(&caller, &id, wire::segments::patch(&body)?)
+            .await?,
     )?)
     .into_response())
 }
@@ -99,7 +108,10 @@ pub async fn contacts(
     Path(id): Path<String>,
     QueryMap(query): QueryMap,
 ) -> ApiResult<Response> {
-    let page = state.engine.segment_contacts(&caller, &id, &query).await?;
+    let page = state
+        .engine
+        .segment_contacts(&caller, &id, wire::segments::page(&query)?)
+        .await?;
     Ok(Json(page_json(&page, to_json)?).into_response())
 }
 
@@ -112,7 +124,7 @@ pub async fn add_members(
 ) -> ApiResult<Response> {
     let out = state
         .engine
-        .add_segment_members(&caller, &id, &body)
+        .add_segment_members(&caller, &id, wire::segments::members(&body, true)?)
         .await?;
     let mut value = json!({"added": out.added, "notFound": out.not_found});
     if body.get("createMissing") == Some(&json!(true)) {
@@ -130,7 +142,7 @@ pub async fn remove_members(
 ) -> ApiResult<Response> {
     let removed = state
         .engine
-        .remove_segment_members(&caller, &id, &body)
+        .remove_segment_members(&caller, &id, wire::segments::members(&body, false)?)
         .await?;
     Ok(Json(json!({"removed": removed})).into_response())
 }

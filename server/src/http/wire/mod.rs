@@ -3,9 +3,11 @@
 //! Handlers parse here, then call the engine with Rust values only.
 
 pub mod admin;
+pub mod campaigns;
 pub mod contacts;
 pub mod events;
 pub mod page;
+pub mod segments;
 pub mod send;
 pub mod templates;
 pub mod track;
