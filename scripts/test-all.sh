@@ -10,6 +10,14 @@ trap 'bash scripts/services.sh stop' EXIT
 
 cargo test --workspace --all-targets --locked
 
+# The embedding example (docs/embedding.md) builds, runs and delivers its email.
+embed_output=$(cargo run -q --locked -p posthorn-runtime --example embed)
+echo "$embed_output"
+grep -qx 'Welcome aboard, Ada -> ada@example.org' <<<"$embed_output" || {
+  echo "runtime/examples/embed.rs did not print the delivered message" >&2
+  exit 1
+}
+
 # The in-process API suite once more, on PostgreSQL (each test gets its own database) with
 # limits and idempotency records on Redis (each test under its own key prefix).
 POSTHORN_API_TEST_STORE=postgres POSTHORN_API_TEST_REDIS=1 cargo test -p posthorn-server --test api --locked

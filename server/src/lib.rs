@@ -1,11 +1,10 @@
-//! Posthorn's server: the HTTP API, the job workers and the one place that composes
-//! adapters from configuration.
+//! Posthorn's server: the HTTP API, the job workers (from `posthorn-runtime`) and the one
+//! place that composes adapters from configuration.
 
 pub mod compose;
 pub mod config;
 pub mod http;
 pub mod secret;
-pub mod worker;
 
 pub use compose::build_engine;
 pub use config::Config;

@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use posthorn_runtime::{run_workers, WorkerOptions};
 use posthorn_server::config::{Command, Role};
-use posthorn_server::{build_engine, router, worker, AppState, Config};
+use posthorn_server::{build_engine, router, AppState, Config};
 use tokio::sync::watch;
 
 #[tokio::main]
@@ -57,9 +58,11 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         let _ = stop_tx.send(true);
     });
     let worker = (config.role != Role::Api).then(|| {
-        tokio::spawn(worker::run(
+        tokio::spawn(run_workers(
             engine.clone(),
-            config.worker_concurrency,
+            WorkerOptions {
+                concurrency: config.worker_concurrency,
+            },
             stop_rx.clone(),
         ))
     });

@@ -1,7 +1,7 @@
 //! Who is calling: the authenticated workspace and key.
 
 use crate::error::{Error, Result};
-use crate::model::{ApiKey, KeyKind, Workspace};
+use crate::model::{ApiKey, KeyKind, KeySet, Workspace};
 
 /// An authenticated API caller.
 #[derive(Debug, Clone)]
@@ -13,6 +13,18 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// Acting with the secret key of `key_set` on `workspace`: how an embedder calls the
+    /// use cases of a workspace it created (`Engine::create_workspace` returns both).
+    pub fn with_secret_key(workspace: Workspace, key_set: KeySet) -> Self {
+        Self {
+            workspace,
+            key: ApiKey {
+                key_set,
+                kind: KeyKind::Secret,
+            },
+        }
+    }
+
     /// The workspace id.
     pub fn workspace_id(&self) -> &str {
         &self.workspace.id

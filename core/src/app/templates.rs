@@ -123,6 +123,26 @@ fn template_problems(
 }
 
 impl CreateTemplate {
+    /// A template with the required fields; set `from` and the others as needed.
+    pub fn new(
+        name: impl Into<String>,
+        subject: impl Into<String>,
+        body: impl Into<String>,
+        template_type: TemplateType,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: None,
+            subject: subject.into(),
+            body: body.into(),
+            text: None,
+            from: None,
+            from_name: None,
+            reply_to: None,
+            template_type,
+        }
+    }
+
     /// Checks the rules every template obeys.
     pub fn validate(&self) -> Result<()> {
         template_problems(

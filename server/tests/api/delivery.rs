@@ -164,7 +164,11 @@ async fn a_job_that_keeps_killing_its_worker_is_given_up() {
 async fn the_background_worker_delivers_and_stops_gracefully() {
     let app = TestApp::new().await;
     let (stop, rx) = tokio::sync::watch::channel(false);
-    let worker = tokio::spawn(posthorn_server::worker::run(app.engine.clone(), 4, rx));
+    let worker = tokio::spawn(posthorn_runtime::run_workers(
+        app.engine.clone(),
+        posthorn_runtime::WorkerOptions { concurrency: 4 },
+        rx,
+    ));
     app.post("/v1/send", send_body(json!(["w1@x.com", "w2@x.com"])))
         .await
         .expect(200);

@@ -11,10 +11,30 @@ const IDLE_POLL: Duration = Duration::from_millis(500);
 /// How often workspace maintenance (PENDING contacts, time-based segments) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(60);
 
-/// Runs jobs until `shutdown` turns true: then it claims nothing more and returns once the
-/// jobs in flight have settled.
-pub async fn run(engine: Engine, concurrency: usize, mut shutdown: watch::Receiver<bool>) {
-    let concurrency = concurrency.max(1);
+/// How workers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerOptions {
+    /// Jobs run at once (at least 1).
+    pub concurrency: usize,
+}
+
+impl Default for WorkerOptions {
+    /// 16 jobs at once.
+    fn default() -> Self {
+        Self { concurrency: 16 }
+    }
+}
+
+/// Runs the engine's jobs until `shutdown` turns true: then it claims nothing more and
+/// returns once the jobs in flight have settled. Idle workers wake on new work (the job
+/// queue's `wait_for_work`), not only by polling; workspace maintenance (PENDING contacts,
+/// time-based segments) runs once a minute.
+pub async fn run_workers(
+    engine: Engine,
+    options: WorkerOptions,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let concurrency = options.concurrency.max(1);
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut last_maintenance = tokio::time::Instant::now();
     loop {
