@@ -245,9 +245,7 @@ impl Engine {
             )
             .await?;
             if !changes.is_empty() {
-                self.add_membership_jobs(&caller.workspace.id, &mut changes)
-                    .await?;
-                self.store.commit(changes).await?;
+                self.commit(changes).await?;
             }
             Ok(done)
         })
@@ -357,8 +355,7 @@ impl Engine {
             let mut changes = ChangeSet::new();
             changes.push(Write::UpdateContact(contact.clone()));
             push_subscription_event(ws, &contact, before.subscribed, None, now, &mut changes);
-            self.add_membership_jobs(&ws.id, &mut changes).await?;
-            self.store.commit(changes).await?;
+            self.commit(changes).await?;
             contact.version += 1;
             Ok(contact)
         })

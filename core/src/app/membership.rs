@@ -1,11 +1,11 @@
 //! Segment membership tracking: re-evaluating a contact after it changes, re-syncing a
-//! segment's stored members, and the entry and exit events.
+//! segment's stored members, the entry and exit events, and the jobs that do this work.
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use crate::model::{Event, Segment, SegmentType};
-use crate::ports::{ChangeSet, ClaimedJob, MatchQuery, StoreError, Write};
+use crate::ports::{ChangeSet, ClaimedJob, JobPayload, MatchQuery, NewJob, StoreError, Write};
 use crate::segment::{activity_of_event, matches, slug, ActivityFact, ContactFacts, EventFact};
 use crate::Engine;
 
@@ -37,6 +37,32 @@ pub fn transition_event(
     )
 }
 
+/// The job that rebuilds a DYNAMIC segment's stored members.
+pub fn sync_job(segment: &Segment, announce: bool) -> JobPayload {
+    JobPayload::SyncSegment {
+        workspace_id: segment.workspace_id.clone(),
+        segment_id: segment.id.clone(),
+        announce,
+    }
+}
+
+/// Queues a re-evaluation of the contact against tracked segments (its memberships or
+/// data changed, which other segments' conditions may read).
+pub fn push_reevaluation(
+    changes: &mut ChangeSet,
+    workspace_id: &str,
+    contact_id: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    changes.push(Write::EnqueueJob(NewJob::at(
+        JobPayload::ReevaluateContact {
+            workspace_id: workspace_id.to_string(),
+            contact_id: contact_id.to_string(),
+        },
+        now,
+    )));
+}
+
 /// Whether a condition reads a contact's events or email activity.
 pub fn reads_events(condition: &crate::segment::Condition) -> bool {
     let mut reads = false;
@@ -58,9 +84,9 @@ pub enum Settled {
 }
 
 impl Engine {
-    /// Queues a re-evaluation for every contact `changes` touches, when the workspace
-    /// tracks any segment. Call before committing a change to contacts or their events.
-    pub async fn add_membership_jobs(
+    /// Queues a re-evaluation for every contact `changes` touches (and has none queued
+    /// yet), when the workspace tracks any segment. Called by [`Engine::commit`] only.
+    pub(crate) async fn add_membership_jobs(
         &self,
         workspace_id: &str,
         changes: &mut ChangeSet,
@@ -83,6 +109,17 @@ impl Engine {
             .iter()
             .any(|s| s.condition.as_ref().is_some_and(reads_events));
         let mut ids: Vec<String> = Vec::new();
+        let queued: Vec<&str> = changes
+            .writes
+            .iter()
+            .filter_map(|w| match w {
+                Write::EnqueueJob(NewJob {
+                    payload: JobPayload::ReevaluateContact { contact_id, .. },
+                    ..
+                }) => Some(contact_id.as_str()),
+                _ => None,
+            })
+            .collect();
         for write in &changes.writes {
             let id = match write {
                 Write::InsertContact(c) | Write::UpdateContact(c) => Some(&c.id),
@@ -90,14 +127,14 @@ impl Engine {
                 _ => None,
             };
             if let Some(id) = id {
-                if !ids.contains(id) {
+                if !ids.contains(id) && !queued.contains(&id.as_str()) {
                     ids.push(id.clone());
                 }
             }
         }
         let now = self.clock.now();
         for id in ids {
-            super::segments::push_reevaluation(changes, workspace_id, &id, now);
+            push_reevaluation(changes, workspace_id, &id, now);
         }
         Ok(())
     }
@@ -114,7 +151,7 @@ impl Engine {
                 .is_some_and(crate::segment::uses_time)
             {
                 changes.push(Write::EnqueueJob(crate::ports::NewJob::at(
-                    super::segments::sync_job(&segment, true),
+                    sync_job(&segment, true),
                     now,
                 )));
             }
@@ -171,7 +208,7 @@ impl Engine {
             return Ok(Settled::Done);
         }
         // Other segments may refer to these memberships or entry events: look once more.
-        super::segments::push_reevaluation(&mut changes, workspace_id, contact_id, now);
+        push_reevaluation(&mut changes, workspace_id, contact_id, now);
         match self.store.commit(changes).await {
             Ok(()) => Ok(Settled::Done),
             Err(StoreError::Conflict(_)) => Ok(Settled::Again),

@@ -15,6 +15,7 @@ pub mod verify;
 pub mod workspaces;
 
 mod caller;
+mod commit;
 mod page;
 mod patch;
 mod retry;

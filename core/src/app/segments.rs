@@ -2,10 +2,11 @@
 
 use std::collections::HashSet;
 
+use super::membership::{push_reevaluation, sync_job, transition_event};
 use super::{check_page, on_conflict_retry, Caller, PageRequest, Patch, StepError};
 use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{new_id, CampaignStatus, Contact, EmailAddress, Segment, SegmentType};
-use crate::ports::{ChangeSet, JobPayload, MatchQuery, NewJob, Write};
+use crate::ports::{ChangeSet, MatchQuery, NewJob, Write};
 use crate::segment::{referenced_segments, Condition};
 use crate::validate::line_problem;
 use crate::Engine;
@@ -601,7 +602,7 @@ impl Engine {
                         contact_id: contact.id.clone(),
                     });
                     if segment.track_membership {
-                        changes.push(Write::AppendEvent(super::membership::transition_event(
+                        changes.push(Write::AppendEvent(transition_event(
                             &segment,
                             &contact.id,
                             true,
@@ -612,7 +613,7 @@ impl Engine {
                 }
             }
             if !changes.is_empty() {
-                self.store.commit(changes).await?;
+                self.commit(changes).await?;
             }
             Ok::<_, StepError>(out)
         })
@@ -651,7 +652,7 @@ impl Engine {
                         contact_id: contact.id.clone(),
                     });
                     if segment.track_membership {
-                        changes.push(Write::AppendEvent(super::membership::transition_event(
+                        changes.push(Write::AppendEvent(transition_event(
                             &segment,
                             &contact.id,
                             false,
@@ -662,38 +663,12 @@ impl Engine {
                 }
             }
             if !changes.is_empty() {
-                self.store.commit(changes).await?;
+                self.commit(changes).await?;
             }
             Ok::<_, StepError>(removed)
         })
         .await
     }
-}
-
-/// The job that rebuilds a DYNAMIC segment's stored members.
-pub fn sync_job(segment: &Segment, announce: bool) -> JobPayload {
-    JobPayload::SyncSegment {
-        workspace_id: segment.workspace_id.clone(),
-        segment_id: segment.id.clone(),
-        announce,
-    }
-}
-
-/// Queues a re-evaluation of the contact against tracked segments (its memberships or
-/// data changed, which other segments' conditions may read).
-pub fn push_reevaluation(
-    changes: &mut ChangeSet,
-    workspace_id: &str,
-    contact_id: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) {
-    changes.push(Write::EnqueueJob(NewJob::at(
-        JobPayload::ReevaluateContact {
-            workspace_id: workspace_id.to_string(),
-            contact_id: contact_id.to_string(),
-        },
-        now,
-    )));
 }
 
 /// The validation error for a type that differs from the stored one.

@@ -79,8 +79,7 @@ impl Engine {
             );
             let event_id = event.id.clone();
             changes.push(Write::AppendEvent(event));
-            self.add_membership_jobs(&ws.id, &mut changes).await?;
-            self.store.commit(changes).await?;
+            self.commit(changes).await?;
             Ok(Tracked {
                 contact_id: done.contact.id,
                 event_id,

@@ -174,8 +174,7 @@ impl Engine {
                 let mut changes = ChangeSet::new();
                 changes.push(Write::UpdateEmail(email));
                 changes.push(Write::AppendEvent(event));
-                self.add_membership_jobs(&ws.id, &mut changes).await?;
-                self.store.commit(changes).await?;
+                self.commit(changes).await?;
                 self.jobs.complete(job).await?;
                 Ok(JobOutcome::Done)
             }

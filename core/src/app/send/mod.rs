@@ -144,8 +144,7 @@ impl Engine {
                 unsubscribed.join(", ")
             ))));
         }
-        self.add_membership_jobs(&ws.id, &mut changes).await?;
-        self.store.commit(changes).await?;
+        self.commit(changes).await?;
         Ok(Accepted { emails, at: now })
     }
 }
