@@ -114,6 +114,8 @@ impl From<StoreError> for Error {
             StoreError::Unavailable(_) => Error::Unavailable(e.to_string()),
             // Use cases retry or translate the conflicts they expect; any other is a bug.
             StoreError::Conflict(_) => Error::Internal(e.to_string()),
+            // Not an outage: a 500 whose cause (table, column, id) is logged.
+            StoreError::Corrupt(_) => Error::Internal(e.to_string()),
         }
     }
 }

@@ -94,12 +94,16 @@ pub(crate) use {
     template_cols, workspace_cols,
 };
 
-/// Reads one column, mapping a decode failure to `Unavailable`.
-fn get<'r, T>(row: &'r PgRow, column: &str) -> Result<T, StoreError>
+/// Reads one column of a row of `table`, mapping a decode failure to `Corrupt` naming the
+/// table, the column and the row's id.
+fn get<'r, T>(row: &'r PgRow, table: &str, column: &str) -> Result<T, StoreError>
 where
     T: Decode<'r, Postgres> + Type<Postgres>,
 {
-    row.try_get(column).map_err(|e| corrupt(column, e))
+    row.try_get(column).map_err(|e| {
+        let id: String = row.try_get("id").unwrap_or_else(|_| "?".into());
+        corrupt(&format!("{table}.{column} of {id}"), e)
+    })
 }
 
 /// The text form of a serde enum (`ACTIVE`, `MARKETING`, ...), as stored.
@@ -129,67 +133,67 @@ fn to_u64(what: &str, value: i64) -> Result<u64, StoreError> {
 
 /// Decodes a `workspaces` row.
 pub(crate) fn workspace(row: &PgRow) -> Result<Workspace, StoreError> {
-    let limit: Option<i64> = get(row, "active_contact_limit")?;
-    let per_minute: i64 = get(row, "rate_limit_per_minute")?;
+    let limit: Option<i64> = get(row, "workspaces", "active_contact_limit")?;
+    let per_minute: i64 = get(row, "workspaces", "rate_limit_per_minute")?;
     Ok(Workspace {
-        id: get(row, "id")?,
-        name: get(row, "name")?,
-        disabled: get(row, "disabled")?,
+        id: get(row, "workspaces", "id")?,
+        name: get(row, "workspaces", "name")?,
+        disabled: get(row, "workspaces", "disabled")?,
         active_contact_limit: limit
             .map(|l| to_u64("active_contact_limit", l))
             .transpose()?,
         rate_limit_per_minute: u32::try_from(per_minute)
             .map_err(|e| corrupt("rate_limit_per_minute", e))?,
-        send_rate_per_second: get(row, "send_rate_per_second")?,
-        created_at: get(row, "created_at")?,
-        updated_at: get(row, "updated_at")?,
+        send_rate_per_second: get(row, "workspaces", "send_rate_per_second")?,
+        created_at: get(row, "workspaces", "created_at")?,
+        updated_at: get(row, "workspaces", "updated_at")?,
     })
 }
 
 /// Decodes a `key_sets` row.
 pub(crate) fn key_set(row: &PgRow) -> Result<KeySet, StoreError> {
-    let domains: Json<Vec<String>> = get(row, "domains")?;
+    let domains: Json<Vec<String>> = get(row, "key_sets", "domains")?;
     Ok(KeySet {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        name: get(row, "name")?,
+        id: get(row, "key_sets", "id")?,
+        workspace_id: get(row, "key_sets", "workspace_id")?,
+        name: get(row, "key_sets", "name")?,
         domains: domains.0,
-        public_key_hash: get(row, "public_key_hash")?,
-        secret_key_hash: get(row, "secret_key_hash")?,
-        public_key_preview: get(row, "public_key_preview")?,
-        secret_key_preview: get(row, "secret_key_preview")?,
-        created_at: get(row, "created_at")?,
+        public_key_hash: get(row, "key_sets", "public_key_hash")?,
+        secret_key_hash: get(row, "key_sets", "secret_key_hash")?,
+        public_key_preview: get(row, "key_sets", "public_key_preview")?,
+        secret_key_preview: get(row, "key_sets", "secret_key_preview")?,
+        created_at: get(row, "key_sets", "created_at")?,
     })
 }
 
 /// Decodes a `domains` row.
 pub(crate) fn domain(row: &PgRow) -> Result<Domain, StoreError> {
     Ok(Domain {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        domain: get(row, "domain")?,
-        verified: get(row, "verified")?,
-        inbound_enabled: get(row, "inbound_enabled")?,
-        created_at: get(row, "created_at")?,
-        updated_at: get(row, "updated_at")?,
+        id: get(row, "domains", "id")?,
+        workspace_id: get(row, "domains", "workspace_id")?,
+        domain: get(row, "domains", "domain")?,
+        verified: get(row, "domains", "verified")?,
+        inbound_enabled: get(row, "domains", "inbound_enabled")?,
+        created_at: get(row, "domains", "created_at")?,
+        updated_at: get(row, "domains", "updated_at")?,
     })
 }
 
 /// Decodes a `contacts` row.
 pub(crate) fn contact(row: &PgRow) -> Result<Contact, StoreError> {
-    let email: String = get(row, "email")?;
-    let data: Json<Map<String, Value>> = get(row, "data")?;
-    let version: i64 = get(row, "version")?;
+    let email: String = get(row, "contacts", "email")?;
+    let data: Json<Map<String, Value>> = get(row, "contacts", "data")?;
+    let version: i64 = get(row, "contacts", "version")?;
     Ok(Contact {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: get(row, "contacts", "id")?,
+        workspace_id: get(row, "contacts", "workspace_id")?,
         email: EmailAddress::parse(&email).map_err(|e| corrupt("email", e))?,
-        subscribed: get(row, "subscribed")?,
+        subscribed: get(row, "contacts", "subscribed")?,
         data: data.0,
-        status: text_enum("status", get(row, "status")?)?,
-        expires_at: get::<Option<DateTime<Utc>>>(row, "expires_at")?,
-        created_at: get(row, "created_at")?,
-        updated_at: get(row, "updated_at")?,
+        status: text_enum("status", get(row, "contacts", "status")?)?,
+        expires_at: get::<Option<DateTime<Utc>>>(row, "contacts", "expires_at")?,
+        created_at: get(row, "contacts", "created_at")?,
+        updated_at: get(row, "contacts", "updated_at")?,
         version: to_u64("version", version)?,
     })
 }
@@ -197,64 +201,64 @@ pub(crate) fn contact(row: &PgRow) -> Result<Contact, StoreError> {
 /// Decodes a `templates` row.
 pub(crate) fn template(row: &PgRow) -> Result<Template, StoreError> {
     Ok(Template {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        name: get(row, "name")?,
-        description: get(row, "description")?,
-        subject: get(row, "subject")?,
-        body: get(row, "body")?,
-        text: get(row, "text")?,
-        from: get(row, "from_address")?,
-        from_name: get(row, "from_name")?,
-        reply_to: get(row, "reply_to")?,
-        template_type: text_enum("template_type", get(row, "template_type")?)?,
-        created_at: get(row, "created_at")?,
-        updated_at: get(row, "updated_at")?,
+        id: get(row, "templates", "id")?,
+        workspace_id: get(row, "templates", "workspace_id")?,
+        name: get(row, "templates", "name")?,
+        description: get(row, "templates", "description")?,
+        subject: get(row, "templates", "subject")?,
+        body: get(row, "templates", "body")?,
+        text: get(row, "templates", "text")?,
+        from: get(row, "templates", "from_address")?,
+        from_name: get(row, "templates", "from_name")?,
+        reply_to: get(row, "templates", "reply_to")?,
+        template_type: text_enum("template_type", get(row, "templates", "template_type")?)?,
+        created_at: get(row, "templates", "created_at")?,
+        updated_at: get(row, "templates", "updated_at")?,
     })
 }
 
 /// Decodes an `emails` row.
 pub(crate) fn email(row: &PgRow) -> Result<EmailRecord, StoreError> {
-    let to: Json<Mailbox> = get(row, "to_mailbox")?;
-    let from: Json<Mailbox> = get(row, "from_mailbox")?;
-    let headers: Json<Vec<(String, String)>> = get(row, "headers")?;
-    let attachments: Json<Vec<Attachment>> = get(row, "attachments")?;
+    let to: Json<Mailbox> = get(row, "emails", "to_mailbox")?;
+    let from: Json<Mailbox> = get(row, "emails", "from_mailbox")?;
+    let headers: Json<Vec<(String, String)>> = get(row, "emails", "headers")?;
+    let attachments: Json<Vec<Attachment>> = get(row, "emails", "attachments")?;
     Ok(EmailRecord {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        contact_id: get(row, "contact_id")?,
+        id: get(row, "emails", "id")?,
+        workspace_id: get(row, "emails", "workspace_id")?,
+        contact_id: get(row, "emails", "contact_id")?,
         to: to.0,
         from: from.0,
-        reply_to: get(row, "reply_to")?,
-        subject: get(row, "subject")?,
-        html: get(row, "html")?,
-        text: get(row, "text")?,
+        reply_to: get(row, "emails", "reply_to")?,
+        subject: get(row, "emails", "subject")?,
+        html: get(row, "emails", "html")?,
+        text: get(row, "emails", "text")?,
         headers: headers.0,
         attachments: attachments.0,
-        template_id: get(row, "template_id")?,
-        campaign_id: get(row, "campaign_id")?,
-        source_type: text_enum("source_type", get(row, "source_type")?)?,
-        status: text_enum("status", get(row, "status")?)?,
-        message_id: get(row, "message_id")?,
-        provider_message_id: get(row, "provider_message_id")?,
-        error: get(row, "error")?,
-        created_at: get(row, "created_at")?,
-        sent_at: get(row, "sent_at")?,
-        updated_at: get(row, "updated_at")?,
+        template_id: get(row, "emails", "template_id")?,
+        campaign_id: get(row, "emails", "campaign_id")?,
+        source_type: text_enum("source_type", get(row, "emails", "source_type")?)?,
+        status: text_enum("status", get(row, "emails", "status")?)?,
+        message_id: get(row, "emails", "message_id")?,
+        provider_message_id: get(row, "emails", "provider_message_id")?,
+        error: get(row, "emails", "error")?,
+        created_at: get(row, "emails", "created_at")?,
+        sent_at: get(row, "emails", "sent_at")?,
+        updated_at: get(row, "emails", "updated_at")?,
     })
 }
 
 /// Decodes an `events` row.
 pub(crate) fn event(row: &PgRow) -> Result<Event, StoreError> {
-    let data: Json<Value> = get(row, "data")?;
+    let data: Json<Value> = get(row, "events", "data")?;
     Ok(Event {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        name: get(row, "name")?,
+        id: get(row, "events", "id")?,
+        workspace_id: get(row, "events", "workspace_id")?,
+        name: get(row, "events", "name")?,
         data: data.0,
-        contact_id: get(row, "contact_id")?,
-        email_id: get(row, "email_id")?,
-        created_at: get(row, "created_at")?,
+        contact_id: get(row, "events", "contact_id")?,
+        email_id: get(row, "events", "email_id")?,
+        created_at: get(row, "events", "created_at")?,
     })
 }
 
@@ -272,47 +276,47 @@ fn stored_condition(what: &str, text: Option<String>) -> Result<Option<Condition
 /// Decodes a `segments` row.
 pub(crate) fn segment(row: &PgRow) -> Result<Segment, StoreError> {
     Ok(Segment {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        name: get(row, "name")?,
-        description: get(row, "description")?,
-        segment_type: text_enum("segment_type", get(row, "segment_type")?)?,
-        condition: stored_condition("condition", get(row, "condition")?)?,
-        track_membership: get(row, "track_membership")?,
-        created_at: get(row, "created_at")?,
-        updated_at: get(row, "updated_at")?,
+        id: get(row, "segments", "id")?,
+        workspace_id: get(row, "segments", "workspace_id")?,
+        name: get(row, "segments", "name")?,
+        description: get(row, "segments", "description")?,
+        segment_type: text_enum("segment_type", get(row, "segments", "segment_type")?)?,
+        condition: stored_condition("condition", get(row, "segments", "condition")?)?,
+        track_membership: get(row, "segments", "track_membership")?,
+        created_at: get(row, "segments", "created_at")?,
+        updated_at: get(row, "segments", "updated_at")?,
     })
 }
 
 /// Decodes a `campaigns` row.
 pub(crate) fn campaign(row: &PgRow) -> Result<Campaign, StoreError> {
-    let total: i64 = get(row, "total_recipients")?;
-    let version: i64 = get(row, "version")?;
+    let total: i64 = get(row, "campaigns", "total_recipients")?;
+    let version: i64 = get(row, "campaigns", "version")?;
     Ok(Campaign {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        name: get(row, "name")?,
-        description: get(row, "description")?,
-        subject: get(row, "subject")?,
-        body: get(row, "body")?,
-        from: get(row, "from_address")?,
-        from_name: get(row, "from_name")?,
-        reply_to: get(row, "reply_to")?,
-        audience_type: text_enum("audience_type", get(row, "audience_type")?)?,
-        segment_id: get(row, "segment_id")?,
+        id: get(row, "campaigns", "id")?,
+        workspace_id: get(row, "campaigns", "workspace_id")?,
+        name: get(row, "campaigns", "name")?,
+        description: get(row, "campaigns", "description")?,
+        subject: get(row, "campaigns", "subject")?,
+        body: get(row, "campaigns", "body")?,
+        from: get(row, "campaigns", "from_address")?,
+        from_name: get(row, "campaigns", "from_name")?,
+        reply_to: get(row, "campaigns", "reply_to")?,
+        audience_type: text_enum("audience_type", get(row, "campaigns", "audience_type")?)?,
+        segment_id: get(row, "campaigns", "segment_id")?,
         audience_condition: stored_condition(
             "audience_condition",
-            get(row, "audience_condition")?,
+            get(row, "campaigns", "audience_condition")?,
         )?,
-        status: text_enum("status", get(row, "status")?)?,
-        scheduled_for: get(row, "scheduled_for")?,
-        sent_at: get(row, "sent_at")?,
+        status: text_enum("status", get(row, "campaigns", "status")?)?,
+        scheduled_for: get(row, "campaigns", "scheduled_for")?,
+        sent_at: get(row, "campaigns", "sent_at")?,
         total_recipients: to_u64("total_recipients", total)?,
-        audience_until_id: get(row, "audience_until_id")?,
-        expanded_through_id: get(row, "expanded_through_id")?,
-        expansion_done: get(row, "expansion_done")?,
-        created_at: get(row, "created_at")?,
-        updated_at: get(row, "updated_at")?,
+        audience_until_id: get(row, "campaigns", "audience_until_id")?,
+        expanded_through_id: get(row, "campaigns", "expanded_through_id")?,
+        expansion_done: get(row, "campaigns", "expansion_done")?,
+        created_at: get(row, "campaigns", "created_at")?,
+        updated_at: get(row, "campaigns", "updated_at")?,
         version: to_u64("version", version)?,
     })
 }

@@ -77,7 +77,9 @@ pub(crate) fn port(err: sqlx::Error) -> PortError {
 /// A store error as a generic port error.
 pub(crate) fn store_to_port(err: StoreError) -> PortError {
     match err {
-        StoreError::Conflict(m) | StoreError::Unavailable(m) => PortError::Unavailable(m),
+        StoreError::Conflict(m) | StoreError::Unavailable(m) | StoreError::Corrupt(m) => {
+            PortError::Unavailable(m)
+        }
     }
 }
 
@@ -86,9 +88,10 @@ pub(crate) fn open(err: sqlx::Error) -> SqliteError {
     SqliteError::Database(err.to_string())
 }
 
-/// A stored value that does not decode into the model (a corrupt or foreign row).
+/// A stored value that does not decode into the model (a corrupt or foreign row): an
+/// internal error, never an outage.
 pub(crate) fn corrupt(what: &str, err: impl std::fmt::Display) -> StoreError {
-    StoreError::Unavailable(format!("stored {what} does not decode: {err}"))
+    StoreError::Corrupt(format!("stored {what} does not decode: {err}"))
 }
 
 /// The error of a write attempted on a read-only store.

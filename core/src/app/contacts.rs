@@ -4,7 +4,7 @@ use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use super::{on_conflict_retry, Caller, Patch, StepError};
+use super::{Caller, Patch, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{merge_data, Contact, ContactStatus, EmailAddress, Event, Workspace};
 use crate::ports::{ChangeSet, ContactQuery, StoreError, Write};
@@ -231,7 +231,7 @@ impl Engine {
             data: cmd.data.as_ref(),
             default_subscribed: true,
         };
-        on_conflict_retry(|| async {
+        self.on_conflict_retry(|| async {
             let now = self.clock.now();
             let mut changes = ChangeSet::new();
             let mut room = ActiveRoom::default();
@@ -316,7 +316,7 @@ impl Engine {
             data,
             email,
         } = patch;
-        on_conflict_retry(|| async {
+        self.on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace;
             let mut contact = self

@@ -23,4 +23,4 @@ mod retry;
 pub use caller::Caller;
 pub use page::{check_page, PageRequest};
 pub use patch::Patch;
-pub use retry::{on_conflict_retry, StepError};
+pub use retry::StepError;

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::membership::{push_reevaluation, sync_job, transition_event};
-use super::{check_page, on_conflict_retry, Caller, PageRequest, Patch, StepError};
+use super::{check_page, Caller, PageRequest, Patch, StepError};
 use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{new_id, CampaignStatus, Contact, EmailAddress, Segment, SegmentType};
 use crate::ports::{ChangeSet, MatchQuery, NewJob, Write};
@@ -560,7 +560,7 @@ impl Engine {
             subscribed,
         } = members;
         let segment = self.static_segment(caller, id, "added to").await?;
-        on_conflict_retry(|| async {
+        self.on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace;
             let mut out = MembersAdded::default();
@@ -630,7 +630,7 @@ impl Engine {
         members.validate()?;
         let emails = members.emails;
         let segment = self.static_segment(caller, id, "removed from").await?;
-        on_conflict_retry(|| async {
+        self.on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace_id();
             let mut removed = 0;

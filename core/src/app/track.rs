@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::contacts::{plan_upsert, ActiveRoom, Upsert};
-use super::{on_conflict_retry, Caller};
+use super::Caller;
 use crate::error::Result;
 use crate::model::{EmailAddress, Event, EventName};
 use crate::ports::{ChangeSet, Write};
@@ -63,7 +63,7 @@ impl Engine {
             data: data.as_ref(),
             default_subscribed: true,
         };
-        on_conflict_retry(|| async {
+        self.on_conflict_retry(|| async {
             let now = self.clock.now();
             let ws = &caller.workspace;
             let mut changes = ChangeSet::new();

@@ -1,12 +1,17 @@
 //! The `Clock` port: every use of "now" goes through it so tests can move time by hand.
 
 use chrono::{DateTime, Duration, DurationRound, Utc};
+use futures::future::BoxFuture;
 use std::sync::Mutex;
 
-/// A source of the current time.
+/// A source of the current time, and of waiting.
 pub trait Clock: Send + Sync {
     /// The current instant, UTC.
     fn now(&self) -> DateTime<Utc>;
+
+    /// Waits for `duration` of this clock's time (backoff between retries). A manual clock
+    /// moves itself forward instead of waiting, so tests of backoff take no time.
+    fn sleep(&self, duration: std::time::Duration) -> BoxFuture<'static, ()>;
 }
 
 /// The real wall clock, truncated to milliseconds: the precision every timestamp is
@@ -18,6 +23,10 @@ impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
         let now = Utc::now();
         now.duration_trunc(Duration::milliseconds(1)).unwrap_or(now)
+    }
+
+    fn sleep(&self, duration: std::time::Duration) -> BoxFuture<'static, ()> {
+        Box::pin(tokio::time::sleep(duration))
     }
 }
 
@@ -50,5 +59,10 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
         *self.now.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn sleep(&self, duration: std::time::Duration) -> BoxFuture<'static, ()> {
+        self.advance(Duration::from_std(duration).unwrap_or(Duration::MAX));
+        Box::pin(std::future::ready(()))
     }
 }

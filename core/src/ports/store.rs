@@ -18,12 +18,19 @@ use super::NewJob;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
     /// A guarded write found another state than expected (unique email taken, version
-    /// moved on, record gone). Nothing of the change set was applied; re-read and decide again.
+    /// moved on, record gone), or the database gave up a transaction to keep concurrent
+    /// ones consistent (serialization failure, deadlock). Nothing of the change set was
+    /// applied; re-read and decide again.
     #[error("conflict: {0}")]
     Conflict(String),
     /// The backend failed; nothing of the change set was applied.
     #[error("store unavailable: {0}")]
     Unavailable(String),
+    /// A stored record does not decode into the model (a corrupt or foreign row): a bug or
+    /// tampering, not an outage, so retrying cannot help. The message names the table, the
+    /// column and the record's id.
+    #[error("corrupt record: {0}")]
+    Corrupt(String),
 }
 
 /// One write of a change set.

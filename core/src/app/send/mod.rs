@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::contacts::{plan_upsert, ActiveRoom, Upsert};
-use super::{on_conflict_retry, Caller, StepError};
+use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
     new_id, Contact, EmailAddress, EmailRecord, EmailStatus, SourceType, Template, TemplateType,
@@ -69,7 +69,8 @@ impl Engine {
         };
         let resolved = resolve(&req, template)?;
         self.check_sender(caller, &resolved.from).await?;
-        on_conflict_retry(|| self.accept_send(ws, &req, &resolved)).await
+        self.on_conflict_retry(|| self.accept_send(ws, &req, &resolved))
+            .await
     }
 
     /// Refuses senders outside the workspace's verified domains or the key's scope.

@@ -1,0 +1,109 @@
+//! What a client sees when PostgreSQL gives a transaction up (serialization failure,
+//! deadlock) or a stored row does not decode. These failures can only be forced on a real
+//! database, so the checks run in the suite's PostgreSQL pass (`POSTHORN_API_TEST_STORE=
+//! postgres`, which `scripts/test-all.sh` runs); on the memory store there is nothing to force.
+
+use serde_json::json;
+use sqlx::postgres::PgPoolOptions;
+use sqlx::PgPool;
+
+use crate::harness::TestApp;
+
+/// Makes the next `times` inserts into `events` fail with SQLSTATE `code`. A sequence
+/// counts them: unlike a table, it is not rolled back with the failing transaction.
+async fn fail_event_inserts(db: &PgPool, code: &str, times: u32) {
+    for statement in [
+        "DROP TRIGGER IF EXISTS forced_failure ON events".to_string(),
+        "DROP SEQUENCE IF EXISTS forced_failures".to_string(),
+        "CREATE SEQUENCE forced_failures".to_string(),
+        format!(
+            "CREATE OR REPLACE FUNCTION forced_failure() RETURNS trigger AS $$ BEGIN \
+               IF nextval('forced_failures') <= {times} THEN \
+                 RAISE EXCEPTION 'forced by the test' USING ERRCODE = '{code}'; \
+               END IF; \
+               RETURN NEW; \
+             END $$ LANGUAGE plpgsql"
+        ),
+        "CREATE TRIGGER forced_failure BEFORE INSERT ON events \
+         FOR EACH ROW EXECUTE FUNCTION forced_failure()"
+            .to_string(),
+    ] {
+        sqlx::query(sqlx::AssertSqlSafe(statement))
+            .execute(db)
+            .await
+            .expect("installing the failure trigger");
+    }
+}
+
+async fn database(app: &TestApp) -> Option<PgPool> {
+    let url = app.database_url.as_ref()?;
+    Some(
+        PgPoolOptions::new()
+            .max_connections(2)
+            .connect(url)
+            .await
+            .expect("connecting to the test database"),
+    )
+}
+
+#[tokio::test]
+async fn serialization_failures_and_deadlocks_are_retried_then_a_409() {
+    let app = TestApp::new().await;
+    let Some(db) = database(&app).await else {
+        return; // memory store: see the module comment
+    };
+    for code in ["40001", "40P01"] {
+        // Given up twice, then it goes through: the client never sees it.
+        fail_event_inserts(&db, code, 2).await;
+        app.post(
+            "/v1/track",
+            json!({"email": "retry@x.com", "event": format!("e-{code}")}),
+        )
+        .await
+        .expect(200);
+        // Given up every time: a conflict to retry later, not an outage or a bug.
+        fail_event_inserts(&db, code, 1_000).await;
+        app.post(
+            "/v1/track",
+            json!({"email": "retry@x.com", "event": "never"}),
+        )
+        .await
+        .expect_error(409, "CONFLICT");
+    }
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM events WHERE name LIKE 'e-%'")
+        .fetch_one(&db)
+        .await
+        .expect("counting events");
+    assert_eq!(count, 2, "each retried request stored its event once");
+}
+
+#[tokio::test]
+async fn a_row_that_does_not_decode_is_a_500_not_a_503() {
+    let app = TestApp::new().await;
+    let Some(db) = database(&app).await else {
+        return; // memory store: see the module comment
+    };
+    let created = app
+        .post("/contacts", json!({"email": "corrupt@x.com"}))
+        .await
+        .expect(201);
+    let id = created.body["id"].as_str().expect("id").to_string();
+    sqlx::query("UPDATE contacts SET email = 'not an address' WHERE id = $1")
+        .bind(&id)
+        .execute(&db)
+        .await
+        .expect("corrupting the row");
+    let res = app
+        .get(&format!("/contacts/{id}"))
+        .await
+        .expect_error(500, "INTERNAL_ERROR");
+    let message = res.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        !message.contains("not an address") && !message.contains("contacts.email"),
+        "a 500 does not leak internals: {message}"
+    );
+    assert!(
+        res.headers.get("retry-after").is_none(),
+        "not an outage to retry"
+    );
+}
