@@ -5,6 +5,7 @@ pub mod auth;
 pub mod auth_cache;
 pub mod body;
 pub mod error;
+pub mod health_cache;
 pub mod idempotency;
 pub mod openapi;
 pub mod query;
@@ -40,6 +41,8 @@ pub struct Shared {
     pub auth_cache: auth_cache::AuthCache,
     /// How long a handler may run before the request is answered 503.
     pub request_time_limit: std::time::Duration,
+    /// What `GET /health` answers from.
+    pub health: health_cache::HealthCache,
 }
 
 impl std::ops::Deref for AppState {
@@ -83,6 +86,7 @@ impl AppState {
             max_body_bytes,
             auth_cache: auth_cache::AuthCache::default(),
             request_time_limit,
+            health: health_cache::HealthCache::default(),
         }))
     }
 }
