@@ -14,11 +14,13 @@ use crate::Engine;
 /// How many times a step is tried before a conflict is reported. Every round has a winner,
 /// and the backoff spreads the losers out, so this bounds how many writers of one record can
 /// race before one of them is told to retry.
-const ATTEMPTS: u32 = 16;
+const ATTEMPTS: u32 = 32;
 /// Backoff before the second attempt; doubled per attempt up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(1);
-/// Longest backoff between two attempts (about 0.5 s in all before giving up).
-const MAX_BACKOFF: Duration = Duration::from_millis(64);
+/// Longest backoff between two attempts (under a second in all, on average, before giving
+/// up). N writers racing for one record need up to N rounds, so [`ATTEMPTS`] also bounds
+/// the contention that is absorbed without an error.
+const MAX_BACKOFF: Duration = Duration::from_millis(50);
 
 impl Engine {
     /// Runs `step` until it does not fail with a store conflict; see [`retry_on_conflict`].
