@@ -214,6 +214,37 @@ impl AddressPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever IPv4 address hides in a mapped, translated or NAT64 address, the guard
+        /// judges the hidden one; an IPv4-compatible spelling is always refused.
+        #[test]
+        fn embedded_ipv4_addresses_are_judged_as_themselves(bits in any::<u32>()) {
+            let v4 = Ipv4Addr::from(bits);
+            let expected = forbidden_v4(v4);
+            let embed = |prefix: u128| IpAddr::V6(Ipv6Addr::from(prefix | u128::from(bits)));
+            prop_assert_eq!(forbidden_range(embed(0xffff << 32)), expected);
+            prop_assert_eq!(forbidden_range(embed(0xffff << 48)), expected);
+            prop_assert_eq!(forbidden_range(embed(0x64_ff9b << 96)), expected);
+            let compat = forbidden_range(embed(0));
+            match bits {
+                0 => prop_assert_eq!(compat, Some(Range::Unspecified)),
+                1 => prop_assert_eq!(compat, Some(Range::Loopback)),
+                _ => prop_assert_eq!(compat, Some(Range::Reserved)),
+            }
+        }
+
+        /// Loopback is lifted for an allow-listed host only where it really is this machine.
+        #[test]
+        fn allow_loopback_never_lifts_anything_but_real_loopback(bits in any::<u128>()) {
+            let ip = IpAddr::V6(Ipv6Addr::from(bits));
+            let lifted = AddressPolicy { allow_private: false, allow_loopback: true };
+            if lifted.check(ip).is_ok() {
+                prop_assert!(forbidden_range(ip).is_none() || ip.to_canonical().is_loopback());
+            }
+        }
+    }
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap_or_else(|_| panic!("bad test address {s}"))

@@ -9,7 +9,7 @@ use posthorn_core::ports::{
     body_excerpt, parse_retry_after, WebhookError, WebhookMethod, WebhookRequest, WebhookResponse,
     WebhookSink, BODY_EXCERPT_LIMIT,
 };
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION, RETRY_AFTER};
 use reqwest::redirect::Policy;
 
 use crate::resolver::{HostResolver, SystemResolver};
@@ -86,6 +86,12 @@ impl WebhookSink for HttpWebhookSink {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, chrono::Utc::now()));
+        let location = response
+            .status()
+            .is_redirection()
+            .then(|| response.headers().get(LOCATION))
+            .flatten()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         // The status is in: a body that is slow or breaks off only shortens the excerpt.
         let remaining = timeout.saturating_sub(started.elapsed());
         let mut body = Vec::new();
@@ -106,6 +112,7 @@ impl WebhookSink for HttpWebhookSink {
             body_excerpt,
             body_truncated,
             retry_after,
+            location,
             latency,
         })
     }

@@ -44,6 +44,7 @@ async fn a_2xx_is_delivered_with_signatures_an_independent_verifier_accepts() {
     assert_eq!(response.body_excerpt, "thanks");
     assert!(!response.body_truncated);
     assert_eq!(response.retry_after, None);
+    assert_eq!(response.location, None);
     assert!(response.latency > Duration::ZERO);
     assert_eq!(classify_attempt(&result), AttemptVerdict::Delivered);
 
@@ -176,6 +177,7 @@ async fn a_302_is_reported_and_not_followed() {
     let response = result.clone().expect("a response");
     assert_eq!(response.status, 302);
     assert_eq!(response.body_excerpt, "moved");
+    assert_eq!(response.location, Some(server.url("/moved")));
     assert_eq!(classify_attempt(&result), AttemptVerdict::Retry);
     let paths: Vec<_> = server.requests().iter().map(|r| r.path.clone()).collect();
     assert_eq!(paths, ["/hook"], "the redirect must not be followed");

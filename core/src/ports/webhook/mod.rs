@@ -132,6 +132,8 @@ pub struct WebhookResponse {
     pub body_truncated: bool,
     /// The delay the response's `Retry-After` asked for, when it had a valid one.
     pub retry_after: Option<Duration>,
+    /// The `Location` header of a redirect (3xx), which is reported and never followed.
+    pub location: Option<String>,
     /// Time from the start of the request to the end of reading the excerpt.
     pub latency: Duration,
 }

@@ -193,6 +193,7 @@ mod tests {
             body_excerpt: String::new(),
             body_truncated: false,
             retry_after: None,
+            location: None,
             latency: Duration::from_millis(1),
         })
     }
