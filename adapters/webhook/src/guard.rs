@@ -191,7 +191,7 @@ pub fn forbidden_range(ip: IpAddr) -> Option<Range> {
 pub struct AddressPolicy {
     /// Permit every [`Range::is_internal`] range (`POSTHORN_WEBHOOK_ALLOW_PRIVATE`).
     pub allow_private: bool,
-    /// Permit loopback only (the host is on the allow-list).
+    /// Permit loopback only (the target names a loopback host that is on the allow-list).
     pub allow_loopback: bool,
 }
 

@@ -5,7 +5,8 @@
 //! made only to the checked addresses (the client's resolver is pinned to them, so a DNS
 //! answer that changes between check and connect cannot slip past); redirects never followed;
 //! no proxy. [`WebhookSettings`] lifts the refusal of internal ranges (`allow_private`) or
-//! confines webhooks to named hosts (`allow_hosts`, which may then be loopback).
+//! confines webhooks to named hosts (`allow_hosts`; a listed loopback host such as
+//! `127.0.0.1` or `localhost` may then be reached).
 //!
 //! [`HostResolver`] is the seam for tests: [`StaticResolver`] feeds any address to the guard
 //! without DNS and without traffic.

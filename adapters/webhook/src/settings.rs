@@ -39,9 +39,10 @@ enum AllowedHost {
     Ip(IpAddr),
 }
 
-/// The hosts webhooks may target when an allow-list is configured. A host on the list may
-/// also resolve to loopback (that is how tests confine webhooks to this machine); other
-/// internal ranges still need `allow_private`.
+/// The hosts webhooks may target when an allow-list is configured. A loopback host on the
+/// list (`127.0.0.1`, `[::1]`, `localhost`) may be reached: that is how tests confine webhooks
+/// to this machine. Any other listed name that resolves to loopback, and every other internal
+/// range, still needs `allow_private`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllowHosts(Vec<AllowedHost>);
 

@@ -44,7 +44,7 @@ pub async fn check_target(
         .port_or_known_default()
         .ok_or_else(|| WebhookError::Invalid("the URL has no port".to_string()))?;
 
-    let on_allow_list = match &settings.allow_hosts {
+    let listed = match &settings.allow_hosts {
         None => false,
         Some(list) if list.permits(&host) => true,
         Some(_) => {
@@ -55,7 +55,7 @@ pub async fn check_target(
         }
     };
 
-    let (domain, ips) = match host {
+    let (domain, ips) = match host.clone() {
         Host::Ipv4(ip) => (None, vec![IpAddr::V4(ip)]),
         Host::Ipv6(ip) => (None, vec![IpAddr::V6(ip)]),
         Host::Domain(name) => {
@@ -73,7 +73,9 @@ pub async fn check_target(
 
     let policy = AddressPolicy {
         allow_private: settings.allow_private,
-        allow_loopback: on_allow_list,
+        // Only a host that names loopback itself: a listed public name whose DNS answer
+        // turns to 127.0.0.1 is as suspicious as any other.
+        allow_loopback: listed && names_loopback(&host),
     };
     for ip in &ips {
         if let Err(range) = policy.check(*ip) {
@@ -89,6 +91,19 @@ pub async fn check_target(
         .map(|ip| SocketAddr::new(ip, port))
         .collect();
     Ok(CheckedTarget { url, domain, addrs })
+}
+
+/// Whether the URL's host is loopback by its very name: a loopback literal or `localhost`
+/// (which RFC 6761 reserves for loopback, with its subdomains).
+fn names_loopback(host: &Host<&str>) -> bool {
+    match host {
+        Host::Ipv4(ip) => ip.is_loopback(),
+        Host::Ipv6(ip) => ip.is_loopback(),
+        Host::Domain(name) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    }
 }
 
 #[cfg(test)]
@@ -202,18 +217,27 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_allow_listed_host_may_be_loopback_but_not_private() {
+    async fn a_listed_loopback_host_may_be_reached_but_nothing_else_internal() {
         let resolver = StaticResolver::new()
-            .with("hooks.test", &[ip("127.0.0.1"), ip("::1")])
+            .with("localhost", &[ip("127.0.0.1"), ip("::1")])
+            .with("hooks.test", &[ip("127.0.0.1")])
             .with("inner.test", &[ip("10.0.0.1")]);
         let settings = WebhookSettings {
-            allow_hosts: Some(AllowHosts::parse("hooks.test, inner.test").expect("valid")),
+            allow_hosts: Some(
+                AllowHosts::parse("localhost, 127.0.0.1, [::1], hooks.test, inner.test")
+                    .expect("valid"),
+            ),
             ..WebhookSettings::default()
         };
-        let target = check_target("http://hooks.test:9000/x", &settings, &resolver)
+        for url in ["http://127.0.0.1:9000/", "http://[::1]:9000/"] {
+            check_target(url, &settings, &resolver)
+                .await
+                .expect("a listed loopback literal");
+        }
+        let target = check_target("http://LocalHost.:9000/x", &settings, &resolver)
             .await
-            .expect("loopback on the allow-list");
-        assert_eq!(target.domain.as_deref(), Some("hooks.test"));
+            .expect("listed localhost");
+        assert_eq!(target.domain.as_deref(), Some("localhost"));
         assert_eq!(
             target.addrs,
             vec![
@@ -221,7 +245,13 @@ mod tests {
                 "[::1]:9000".parse().expect("addr")
             ]
         );
+        // Listed, but neither name says loopback: their answers are judged as usual.
+        let why = refused(check_target("http://hooks.test/", &settings, &resolver).await);
+        assert!(why.contains("loopback"), "{why}");
         refused(check_target("http://inner.test/", &settings, &resolver).await);
+        // 127.0.0.2 is loopback too, but only the listed literal is permitted.
+        let why = refused(check_target("http://127.0.0.2/", &settings, &resolver).await);
+        assert!(why.contains("ALLOW_HOSTS"), "{why}");
     }
 
     #[tokio::test]

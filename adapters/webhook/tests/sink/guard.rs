@@ -29,15 +29,22 @@ fn refused(result: Result<posthorn_core::ports::WebhookResponse, WebhookError>) 
 async fn loopback_is_refused_unless_allow_private_or_the_allow_list_permits_it() {
     let server = TestServer::start(|_, _| Reply::status(200, "should not be reached")).await;
     let by_name = format!("http://hooks.test:{}/", server.port());
-    let resolver = Arc::new(StaticResolver::new().with("hooks.test", &[loopback()]));
+    let resolver = Arc::new(
+        StaticResolver::new()
+            .with("hooks.test", &[loopback()])
+            .with("localhost", &[loopback()]),
+    );
+    let listing = |hosts: &str| WebhookSettings {
+        allow_hosts: Some(AllowHosts::parse(hosts).expect("valid")),
+        ..WebhookSettings::default()
+    };
 
-    // The production default, and an allow-list that names some other host.
+    // The production default; an allow-list naming another host; an allow-list naming
+    // hooks.test, which is not a loopback name though it resolves to loopback.
     for settings in [
         WebhookSettings::default(),
-        WebhookSettings {
-            allow_hosts: Some(AllowHosts::parse("receiver.example").expect("valid")),
-            ..WebhookSettings::default()
-        },
+        listing("receiver.example"),
+        listing("hooks.test"),
     ] {
         let sink = HttpWebhookSink::with_resolver(settings, resolver.clone());
         for url in [
@@ -67,21 +74,24 @@ async fn loopback_is_refused_unless_allow_private_or_the_allow_list_permits_it()
         },
         resolver.clone(),
     );
-    let listed = HttpWebhookSink::with_resolver(
-        WebhookSettings {
-            allow_hosts: Some(AllowHosts::parse("hooks.test").expect("valid")),
-            ..WebhookSettings::default()
-        },
-        resolver,
-    );
-    for sink in [&allow_private, &listed] {
+    let listed_literal = HttpWebhookSink::with_resolver(listing("127.0.0.1"), resolver.clone());
+    let listed_localhost = HttpWebhookSink::with_resolver(listing("localhost"), resolver);
+    let permitted = [
+        (&allow_private, by_name.clone()),
+        (&listed_literal, server.url("/")),
+        (
+            &listed_localhost,
+            format!("http://localhost:{}/", server.port()),
+        ),
+    ];
+    for (sink, url) in permitted {
         let response = sink
-            .deliver(&WebhookRequest::post(by_name.clone(), "{}"))
+            .deliver(&WebhookRequest::post(url.clone(), "{}"))
             .await
-            .expect("permitted");
+            .unwrap_or_else(|e| panic!("{url} should be permitted: {e}"));
         assert_eq!(response.status, 200);
     }
-    assert_eq!(server.requests().len(), 2);
+    assert_eq!(server.requests().len(), 3);
 }
 
 /// Answers loopback the first time, and another loopback address (where nothing listens)
@@ -110,7 +120,7 @@ async fn the_connection_goes_to_the_checked_address_after_a_single_lookup() {
     });
     let sink = HttpWebhookSink::with_resolver(
         WebhookSettings {
-            allow_hosts: Some(AllowHosts::parse("rebind.test").expect("valid")),
+            allow_private: true,
             ..WebhookSettings::default()
         },
         resolver.clone(),
