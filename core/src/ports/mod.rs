@@ -8,6 +8,7 @@ mod jobs;
 mod rate_limit;
 mod store;
 mod transport;
+mod webhook;
 
 pub use cache::Cache;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -19,6 +20,13 @@ pub use store::{
     Write,
 };
 pub use transport::{Attachment, MailTransport, Mailbox, OutgoingMessage, TransportError};
+pub use webhook::{
+    body_excerpt, classify_attempt, classify_status, parse_retry_after, sign, signature_headers,
+    AttemptVerdict, RetrySchedule, ScheduleError, SecretError, SigningKeys, UnknownMethod,
+    WebhookError, WebhookMethod, WebhookRequest, WebhookResponse, WebhookSecret, WebhookSink,
+    BODY_EXCERPT_LIMIT, DEFAULT_WEBHOOK_TIMEOUT, SECRET_PREFIX, WEBHOOK_ID_HEADER,
+    WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER,
+};
 
 /// An infrastructure failure of a port that has no richer error of its own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
