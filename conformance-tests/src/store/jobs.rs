@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::pin::Pin;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,11 @@ use crate::fixtures::{commit, job, now_ms, secs, workspace};
 use crate::StorePorts;
 
 const LEASE: Duration = Duration::from_secs(30);
+
+/// Polls `future` once, without waiting: `Pending` unless it is done.
+pub(super) async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
+}
 
 async fn enqueue(p: &StorePorts, jobs: &[NewJob]) {
     commit(
@@ -82,21 +88,22 @@ pub async fn jobs_claimed_oldest_first_up_to_max(p: &StorePorts) {
     assert!(claim(p, now, 0).await.is_empty(), "max 0 claims nothing");
 }
 
-/// Several concurrent claimers never get the same job.
+/// Six concurrent claimers of 60 due jobs, four at a time, never get the same job, and
+/// together claim every one.
 pub async fn job_claim_is_exclusive(p: &StorePorts) {
-    const JOBS: usize = 40;
+    const JOBS: usize = 60;
     let ws = workspace(p, "exclusive").await;
     let now = now_ms();
-    let jobs: Vec<NewJob> = (0..JOBS).map(|_| job(&ws.id, now)).collect();
+    let jobs: Vec<NewJob> = (0..JOBS).map(|_| job(&ws.id, secs(now, -1))).collect();
     enqueue(p, &jobs).await;
 
     let mut claimers = tokio::task::JoinSet::new();
-    for _ in 0..4 {
+    for _ in 0..6 {
         let queue = p.jobs.clone();
         claimers.spawn(async move {
             let mut mine = Vec::new();
             loop {
-                let got = queue.claim(now, LEASE, 3).await.expect("claim failed");
+                let got = queue.claim(now, LEASE, 4).await.expect("claim failed");
                 if got.is_empty() {
                     return mine;
                 }
@@ -127,8 +134,9 @@ pub async fn job_claim_is_exclusive(p: &StorePorts) {
     );
 }
 
-/// When a lease expires the job is claimable again with a new token; the old token is
-/// stale.
+/// A lease holds until its last second and expires on the dot (`LEASE` after the claim):
+/// then the job is queued in `stats` and claimable again with a new token and no counted
+/// attempt; the old token is stale for `complete`, `retry` and `dead_letter`.
 pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts) {
     let ws = workspace(p, "lease").await;
     let now = now_ms();
@@ -139,7 +147,11 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
         claim(p, secs(now, 10), 10).await.is_empty(),
         "claimed while the lease holds"
     );
-    let stats = p.jobs.stats(secs(now, 10)).await.expect("stats failed");
+    assert!(
+        claim(p, secs(now, 29), 10).await.is_empty(),
+        "claimed in the lease's last second"
+    );
+    let stats = p.jobs.stats(secs(now, 29)).await.expect("stats failed");
     assert_eq!(
         stats,
         JobStats {
@@ -149,7 +161,7 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
         },
         "stats while leased"
     );
-    let stats = p.jobs.stats(secs(now, 31)).await.expect("stats failed");
+    let stats = p.jobs.stats(secs(now, 30)).await.expect("stats failed");
     assert_eq!(
         stats,
         JobStats {
@@ -157,10 +169,10 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
             running: 0,
             dead: 0
         },
-        "stats after expiry"
+        "stats when the lease expires"
     );
 
-    let second = claim_one(p, secs(now, 31)).await;
+    let second = claim_one(p, secs(now, 30)).await;
     assert_eq!(second.id, first.id);
     assert_ne!(
         second.lease_token, first.lease_token,
@@ -177,11 +189,22 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
         "complete with a stale token"
     );
     assert_eq!(
+        p.jobs.retry(&first, now, true, "late").await,
+        Ok(false),
+        "retry with a stale token"
+    );
+    assert_eq!(
+        p.jobs.dead_letter(&first, "late").await,
+        Ok(false),
+        "dead_letter with a stale token"
+    );
+    assert_eq!(
         p.jobs.complete(&second).await,
         Ok(true),
         "complete with the live token"
     );
     assert_eq!(p.jobs.stats(secs(now, 32)).await, Ok(JobStats::default()));
+    assert_eq!(p.jobs.stats(now).await, Ok(JobStats::default()));
 }
 
 /// `retry` with `failed` counts an attempt and delays the job to `at`; without `failed` it
@@ -506,7 +529,7 @@ pub async fn job_wait_for_work_wakes_on_commit(p: &StorePorts) {
     let jobs = p.jobs.clone();
     let mut waiter =
         std::pin::pin!(async move { jobs.wait_for_work(Duration::from_secs(120)).await });
-    let first = std::future::poll_fn(|cx| Poll::Ready(waiter.as_mut().poll(cx))).await;
+    let first = poll_once(&mut waiter).await;
     assert!(
         first.is_pending(),
         "wait_for_work returned at once with no work at all"
