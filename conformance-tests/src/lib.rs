@@ -64,6 +64,16 @@ pub struct StorePorts {
     pub jobs: Arc<dyn Jobs>,
 }
 
+impl StorePorts {
+    /// Both ports of one adapter instance that implements both.
+    pub fn of<S: Store + Jobs + 'static>(instance: Arc<S>) -> Self {
+        Self {
+            store: instance.clone(),
+            jobs: instance,
+        }
+    }
+}
+
 /// An adapter-provided look below the ports: called once per use, returns a future.
 pub type Probe<T> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = T> + Send>> + Send + Sync>;
 

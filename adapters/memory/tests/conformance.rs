@@ -10,10 +10,7 @@ use posthorn_memory::{MemoryCache, MemoryRateLimiter, MemoryStore};
 
 async fn store_ports() -> StorePorts {
     let store = Arc::new(MemoryStore::new());
-    StorePorts {
-        store: store.clone(),
-        jobs: store,
-    }
+    StorePorts::of(store)
 }
 
 /// The memory store has nothing below its ports to probe: commits are heard at once (an

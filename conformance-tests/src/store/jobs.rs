@@ -3,10 +3,11 @@
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use posthorn_core::ports::{ClaimedJob, DeadJob, JobStats, NewJob, Write};
+use posthorn_core::ports::{ClaimedJob, DeadJob, JobStats, Jobs, NewJob, Write};
 
 use crate::fixtures::{commit, job, now_ms, secs, workspace};
 use crate::StorePorts;
@@ -16,6 +17,21 @@ const LEASE: Duration = Duration::from_secs(30);
 /// Polls `future` once, without waiting: `Pending` unless it is done.
 pub(super) async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
     std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
+}
+
+/// A worker in `wait_for_work` with a timeout far beyond any deadline of a check (only a
+/// wake-up ends it in time), polled once here so that it is waiting, not merely created,
+/// before anything else happens; it must not have returned yet.
+pub(super) async fn waiting_worker(
+    jobs: Arc<dyn Jobs>,
+) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    let mut waiter: Pin<Box<dyn Future<Output = ()> + Send>> =
+        Box::pin(async move { jobs.wait_for_work(Duration::from_secs(120)).await });
+    assert!(
+        poll_once(&mut waiter).await.is_pending(),
+        "wait_for_work returned at once with no work at all"
+    );
+    waiter
 }
 
 async fn enqueue(p: &StorePorts, jobs: &[NewJob]) {
@@ -524,16 +540,7 @@ pub async fn job_wait_for_work_wakes_on_commit(p: &StorePorts) {
         started.elapsed()
     );
 
-    // A waiter whose own timeout is far beyond the deadline below: only a wake-up ends it
-    // in time. Polled once here, so it is waiting (not merely spawned) before any commit.
-    let jobs = p.jobs.clone();
-    let mut waiter =
-        std::pin::pin!(async move { jobs.wait_for_work(Duration::from_secs(120)).await });
-    let first = poll_once(&mut waiter).await;
-    assert!(
-        first.is_pending(),
-        "wait_for_work returned at once with no work at all"
-    );
+    let mut waiter = waiting_worker(p.jobs.clone()).await;
     // An adapter may take a moment before it hears commits (a listener still connecting),
     // so commit until the waiter wakes, within a bounded deadline; no blind sleep.
     let started = Instant::now();

@@ -6,7 +6,7 @@ use std::time::Duration;
 use posthorn_core::model::SegmentType;
 use posthorn_core::ports::{JobPayload, Write};
 
-use super::jobs::poll_once;
+use super::jobs::{poll_once, waiting_worker};
 use crate::fixtures::{add_member, commit, contact, job, now_ms, secs, segment, workspace};
 use crate::ProbedStore;
 
@@ -15,15 +15,7 @@ use crate::ProbedStore;
 /// adapter hears commits (`commits_heard`; at once where it is `None`).
 pub async fn job_one_commit_wakes_a_waiting_worker(p: &ProbedStore) {
     let ws = workspace(&p.ports, "wake-once").await;
-    let jobs = p.ports.jobs.clone();
-    let mut waiter =
-        std::pin::pin!(async move { jobs.wait_for_work(Duration::from_secs(120)).await });
-    // Polled here, so that it is waiting (not merely created) before anything else.
-    let first = poll_once(&mut waiter).await;
-    assert!(
-        first.is_pending(),
-        "wait_for_work returned at once with no work at all"
-    );
+    let mut waiter = waiting_worker(p.ports.jobs.clone()).await;
     if let Some(commits_heard) = &p.commits_heard {
         commits_heard().await;
     }

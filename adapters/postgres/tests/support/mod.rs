@@ -35,10 +35,7 @@ pub async fn finish(store: PgStore, name: String) {
 pub async fn make_ports() -> StorePorts {
     let (store, _name) = fresh().await;
     let store = Arc::new(store);
-    StorePorts {
-        store: store.clone(),
-        jobs: store,
-    }
+    StorePorts::of(store)
 }
 
 /// Fresh ports with probes of the same database: its `LISTEN`ing session, its `jobs` and
@@ -69,10 +66,7 @@ pub async fn make_probed() -> ProbedStore {
         u64::try_from(rows).expect("a count is never negative")
     });
     ProbedStore {
-        ports: StorePorts {
-            store: store.clone(),
-            jobs: store,
-        },
+        ports: StorePorts::of(store),
         commits_heard: Some(commits_heard),
         plant_unreadable_job: Some(plant_unreadable_job),
         membership_rows: Some(membership_rows),

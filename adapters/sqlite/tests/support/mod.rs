@@ -34,10 +34,7 @@ pub async fn raw(store: &SqliteStore) -> SqliteConnection {
 pub async fn make_ports() -> StorePorts {
     let (store, ()) = fresh().await;
     let store = Arc::new(store);
-    StorePorts {
-        store: store.clone(),
-        jobs: store,
-    }
+    StorePorts::of(store)
 }
 
 /// Fresh ports with probes of the same file: its `jobs` and `segment_members` tables
@@ -65,10 +62,7 @@ pub async fn make_probed() -> ProbedStore {
         u64::try_from(rows).expect("a count is never negative")
     });
     ProbedStore {
-        ports: StorePorts {
-            store: store.clone(),
-            jobs: store,
-        },
+        ports: StorePorts::of(store),
         commits_heard: None,
         plant_unreadable_job: Some(plant_unreadable_job),
         membership_rows: Some(membership_rows),
