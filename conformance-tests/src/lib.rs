@@ -9,11 +9,19 @@
 //! posthorn_conformance::store_suite!(make);
 //! ```
 //!
+//! A few checks look below the ports (a job row this version cannot read, the rows left
+//! after deletes, a listener that must be subscribed before one commit can wake a worker).
+//! They take a [`ProbedStore`], whose probes the adapter provides, and run with
+//! [`store_probe_suite!`]. A probe an adapter cannot have is `None`: an explicit
+//! capability flag, documented on the field, never a silent skip.
+//!
 //! The macros need `tokio` (with `macros` and `rt-multi-thread`) among the caller's
 //! dev-dependencies.
 
 #![warn(missing_docs)]
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use posthorn_core::ports::{Jobs, Store};
@@ -25,6 +33,7 @@ pub mod cache;
 pub mod fixtures;
 pub mod rate_limiter;
 pub mod store;
+pub mod timestamps;
 
 /// The URL of a test service named by the environment variable `var` (a test database,
 /// a test Redis), for suites compiled in only when it was set at build time (see the
@@ -53,6 +62,54 @@ pub struct StorePorts {
     pub store: Arc<dyn Store>,
     /// The job queue fed by the store's commits.
     pub jobs: Arc<dyn Jobs>,
+}
+
+impl StorePorts {
+    /// Both ports of one adapter instance that implements both.
+    pub fn of<S: Store + Jobs + 'static>(instance: Arc<S>) -> Self {
+        Self {
+            store: instance.clone(),
+            jobs: instance,
+        }
+    }
+}
+
+/// An adapter-provided look below the ports: called once per use, returns a future.
+pub type Probe<T> = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = T> + Send>> + Send + Sync>;
+
+/// A [`Probe`] that runs `f` on a clone of `state` at each call.
+pub fn probe<S, T, F, Fut>(state: S, f: F) -> Probe<T>
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(S) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+{
+    Arc::new(move || Box::pin(f(state.clone())))
+}
+
+/// The ports of one fresh, empty adapter instance, with probes of that same instance for
+/// the checks that need to see (or do) what the ports cannot.
+///
+/// Each probe is a capability: `None` says the adapter has no such thing, and the check
+/// then asserts what it can through the ports (it says so in its doc comment). The
+/// flags say what an adapter cannot do, and the checks assert that it refuses it.
+#[derive(Clone)]
+pub struct ProbedStore {
+    /// The ports.
+    pub ports: StorePorts,
+    /// Returns once a commit that enqueues a job is sure to wake a worker already waiting
+    /// in `wait_for_work` (a PostgreSQL listener has subscribed). `None`: commits are
+    /// heard at once (an in-process signal).
+    pub commits_heard: Option<Probe<()>>,
+    /// Stores a job that is due (one second ago) and whose payload this version cannot
+    /// read. `None`: the adapter keeps payloads typed, so none can be unreadable.
+    pub plant_unreadable_job: Option<Probe<()>>,
+    /// How many segment membership rows are stored, in every workspace. `None`: the
+    /// adapter has no rows to count apart from what the ports show.
+    pub membership_rows: Option<Probe<u64>>,
+    /// Whether strings holding NUL (`\0`) can be stored in contact data. PostgreSQL
+    /// cannot store NUL in text or jsonb: there a commit of such data fails.
+    pub stores_nul: bool,
 }
 
 /// Emits one `#[tokio::test]` per check of a module; used by the suite macros.
@@ -84,6 +141,10 @@ macro_rules! store_suite {
         mod store_conformance {
             $crate::__conformance_tests!(store, super::__posthorn_store_ports;
                 contact_insert_and_read,
+                contact_concurrent_inserts_of_one_email_one_winner,
+                contact_concurrent_updates_at_one_version_one_winner,
+                contact_search_is_literal_and_ignores_case,
+                template_search_is_literal_and_unicode_case_insensitive,
                 contact_insert_of_taken_email_conflicts,
                 contact_update_with_stale_version_conflicts,
                 contact_update_bumps_version,
@@ -135,7 +196,34 @@ macro_rules! store_suite {
                 contact_event_facts_of_contact,
                 matching_respects_bounds_and_audience,
                 matching_equals_pure_evaluator,
+                conditions_match_as_documented,
+                conditions_generated_and_hand_built_equal_evaluator,
+                matching_keyset_walk_within_bounds,
+                conditions_read_back_exactly,
                 isolation_of_segments_and_campaigns,
+            );
+        }
+    };
+}
+
+/// Runs every check that needs probes below the ports against `$make`, an
+/// `async fn() -> ProbedStore` that returns an isolated, empty adapter instance with
+/// probes of it on each call.
+///
+/// Expands to a function `__posthorn_probed_store` and a module `store_probe_conformance`.
+#[macro_export]
+macro_rules! store_probe_suite {
+    ($make:path) => {
+        async fn __posthorn_probed_store() -> $crate::ProbedStore {
+            $make().await
+        }
+
+        mod store_probe_conformance {
+            $crate::__conformance_tests!(store, super::__posthorn_probed_store;
+                job_one_commit_wakes_a_waiting_worker,
+                job_unreadable_payload_parked_not_handed_out,
+                memberships_go_with_their_contact_or_segment,
+                conditions_on_quoted_data_keys_equal_evaluator,
             );
         }
     };

@@ -1,5 +1,6 @@
-//! The PostgreSQL adapter's tests: the shared conformance suite plus adapter-specific
-//! checks (concurrency, leases, migrations), in one test binary.
+//! The PostgreSQL adapter's tests: the shared conformance suites (with probes of the
+//! database for the checks that look below the ports) plus adapter-specific checks
+//! (migrations, the SQL timestamp function), in one test binary.
 //!
 //! They need a server: `eval "$(scripts/services.sh start)"` sets
 //! `POSTHORN_TEST_DATABASE_URL`. Without it the suite is not compiled in (see `build.rs`):
@@ -12,6 +13,8 @@ mod support;
 
 #[cfg(posthorn_pg_tests)]
 posthorn_conformance::store_suite!(support::make_ports);
+#[cfg(posthorn_pg_tests)]
+posthorn_conformance::store_probe_suite!(support::make_probed);
 
 #[cfg(not(posthorn_pg_tests))]
 #[test]

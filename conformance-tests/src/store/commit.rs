@@ -16,12 +16,14 @@ use crate::fixtures::{
 };
 use crate::StorePorts;
 
-/// A change set whose last write conflicts leaves nothing: no contact, no event, no job.
+/// A change set whose last write conflicts leaves nothing: no workspace, no contact, no
+/// event, no job.
 pub async fn commit_is_all_or_nothing(p: &StorePorts) {
     let ws = workspace(p, "atomic").await;
     let now = now_ms();
     let existing = insert_contact(p, &ws.id, "existing", true, now).await;
 
+    let other = Workspace::new(format!("atomic-other-{}", unique()), now);
     let fresh = contact(&ws.id, "fresh", true, now);
     let mut clash = contact(&ws.id, "clash", true, now);
     clash.email = existing.email.clone();
@@ -29,6 +31,7 @@ pub async fn commit_is_all_or_nothing(p: &StorePorts) {
         p.store.as_ref(),
         "a change set whose last write conflicts",
         vec![
+            Write::PutWorkspace(other.clone()),
             Write::InsertContact(fresh.clone()),
             Write::AppendEvent(event(&ws.id, "contact.created", Some(&fresh.id), now)),
             Write::EnqueueJob(job(&ws.id, now)),
@@ -37,6 +40,11 @@ pub async fn commit_is_all_or_nothing(p: &StorePorts) {
     )
     .await;
 
+    assert_eq!(
+        p.store.workspace(&other.id).await,
+        Ok(None),
+        "workspace was applied"
+    );
     assert_eq!(
         p.store.contact(&ws.id, &fresh.id).await,
         Ok(None),

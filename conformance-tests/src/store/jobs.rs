@@ -2,15 +2,37 @@
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use posthorn_core::ports::{ClaimedJob, DeadJob, JobStats, NewJob, Write};
+use posthorn_core::ports::{ClaimedJob, DeadJob, JobStats, Jobs, NewJob, Write};
 
 use crate::fixtures::{commit, job, now_ms, secs, workspace};
 use crate::StorePorts;
 
 const LEASE: Duration = Duration::from_secs(30);
+
+/// Polls `future` once, without waiting: `Pending` unless it is done.
+pub(super) async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut *future).poll(cx))).await
+}
+
+/// A worker in `wait_for_work` with a timeout far beyond any deadline of a check (only a
+/// wake-up ends it in time), polled once here so that it is waiting, not merely created,
+/// before anything else happens; it must not have returned yet.
+pub(super) async fn waiting_worker(
+    jobs: Arc<dyn Jobs>,
+) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    let mut waiter: Pin<Box<dyn Future<Output = ()> + Send>> =
+        Box::pin(async move { jobs.wait_for_work(Duration::from_secs(120)).await });
+    assert!(
+        poll_once(&mut waiter).await.is_pending(),
+        "wait_for_work returned at once with no work at all"
+    );
+    waiter
+}
 
 async fn enqueue(p: &StorePorts, jobs: &[NewJob]) {
     commit(
@@ -82,21 +104,22 @@ pub async fn jobs_claimed_oldest_first_up_to_max(p: &StorePorts) {
     assert!(claim(p, now, 0).await.is_empty(), "max 0 claims nothing");
 }
 
-/// Several concurrent claimers never get the same job.
+/// Six concurrent claimers of 60 due jobs, four at a time, never get the same job, and
+/// together claim every one.
 pub async fn job_claim_is_exclusive(p: &StorePorts) {
-    const JOBS: usize = 40;
+    const JOBS: usize = 60;
     let ws = workspace(p, "exclusive").await;
     let now = now_ms();
-    let jobs: Vec<NewJob> = (0..JOBS).map(|_| job(&ws.id, now)).collect();
+    let jobs: Vec<NewJob> = (0..JOBS).map(|_| job(&ws.id, secs(now, -1))).collect();
     enqueue(p, &jobs).await;
 
     let mut claimers = tokio::task::JoinSet::new();
-    for _ in 0..4 {
+    for _ in 0..6 {
         let queue = p.jobs.clone();
         claimers.spawn(async move {
             let mut mine = Vec::new();
             loop {
-                let got = queue.claim(now, LEASE, 3).await.expect("claim failed");
+                let got = queue.claim(now, LEASE, 4).await.expect("claim failed");
                 if got.is_empty() {
                     return mine;
                 }
@@ -127,8 +150,9 @@ pub async fn job_claim_is_exclusive(p: &StorePorts) {
     );
 }
 
-/// When a lease expires the job is claimable again with a new token; the old token is
-/// stale.
+/// A lease holds until its last second and expires on the dot (`LEASE` after the claim):
+/// then the job is queued in `stats` and claimable again with a new token and no counted
+/// attempt; the old token is stale for `complete`, `retry` and `dead_letter`.
 pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts) {
     let ws = workspace(p, "lease").await;
     let now = now_ms();
@@ -139,7 +163,11 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
         claim(p, secs(now, 10), 10).await.is_empty(),
         "claimed while the lease holds"
     );
-    let stats = p.jobs.stats(secs(now, 10)).await.expect("stats failed");
+    assert!(
+        claim(p, secs(now, 29), 10).await.is_empty(),
+        "claimed in the lease's last second"
+    );
+    let stats = p.jobs.stats(secs(now, 29)).await.expect("stats failed");
     assert_eq!(
         stats,
         JobStats {
@@ -149,7 +177,7 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
         },
         "stats while leased"
     );
-    let stats = p.jobs.stats(secs(now, 31)).await.expect("stats failed");
+    let stats = p.jobs.stats(secs(now, 30)).await.expect("stats failed");
     assert_eq!(
         stats,
         JobStats {
@@ -157,10 +185,10 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
             running: 0,
             dead: 0
         },
-        "stats after expiry"
+        "stats when the lease expires"
     );
 
-    let second = claim_one(p, secs(now, 31)).await;
+    let second = claim_one(p, secs(now, 30)).await;
     assert_eq!(second.id, first.id);
     assert_ne!(
         second.lease_token, first.lease_token,
@@ -177,11 +205,22 @@ pub async fn job_lease_expiry_makes_claimable_and_old_token_stale(p: &StorePorts
         "complete with a stale token"
     );
     assert_eq!(
+        p.jobs.retry(&first, now, true, "late").await,
+        Ok(false),
+        "retry with a stale token"
+    );
+    assert_eq!(
+        p.jobs.dead_letter(&first, "late").await,
+        Ok(false),
+        "dead_letter with a stale token"
+    );
+    assert_eq!(
         p.jobs.complete(&second).await,
         Ok(true),
         "complete with the live token"
     );
     assert_eq!(p.jobs.stats(secs(now, 32)).await, Ok(JobStats::default()));
+    assert_eq!(p.jobs.stats(now).await, Ok(JobStats::default()));
 }
 
 /// `retry` with `failed` counts an attempt and delays the job to `at`; without `failed` it
@@ -501,16 +540,7 @@ pub async fn job_wait_for_work_wakes_on_commit(p: &StorePorts) {
         started.elapsed()
     );
 
-    // A waiter whose own timeout is far beyond the deadline below: only a wake-up ends it
-    // in time. Polled once here, so it is waiting (not merely spawned) before any commit.
-    let jobs = p.jobs.clone();
-    let mut waiter =
-        std::pin::pin!(async move { jobs.wait_for_work(Duration::from_secs(120)).await });
-    let first = std::future::poll_fn(|cx| Poll::Ready(waiter.as_mut().poll(cx))).await;
-    assert!(
-        first.is_pending(),
-        "wait_for_work returned at once with no work at all"
-    );
+    let mut waiter = waiting_worker(p.jobs.clone()).await;
     // An adapter may take a moment before it hears commits (a listener still connecting),
     // so commit until the waiter wakes, within a bounded deadline; no blind sleep.
     let started = Instant::now();

@@ -4,30 +4,19 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use posthorn_core::model::{Contact, ContactStatus, Event, SegmentType, INTERNAL_EVENT_NAMES};
+use posthorn_core::model::{Contact, ContactStatus, Event, SegmentType};
 use posthorn_core::ports::{MatchQuery, Store, Write};
-use posthorn_core::segment::{
-    activity_of_event, generate, matches, Activity, ActivityFact, Condition, ContactFacts,
-    EventFact, Field,
-};
+use posthorn_core::segment::{generate, matches, Condition, EventFact, Field};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde_json::{json, Value};
 
+use super::conditions::{activity_event_name, Person};
 use crate::fixtures::{
     add_member, commit, commit_conflicts, condition, contact, event, now_ms, object, plan_is_pro,
     secs, segment, workspace,
 };
 use crate::StorePorts;
-
-/// The stored event name of an activity (`Opened` is `email.open`).
-fn activity_event_name(activity: Activity) -> &'static str {
-    INTERNAL_EVENT_NAMES
-        .iter()
-        .copied()
-        .find(|name| activity_of_event(name) == Some(activity))
-        .unwrap_or_else(|| panic!("no event name stands for {activity:?}"))
-}
 
 fn sorted_facts(mut facts: Vec<EventFact>) -> Vec<EventFact> {
     facts.sort_by(|a, b| (a.at, &a.name).cmp(&(b.at, &b.name)));
@@ -359,31 +348,6 @@ pub async fn matching_respects_bounds_and_audience(p: &StorePorts) {
     );
 }
 
-/// One generated contact with the facts the store should see for it.
-struct Person {
-    contact: Contact,
-    /// Its events, including the `email.*` events standing for its activity.
-    events: Vec<EventFact>,
-    activity: Vec<ActivityFact>,
-    /// Real segment ids.
-    segments: HashSet<String>,
-}
-
-impl Person {
-    fn facts(&self) -> ContactFacts<'_> {
-        ContactFacts {
-            contact: &self.contact,
-            events: &self.events,
-            activity: &self.activity,
-            segments: &self.segments,
-        }
-    }
-
-    fn in_audience(&self) -> bool {
-        self.contact.subscribed && self.contact.status == ContactStatus::Active
-    }
-}
-
 /// Replaces the generator's segment ids with the stored segments' ids.
 fn map_segments(condition: &mut Condition, ids: &HashMap<String, String>) {
     for group in &mut condition.groups {
@@ -466,6 +430,7 @@ async fn check_seed(p: &StorePorts, seed: u64, now: DateTime<Utc>) {
             writes.push(add_member(&ws.id, segment_id, &contact.id));
         }
         people.push(Person {
+            label: "generated",
             contact,
             events,
             activity: generated.activity,

@@ -2,18 +2,26 @@
 
 mod campaigns;
 mod commit;
+mod conditions;
 mod contacts;
 mod isolation;
 mod jobs;
 mod matching;
+mod probed;
+mod races;
 mod records;
+mod search;
 mod segments;
 
 pub use campaigns::*;
 pub use commit::*;
+pub use conditions::*;
 pub use contacts::*;
 pub use isolation::*;
 pub use jobs::*;
 pub use matching::*;
+pub use probed::*;
+pub use races::*;
 pub use records::*;
+pub use search::*;
 pub use segments::*;

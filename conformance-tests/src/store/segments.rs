@@ -4,10 +4,12 @@ use std::collections::HashSet;
 
 use posthorn_core::model::{Contact, Segment, SegmentType};
 use posthorn_core::ports::{Store, Write};
+use posthorn_core::segment::{parse_condition, Condition};
+use serde_json::json;
 
 use crate::fixtures::{
-    add_member, commit, commit_conflicts, contact, insert_contact, now_ms, remove_member, secs,
-    segment, workspace,
+    add_member, campaign, commit, commit_conflicts, contact, insert_contact, now_ms, remove_member,
+    secs, segment, workspace,
 };
 use crate::StorePorts;
 
@@ -526,4 +528,51 @@ pub async fn contact_delete_removes_memberships(p: &StorePorts) {
     .await;
     assert_eq!(s.memberships(&ws.id, &cs[0].id).await, Ok(HashSet::new()));
     assert_eq!(s.segment_member_count(&ws.id, &s1.id).await, Ok(0));
+}
+
+/// A condition with numbers that a JSON round trip through a database would rewrite
+/// (`1e300` comes back from jsonb as 301 digits) and keys in non-sorted order.
+fn awkward_condition() -> Condition {
+    parse_condition(
+        &json!({"logic": "or", "groups": [
+            {"filters": [
+                {"field": "data.z", "operator": "greaterThan", "value": 1e300},
+                {"field": "data.a", "operator": "equals", "value": 0.30000000000000004},
+                {"field": "event.x", "operator": "triggeredWithin", "value": 1.5, "unit": "HOURS"}
+            ], "conditions": {"groups": []}},
+            {}
+        ]}),
+        "condition",
+    )
+    .unwrap_or_else(|e| panic!("the awkward condition is invalid: {e:?}"))
+}
+
+/// A segment's condition and a campaign's audience condition read back exactly as
+/// stored, awkward numbers and all.
+pub async fn conditions_read_back_exactly(p: &StorePorts) {
+    let ws = workspace(p, "odd-conditions").await;
+    let now = now_ms();
+    let mut seg = segment(&ws.id, "odd", SegmentType::Dynamic, true, now);
+    seg.condition = Some(awkward_condition());
+    let mut audience = campaign(&ws.id, "odd", now);
+    audience.audience_condition = Some(awkward_condition());
+    commit(
+        p.store.as_ref(),
+        "a segment and a campaign with awkward conditions",
+        vec![
+            Write::PutSegment(seg.clone()),
+            Write::InsertCampaign(audience.clone()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        p.store.segment(&ws.id, &seg.id).await,
+        Ok(Some(seg)),
+        "the segment's condition"
+    );
+    assert_eq!(
+        p.store.campaign(&ws.id, &audience.id).await,
+        Ok(Some(audience)),
+        "the campaign's audience condition"
+    );
 }

@@ -1,15 +1,12 @@
-//! Checks specific to the PostgreSQL adapter: real concurrency, leases, schema details.
+//! Checks specific to the PostgreSQL adapter: migrations and the SQL timestamp function.
+//! Everything else every store must do is in the shared conformance suites.
 
-mod commit;
-mod jobs;
-mod matching;
-mod search;
-mod segments;
+mod migrations;
+mod timestamps;
 
 use chrono::{DateTime, Utc};
-use posthorn_core::model::{Contact, EmailAddress, Workspace};
+use posthorn_core::model::Workspace;
 use posthorn_core::ports::{ChangeSet, Write};
-use serde_json::Map;
 
 /// Now, in whole milliseconds (PostgreSQL keeps microseconds).
 pub fn now() -> DateTime<Utc> {
@@ -20,12 +17,6 @@ pub fn now() -> DateTime<Utc> {
 /// A new workspace record.
 pub fn workspace() -> Workspace {
     Workspace::new("adapter-test".into(), now())
-}
-
-/// A new ACTIVE contact with `email` in `workspace_id`.
-pub fn contact(workspace_id: &str, email: &str) -> Contact {
-    let email = EmailAddress::parse(email).expect("valid test address");
-    Contact::new(workspace_id, email, true, Map::new(), false, now())
 }
 
 /// A change set of `writes`.

@@ -1,18 +1,16 @@
-//! Data keys that a JSON path must quote (dots, brackets, quotes, backslashes, NUL) reach
-//! the same value in SQL as in the evaluator.
+//! Data keys a JSON path must quote.
 
 use std::collections::HashSet;
 
 use chrono::Utc;
-use posthorn_core::model::{Contact, EmailAddress};
-use posthorn_core::ports::{MatchQuery, Store, Write};
+use posthorn_core::ports::{ChangeSet, MatchQuery, Write};
 use posthorn_core::segment::{
     matches, Condition, ContactFacts, Field, Filter, Group, Logic, Operator,
 };
 use serde_json::{json, Map, Value};
 
-use super::{changes, now, workspace};
-use crate::support;
+use crate::fixtures::{commit, contact, now_ms, workspace};
+use crate::ProbedStore;
 
 fn condition(path: &[&str], op: Operator, value: Option<Value>) -> Condition {
     Condition {
@@ -29,11 +27,15 @@ fn condition(path: &[&str], op: Operator, value: Option<Value>) -> Condition {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn awkward_keys_resolve_like_the_evaluator() {
-    let (store, db) = support::fresh().await;
-    let ws = workspace();
-    let keys = [
+/// Data keys that a JSON path must quote (dots, brackets, `$`, quotes, backslashes, NUL,
+/// a tab, non-ASCII, the empty key) reach the same value through the store as in the
+/// evaluator: exists, equals and contains on the values below them. Where the adapter
+/// cannot store NUL (`stores_nul` is false), a contact with a NUL key is refused (the
+/// commit fails, nothing is stored) and the other keys are checked.
+pub async fn conditions_on_quoted_data_keys_equal_evaluator(probed: &ProbedStore) {
+    let p = &probed.ports;
+    let ws = workspace(p, "keys").await;
+    let mut keys = vec![
         "a.b",
         "[0]",
         "$",
@@ -44,6 +46,26 @@ async fn awkward_keys_resolve_like_the_evaluator() {
         "ünï",
         "",
     ];
+    if !probed.stores_nul {
+        let mut refused = contact(&ws.id, "nul-key", true, now_ms());
+        refused.data.insert("nul\0".to_string(), json!(1));
+        let result = p
+            .store
+            .commit(ChangeSet {
+                writes: vec![Write::InsertContact(refused.clone())],
+            })
+            .await;
+        assert!(
+            result.is_err(),
+            "a NUL key was stored by an adapter that says it cannot store NUL"
+        );
+        assert_eq!(
+            p.store.contact(&ws.id, &refused.id).await,
+            Ok(None),
+            "the refused contact"
+        );
+        keys.retain(|key| !key.contains('\0'));
+    }
     let mut data = Map::new();
     for (i, key) in keys.iter().enumerate() {
         data.insert(
@@ -51,12 +73,14 @@ async fn awkward_keys_resolve_like_the_evaluator() {
             json!({ "inner": i, "text": format!("v{i}") }),
         );
     }
-    let email = EmailAddress::parse("keys@example.com").expect("address");
-    let contact = Contact::new(&ws.id, email, true, data, false, now());
-    store
-        .commit(changes(vec![Write::InsertContact(contact.clone())]))
-        .await
-        .expect("insert");
+    let mut contact = contact(&ws.id, "keys", true, now_ms());
+    contact.data = data;
+    commit(
+        p.store.as_ref(),
+        "a contact with awkward data keys",
+        vec![Write::InsertContact(contact.clone())],
+    )
+    .await;
     let none = HashSet::new();
     let facts = ContactFacts {
         contact: &contact,
@@ -89,7 +113,8 @@ async fn awkward_keys_resolve_like_the_evaluator() {
         ] {
             let c = condition(&path, op, value);
             let expected = matches(&c, &facts, at);
-            let found = store
+            let found = p
+                .store
                 .contacts_matching(&ws.id, &c, &query, at)
                 .await
                 .unwrap_or_else(|e| panic!("{path:?}: {e}"));
@@ -98,5 +123,4 @@ async fn awkward_keys_resolve_like_the_evaluator() {
         }
     }
     assert!(checked >= keys.len() * 4, "only {checked} positive checks");
-    support::finish(store, db).await;
 }
