@@ -41,6 +41,31 @@ pub fn line_problem(key: &str, value: &str, max_chars: usize) -> Option<(&'stati
     None
 }
 
+/// The dot path of the first string or key in `value` that holds a NUL character (U+0000),
+/// if any. No durable store keeps one (PostgreSQL refuses it in text and jsonb), so requests
+/// carrying one are refused as a whole, wherever it sits.
+pub fn first_nul(value: &Value) -> Option<String> {
+    fn walk(value: &Value, path: &str) -> Option<String> {
+        match value {
+            Value::String(s) if s.contains('\0') => Some(path.to_string()),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| walk(v, &join(path, &i.to_string()))),
+            // A key with a NUL is reported at its object: the key itself is unprintable.
+            Value::Object(map) => map.iter().find_map(|(k, v)| {
+                if k.contains('\0') {
+                    Some(path.to_string())
+                } else {
+                    walk(v, &join(path, k))
+                }
+            }),
+            _ => None,
+        }
+    }
+    walk(value, "")
+}
+
 /// The JSON type name of a value, for messages.
 pub fn type_name(value: &Value) -> &'static str {
     match value {
@@ -384,6 +409,17 @@ impl Checker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nul_characters_are_found_with_their_path() {
+        let clean = serde_json::json!({"a": ["x", {"b": "y"}], "c": 1});
+        assert_eq!(first_nul(&clean), None);
+        let in_value = serde_json::json!({"a": ["x", {"b": "y\u{0}"}]});
+        assert_eq!(first_nul(&in_value).as_deref(), Some("a.1.b"));
+        let in_key = serde_json::json!({"data": {"k\u{0}": 1}});
+        assert_eq!(first_nul(&in_key).as_deref(), Some("data"));
+    }
+
     use proptest::prelude::*;
     use serde_json::json;
     use std::collections::HashMap;

@@ -1,8 +1,9 @@
-//! The JSON body extractor: enforces the size limit and content type, and maps every
-//! failure to the spec's envelope.
+//! The JSON body extractor: enforces the size limit and content type, refuses NUL
+//! characters (no durable store keeps them), and maps every failure to the spec's envelope.
 
 use axum::extract::{FromRequest, Request};
 use axum::http::header::CONTENT_TYPE;
+use posthorn_core::validate::first_nul;
 use serde_json::Value;
 
 use super::error::ApiError;
@@ -42,8 +43,20 @@ impl FromRequest<AppState> for JsonBody {
         if !is_json {
             return Err(ApiError::UnsupportedContentType);
         }
-        serde_json::from_slice(&bytes)
-            .map(JsonBody)
-            .map_err(|e| ApiError::InvalidJson(e.to_string()))
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
+        if let Some(path) = first_nul(&value) {
+            let field = if path.is_empty() {
+                "body".to_string()
+            } else {
+                path
+            };
+            return Err(ApiError::Domain(posthorn_core::Error::field(
+                field,
+                "invalid_characters",
+                "must not contain NUL (\\u0000) characters",
+            )));
+        }
+        Ok(JsonBody(value))
     }
 }

@@ -1,3 +1,4 @@
+use axum::http::Method;
 use serde_json::json;
 
 use crate::harness::TestApp;
@@ -477,4 +478,35 @@ fn percent_decoded(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn nul_characters_are_refused_on_every_store() {
+    let app = TestApp::new().await;
+    // PostgreSQL cannot keep U+0000; every store refuses it alike, with the field's path.
+    let res = app
+        .raw(
+            Method::POST,
+            "/contacts",
+            Some(&app.sk.clone()),
+            Some(r#"{"email": "nul@x.com", "data": {"note": "a\u0000b"}}"#),
+            Some("application/json"),
+            &[],
+        )
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["data.note"]);
+    app.raw(
+        Method::POST,
+        "/v1/track",
+        Some(&app.sk.clone()),
+        Some(r#"{"email": "nul@x.com", "event": "e", "data": {"k\u0000": 1}}"#),
+        Some("application/json"),
+        &[],
+    )
+    .await
+    .expect_error(422, "VALIDATION_ERROR");
+    app.get("/contacts?search=nul").await.expect(200);
+    let list = app.get("/contacts?search=nul").await.expect(200);
+    assert_eq!(list.body["total"], json!(0), "nothing was stored");
 }
