@@ -11,24 +11,6 @@ use super::schemas::*;
 // Query parameters
 // ---------------------------------------------------------------------------------------
 
-/// Query of `GET /contacts` (cursor pagination, newest first).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct ContactListQuery {
-    /// Page size.
-    #[param(minimum = 1, maximum = 100, default = 20)]
-    pub limit: Option<u32>,
-    /// The `cursor` of the previous page, exactly as answered: an opaque token that only
-    /// this API issues; any other value is refused (422 `invalid_cursor`).
-    pub cursor: Option<String>,
-    /// Only subscribed (`true`) or unsubscribed (`false`) contacts.
-    pub subscribed: Option<bool>,
-    /// Case-insensitive substring of the email.
-    pub search: Option<String>,
-    /// Alias of `search` (used when `search` is absent).
-    pub email: Option<String>,
-}
-
 /// Query of `GET /templates` (page pagination, newest first).
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -52,21 +34,6 @@ pub struct TemplateListQuery {
     pub template_type: Option<TemplateType>,
     /// Case-insensitive substring of the name.
     pub search: Option<String>,
-}
-
-/// Query of `GET /events` (newest first).
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct EventListQuery {
-    /// Only events with this name.
-    #[param(rename = "eventName")]
-    pub event_name: Option<String>,
-    /// Only events of this contact.
-    #[param(rename = "contactId")]
-    pub contact_id: Option<String>,
-    /// Number of events.
-    #[param(minimum = 1, maximum = 1000, default = 100)]
-    pub limit: Option<u32>,
 }
 
 /// Query of `GET /segments` and `GET /segments/{id}/contacts` (page pagination).
@@ -108,30 +75,6 @@ pub struct CampaignListQuery {
 // System
 // ---------------------------------------------------------------------------------------
 
-/// Readiness
-///
-/// 200 when the store, the job queue and the limits backend (Redis, when configured)
-/// answer, 503 naming the failing parts otherwise. Needs no key.
-#[utoipa::path(
-    get, path = "/health", operation_id = "health", tag = "System",
-    responses(
-        (status = 200, description = "Ready", body = Health),
-        (status = 503, description = "The store, the queue or the limits backend does not answer", body = Unavailable),
-    ),
-)]
-fn health() {}
-
-/// This document
-///
-/// The OpenAPI 3.1 description of the API. Needs no key.
-#[utoipa::path(
-    get, path = "/openapi.json", operation_id = "openapi", tag = "System",
-    responses(
-        (status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
-    ),
-)]
-fn openapi() {}
-
 // ---------------------------------------------------------------------------------------
 // /v1
 // ---------------------------------------------------------------------------------------
@@ -167,176 +110,9 @@ fn openapi() {}
 )]
 fn send() {}
 
-/// Track a custom event
-///
-/// Creates or updates the contact with `email` and stores the event. Accepts the public key
-/// (`pk_`, for client-side tracking) as well as the secret key.
-#[utoipa::path(
-    post, path = "/v1/track", operation_id = "track", tag = "Sending",
-    params(IdempotencyKey),
-    request_body = TrackRequest,
-    responses(
-        (status = 200, description = "Recorded", body = TrackResponse),
-        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
-        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
-        (status = 422, description = "Invalid fields or a reserved event name (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("publicKey" = []), ("secretKey" = [])),
-)]
-fn track() {}
-
-/// Verify an email address
-///
-/// Offline checks (syntax, disposable, alias, personal provider, typo, plus-addressing,
-/// random-looking input) and DNS checks. A malformed address is an answer with
-/// `valid: false`, not an error.
-#[utoipa::path(
-    post, path = "/v1/verify", operation_id = "verify", tag = "Sending",
-    params(IdempotencyKey),
-    request_body = VerifyRequest,
-    responses(
-        (status = 200, description = "The verdict", body = VerifyResponse),
-        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
-        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
-        (status = 422, description = "`email` missing, not a string or too long (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn verify() {}
-
 // ---------------------------------------------------------------------------------------
 // Contacts
 // ---------------------------------------------------------------------------------------
-
-/// Create or update a contact
-///
-/// Upserts by email: 201 when created, 200 when updated; `_meta` says which.
-#[utoipa::path(
-    post, path = "/contacts", operation_id = "upsertContact", tag = "Contacts",
-    params(IdempotencyKey),
-    request_body = ContactUpsert,
-    responses(
-        (status = 200, description = "Updated", body = UpsertedContact),
-        (status = 201, description = "Created", body = UpsertedContact),
-        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 409, description = "A request with this `Idempotency-Key` is still running (`CONFLICT`)", body = ErrorResponse),
-        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
-        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`) or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn upsert_contact() {}
-
-/// List contacts
-///
-/// Cursor pagination, newest first; `total` only on the first page.
-#[utoipa::path(
-    get, path = "/contacts", operation_id = "listContacts", tag = "Contacts",
-    params(ContactListQuery),
-    responses(
-        (status = 200, description = "A page of contacts", body = ContactPage),
-        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 422, description = "`limit` out of range, `subscribed` not a boolean or an unknown `cursor` (`VALIDATION_ERROR`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn list_contacts() {}
-
-/// Read a contact
-#[utoipa::path(
-    get, path = "/contacts/{id}", operation_id = "getContact", tag = "Contacts",
-    params(("id" = String, Path, description = "Contact id")),
-    responses(
-        (status = 200, description = "The contact", body = Contact),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn get_contact() {}
-
-/// Update a contact
-///
-/// Emits `contact.subscribed` or `contact.unsubscribed` when the flag changes.
-#[utoipa::path(
-    patch, path = "/contacts/{id}", operation_id = "updateContact", tag = "Contacts",
-    params(("id" = String, Path, description = "Contact id")),
-    request_body = ContactPatch,
-    responses(
-        (status = 200, description = "The updated contact", body = Contact),
-        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
-        (status = 409, description = "Another contact has the new `email` (`CONFLICT`)", body = ErrorResponse),
-        (status = 413, description = "Body larger than the limit (`PAYLOAD_TOO_LARGE`)", body = ErrorResponse),
-        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn update_contact() {}
-
-/// Delete a contact
-///
-/// Also removes its memberships; a PENDING contact may take the freed place.
-#[utoipa::path(
-    delete, path = "/contacts/{id}", operation_id = "deleteContact", tag = "Contacts",
-    params(("id" = String, Path, description = "Contact id")),
-    responses(
-        (status = 204, description = "Deleted"),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn delete_contact() {}
 
 // ---------------------------------------------------------------------------------------
 // Templates
@@ -478,47 +254,6 @@ fn delete_template() {}
 // ---------------------------------------------------------------------------------------
 // Events
 // ---------------------------------------------------------------------------------------
-
-/// List events
-///
-/// Custom and internal events, newest first.
-#[utoipa::path(
-    get, path = "/events", operation_id = "listEvents", tag = "Events",
-    params(EventListQuery),
-    responses(
-        (status = 200, description = "The events", body = EventList),
-        (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 422, description = "`limit` out of range (`VALIDATION_ERROR`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn list_events() {}
-
-/// List event names
-///
-/// Every event name stored in the workspace plus the internal names, sorted.
-#[utoipa::path(
-    get, path = "/events/names", operation_id = "listEventNames", tag = "Events",
-    responses(
-        (status = 200, description = "The names", body = EventNames),
-        (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
-        (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
-        (status = 429, description = "Workspace request budget spent (`RATE_LIMIT_EXCEEDED`)", body = ErrorResponse, headers(
-            ("Retry-After" = u64, description = "Seconds until the budget resets"),
-        )),
-        (status = 500, description = "Unexpected error (`INTERNAL_ERROR`)", body = ErrorResponse),
-        (status = 503, description = "Database or Redis unavailable (`SERVICE_UNAVAILABLE`); retry after `Retry-After` seconds", body = ErrorResponse),
-    ),
-    security(("secretKey" = [])),
-)]
-fn list_event_names() {}
 
 // ---------------------------------------------------------------------------------------
 // Segments

@@ -16,6 +16,9 @@ use utoipa::openapi::schema::{
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
+pub use crate::http::error::ErrorResponse;
+pub use posthorn_core::model::Contact;
+
 /// Most recipients of one send.
 const MAX_RECIPIENTS: usize = posthorn_core::app::send::MAX_RECIPIENTS;
 
@@ -25,79 +28,6 @@ const MAX_RECIPIENTS: usize = posthorn_core::app::send::MAX_RECIPIENTS;
 
 /// Free-form JSON object (documented as `type: object`).
 pub type JsonObject = HashMap<String, Value>;
-
-/// The error envelope every failure is answered with (status as in `error.statusCode`).
-#[derive(ToSchema)]
-#[schema(example = json!({
-    "success": false,
-    "error": {
-        "code": "VALIDATION_ERROR",
-        "message": "Validation failed: email: email is required",
-        "statusCode": 422,
-        "requestId": "0193a5f0-7c1e-7d2a-9a0e-5b1c2d3e4f50",
-        "errors": [{"field": "email", "message": "email is required", "code": "required"}],
-        "suggestion": "Fix the fields listed in `errors` and send the request again."
-    },
-    "timestamp": "2026-11-21T10:00:00.000Z"
-}))]
-pub struct ErrorResponse {
-    /// Always `false`.
-    pub success: bool,
-    /// What went wrong.
-    pub error: ErrorBody,
-    /// When the error was produced (RFC 3339, UTC, milliseconds).
-    pub timestamp: DateTime<Utc>,
-}
-
-/// The `error` object of the error envelope.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ErrorBody {
-    /// Machine-readable code: `VALIDATION_ERROR`, `BAD_REQUEST`, `MISSING_AUTH`,
-    /// `INVALID_API_KEY`, `FORBIDDEN`, `PROJECT_DISABLED`, `DOMAIN_NOT_VERIFIED`, `NOT_FOUND`,
-    /// `CONTACT_NOT_FOUND`, `TEMPLATE_NOT_FOUND`, `CAMPAIGN_NOT_FOUND`, `SEGMENT_NOT_FOUND`,
-    /// `WORKFLOW_NOT_FOUND`, `CONFLICT`, `INVALID_STATE`, `IDEMPOTENCY_KEY_REUSED`,
-    /// `PAYLOAD_TOO_LARGE`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR` or `SERVICE_UNAVAILABLE`.
-    #[schema(example = "VALIDATION_ERROR")]
-    pub code: String,
-    /// Human-readable explanation.
-    pub message: String,
-    /// The HTTP status of the response.
-    #[schema(example = 422)]
-    pub status_code: u16,
-    /// Unique id of the request (also in the `X-Request-Id` header).
-    pub request_id: String,
-    /// Every failing field; only for `VALIDATION_ERROR` answers with status 422.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub errors: Option<Vec<FieldError>>,
-    /// What to do about it.
-    pub suggestion: String,
-}
-
-/// One failing field of a request.
-#[derive(ToSchema)]
-pub struct FieldError {
-    /// Dot-separated path of the field, e.g. `to.3.email` or `attachments.0.content`.
-    #[schema(example = "to.3.email")]
-    pub field: String,
-    /// What is wrong, for people.
-    pub message: String,
-    /// What is wrong, for programs: `required`, `invalid_type`, `invalid_email`,
-    /// `out_of_range`, `too_long`, `too_many`, `invalid_enum`, ...
-    #[schema(example = "invalid_email")]
-    pub code: String,
-}
-
-/// A contact's status.
-#[derive(ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ContactStatus {
-    /// A normal contact.
-    Active,
-    /// Created while the workspace was at its active contact limit.
-    Pending,
-}
 
 /// A template's type; MARKETING mail is never sent to unsubscribed contacts.
 #[derive(ToSchema)]
@@ -271,187 +201,9 @@ pub struct ContactRef {
     pub email: String,
 }
 
-/// Body of `POST /v1/track`.
-#[derive(ToSchema)]
-#[schema(example = json!({"email": "ada@example.org", "event": "signup", "data": {"plan": "pro"}}))]
-pub struct TrackRequest {
-    /// The contact's address; the contact is created when missing.
-    #[schema(format = Email)]
-    pub email: String,
-    /// Custom event name, 1 to 255 characters; names Posthorn emits (`email.*`,
-    /// `contact.subscribed`, `contact.unsubscribed`, `segment.*.entry|exit`) are refused.
-    #[schema(min_length = 1, max_length = 255)]
-    pub event: String,
-    /// Subscription flag; a new contact defaults to true, an existing one is left alone.
-    pub subscribed: Option<bool>,
-    /// Event data; also merged into the contact's data.
-    #[schema(value_type = Option<Object>)]
-    pub data: Option<JsonObject>,
-}
-
-/// `{success: true, data}` of `POST /v1/track`.
-#[derive(ToSchema)]
-pub struct TrackResponse {
-    /// Always `true`.
-    pub success: bool,
-    /// What was recorded.
-    pub data: TrackResult,
-}
-
-/// The tracked event.
-#[derive(ToSchema)]
-pub struct TrackResult {
-    /// Contact id.
-    pub contact: String,
-    /// Event id.
-    pub event: String,
-    /// When the event was recorded.
-    pub timestamp: DateTime<Utc>,
-}
-
-/// Body of `POST /v1/verify`.
-#[derive(ToSchema)]
-pub struct VerifyRequest {
-    /// The address to check (a malformed one is answered with `valid: false`).
-    #[schema(max_length = 512)]
-    pub email: String,
-}
-
-/// `{success: true, data}` of `POST /v1/verify`.
-#[derive(ToSchema)]
-pub struct VerifyResponse {
-    /// Always `true`.
-    pub success: bool,
-    /// The verdict.
-    pub data: VerificationResult,
-}
-
-/// What Posthorn could tell about an address.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct VerificationResult {
-    /// The normalised address, or the trimmed input when it does not parse.
-    pub email: String,
-    /// Good syntax, an existing domain and MX records.
-    pub valid: bool,
-    /// Disposable, throw-away mail service.
-    pub is_disposable: bool,
-    /// Alias or forwarding service.
-    pub is_alias: bool,
-    /// The domain looks misspelt; see `suggestedEmail`.
-    pub is_typo: bool,
-    /// The local part carries a `+tag`.
-    pub is_plus_addressed: bool,
-    /// The local part looks machine-generated.
-    pub is_random_input: bool,
-    /// Free personal mailbox provider.
-    pub is_personal_email: bool,
-    /// DNS confirmed the domain exists.
-    pub domain_exists: bool,
-    /// The domain has an address record.
-    pub has_website: bool,
-    /// The domain has a usable MX record.
-    pub has_mx_records: bool,
-    /// The address probably meant, when `isTypo`.
-    #[schema(required = true)]
-    pub suggested_email: Option<String>,
-    /// Plain sentences explaining the verdict.
-    pub reasons: Vec<String>,
-}
-
 // ---------------------------------------------------------------------------------------
 // Contacts
 // ---------------------------------------------------------------------------------------
-
-/// A contact of the workspace.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Contact {
-    /// Contact id.
-    pub id: String,
-    /// Owning workspace.
-    pub project_id: String,
-    /// Address (trimmed, lower-case), unique in the workspace.
-    #[schema(format = Email)]
-    pub email: String,
-    /// Whether the contact accepts marketing mail.
-    pub subscribed: bool,
-    /// Custom fields.
-    #[schema(value_type = Object)]
-    pub data: JsonObject,
-    /// ACTIVE, or PENDING when created at the workspace's active contact limit.
-    pub status: ContactStatus,
-    /// When a PENDING contact is removed if still pending; null otherwise.
-    #[schema(required = true)]
-    pub expires_at: Option<DateTime<Utc>>,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-    /// Last change.
-    pub updated_at: DateTime<Utc>,
-}
-
-/// A contact with `_meta`, answered by `POST /contacts`.
-#[derive(ToSchema)]
-pub struct UpsertedContact {
-    #[serde(flatten)]
-    pub contact: Contact,
-    /// Whether the request created or updated the contact.
-    #[serde(rename = "_meta")]
-    pub meta: UpsertMeta,
-}
-
-/// Whether `POST /contacts` created or updated.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct UpsertMeta {
-    /// The contact was created (status 201).
-    pub is_new: bool,
-    /// The contact existed (status 200).
-    pub is_update: bool,
-}
-
-/// Body of `POST /contacts`.
-#[derive(ToSchema)]
-pub struct ContactUpsert {
-    /// Address; the contact with this address is updated, or created.
-    #[schema(format = Email)]
-    pub email: String,
-    /// Flag; true for a new contact when omitted, unchanged for an existing one.
-    pub subscribed: Option<bool>,
-    /// Merged shallowly into the contact's data; a `null` value removes that key.
-    #[schema(value_type = Option<Object>)]
-    pub data: Option<JsonObject>,
-}
-
-/// Body of `PATCH /contacts/{id}`.
-#[derive(ToSchema)]
-pub struct ContactPatch {
-    /// New subscription flag.
-    pub subscribed: Option<bool>,
-    /// Merged shallowly; a `null` value removes that key; `data: null` clears all.
-    #[schema(value_type = Option<Object>)]
-    pub data: Option<JsonObject>,
-    /// New address (409 when another contact has it).
-    #[schema(format = Email)]
-    pub email: Option<String>,
-}
-
-/// A cursor page of contacts, newest first.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ContactPage {
-    /// The contacts.
-    pub data: Vec<Contact>,
-    /// Cursor of the next page; null on the last page.
-    #[schema(required = true)]
-    pub cursor: Option<String>,
-    /// Whether another page exists.
-    pub has_more: bool,
-    /// Number of matching contacts; only on the first page (no `cursor` given).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub total: Option<u64>,
-}
 
 // ---------------------------------------------------------------------------------------
 // Templates
@@ -579,44 +331,6 @@ pub struct TemplatePage {
 // ---------------------------------------------------------------------------------------
 // Events
 // ---------------------------------------------------------------------------------------
-
-/// A stored event: custom (from `/v1/track`) or emitted by Posthorn.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Event {
-    /// Event id.
-    pub id: String,
-    /// Owning workspace.
-    pub project_id: String,
-    /// Event name, e.g. `signup` or `email.sent`.
-    pub name: String,
-    /// Event data.
-    #[schema(value_type = Object)]
-    pub data: JsonObject,
-    /// The contact the event is about.
-    #[schema(required = true)]
-    pub contact_id: Option<String>,
-    /// The email the event is about.
-    #[schema(required = true)]
-    pub email_id: Option<String>,
-    /// When it happened.
-    pub created_at: DateTime<Utc>,
-}
-
-/// Answer of `GET /events`.
-#[derive(ToSchema)]
-pub struct EventList {
-    /// Events, newest first.
-    pub events: Vec<Event>,
-}
-
-/// Answer of `GET /events/names`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EventNames {
-    /// Every event name stored in the workspace plus the internal ones, sorted.
-    pub event_names: Vec<String>,
-}
 
 // ---------------------------------------------------------------------------------------
 // Segment conditions
@@ -1468,38 +1182,6 @@ pub struct RevivedJob {
 // System
 // ---------------------------------------------------------------------------------------
 
-/// Answer of `GET /health` when the store and the queue answer.
-#[derive(ToSchema)]
-pub struct Health {
-    /// `ok`.
-    #[schema(example = "ok")]
-    pub status: String,
-    /// Job queue counters.
-    pub jobs: JobCounts,
-}
-
-/// Job queue counters.
-#[derive(ToSchema)]
-pub struct JobCounts {
-    /// Waiting to run.
-    pub queued: u64,
-    /// Claimed by a worker.
-    pub running: u64,
-    /// Given up after too many attempts.
-    pub dead: u64,
-}
-
-/// Answer of `GET /health` when the store, the queue or the limits backend fails.
-#[derive(ToSchema)]
-pub struct Unavailable {
-    /// `unavailable`.
-    #[schema(example = "unavailable")]
-    pub status: String,
-    /// The parts that do not answer: `store`, `queue`, `limits` (Redis).
-    #[schema(example = json!(["limits"]))]
-    pub failing: Vec<String>,
-}
-
 // ---------------------------------------------------------------------------------------
 // Request rules the derive cannot spell
 // ---------------------------------------------------------------------------------------
@@ -1647,11 +1329,6 @@ const REQUEST_RULES: &[(&str, &str, Rule)] = &[
     ("Attachment", "content", Rule::Base64),
     ("Attachment", "contentType", Rule::Line),
     ("Attachment", "contentId", Rule::Line),
-    ("TrackRequest", "email", Rule::Email),
-    ("TrackRequest", "event", Rule::EventName),
-    ("VerifyRequest", "email", Rule::Filled),
-    ("ContactUpsert", "email", Rule::Email),
-    ("ContactPatch", "email", Rule::Email),
     ("TemplateCreate", "name", Rule::FilledLine),
     ("TemplateCreate", "description", Rule::Line),
     ("TemplateCreate", "subject", Rule::FilledLine),

@@ -4,7 +4,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::http::AppState;
 
@@ -12,8 +13,48 @@ use crate::http::AppState;
 /// configured) answer.
 const PROBE_KEY: &str = "health-probe";
 
-/// 200 when the store, the queue and the limits backend answer, 503 (naming the failing
-/// parts) otherwise.
+/// Readiness and the job queue's counts.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// Always `ok`.
+    #[schema(example = "ok")]
+    pub status: &'static str,
+    /// Jobs by state.
+    pub jobs: JobCounts,
+}
+
+/// Jobs by state.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct JobCounts {
+    /// Waiting to run.
+    pub queued: u64,
+    /// Claimed by a worker.
+    pub running: u64,
+    /// Dead-lettered after their last attempt.
+    pub dead: u64,
+}
+
+/// What does not answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Unavailable {
+    /// Always `unavailable`.
+    #[schema(example = "unavailable")]
+    pub status: &'static str,
+    /// `store`, `queue` and/or `limits`.
+    pub failing: Vec<&'static str>,
+}
+
+/// Readiness
+///
+/// 200 when the store, the job queue and the limits backend (Redis, when configured)
+/// answer, 503 naming the failing parts otherwise. Needs no key.
+#[utoipa::path(
+    get, path = "/health", operation_id = "health", tag = "System",
+    responses(
+        (status = 200, description = "Ready", body = Health),
+        (status = 503, description = "The store, the queue or the limits backend does not answer", body = Unavailable),
+    ),
+)]
 pub async fn health(State(state): State<AppState>) -> Response {
     let engine = &state.engine;
     let now = engine.clock.now();
@@ -24,10 +65,14 @@ pub async fn health(State(state): State<AppState>) -> Response {
         engine.cache.get(PROBE_KEY, now),
     );
     match (store, jobs, limits) {
-        (Ok(_), Ok(stats), Ok(_)) => Json(json!({
-            "status": "ok",
-            "jobs": {"queued": stats.queued, "running": stats.running, "dead": stats.dead},
-        }))
+        (Ok(_), Ok(stats), Ok(_)) => Json(Health {
+            status: "ok",
+            jobs: JobCounts {
+                queued: stats.queued,
+                running: stats.running,
+                dead: stats.dead,
+            },
+        })
         .into_response(),
         (store, jobs, limits) => {
             let failing: Vec<&str> = [
@@ -40,7 +85,10 @@ pub async fn health(State(state): State<AppState>) -> Response {
             .collect();
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({"status": "unavailable", "failing": failing})),
+                Json(Unavailable {
+                    status: "unavailable",
+                    failing,
+                }),
             )
                 .into_response()
         }
