@@ -103,17 +103,13 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
             routes::contacts::delete
         ))
         .route("/v1/send", post(routes::public::send))
-        .route(
-            "/templates",
-            post(routes::templates::create).get(routes::templates::list),
-        )
-        .route(
-            "/templates/{id}",
-            get(routes::templates::read)
-                .patch(routes::templates::patch)
-                .put(routes::templates::patch)
-                .delete(routes::templates::delete),
-        )
+        .routes(routes!(routes::templates::create, routes::templates::list))
+        .routes(routes!(
+            routes::templates::read,
+            routes::templates::patch,
+            routes::templates::replace,
+            routes::templates::delete
+        ))
         .routes(routes!(routes::events::list))
         .routes(routes!(routes::events::names))
         .route(

@@ -42,12 +42,6 @@ use schemas::RequestRules;
     ),
     paths(
         paths::send,
-        paths::create_template,
-        paths::list_templates,
-        paths::get_template,
-        paths::update_template,
-        paths::replace_template,
-        paths::delete_template,
         paths::create_segment,
         paths::list_segments,
         paths::get_segment,

@@ -29,16 +29,6 @@ const MAX_RECIPIENTS: usize = posthorn_core::app::send::MAX_RECIPIENTS;
 /// Free-form JSON object (documented as `type: object`).
 pub type JsonObject = HashMap<String, Value>;
 
-/// A template's type; MARKETING mail is never sent to unsubscribed contacts.
-#[derive(ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum TemplateType {
-    /// Account mail, receipts: sent regardless of subscription.
-    Transactional,
-    /// Newsletters and promotions: subscribed contacts only.
-    Marketing,
-}
-
 // ---------------------------------------------------------------------------------------
 // /v1: send, track, verify
 // ---------------------------------------------------------------------------------------
@@ -208,125 +198,6 @@ pub struct ContactRef {
 // ---------------------------------------------------------------------------------------
 // Templates
 // ---------------------------------------------------------------------------------------
-
-/// A reusable email template with `{{variable}}` placeholders.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Template {
-    /// Template id.
-    pub id: String,
-    /// Owning workspace.
-    pub project_id: String,
-    /// Name.
-    pub name: String,
-    /// Description.
-    #[schema(required = true)]
-    pub description: Option<String>,
-    /// Subject with placeholders.
-    pub subject: String,
-    /// HTML body with placeholders.
-    pub body: String,
-    /// Plain-text version.
-    #[schema(required = true)]
-    pub text: Option<String>,
-    /// Default sender address.
-    #[schema(required = true, format = Email)]
-    pub from: Option<String>,
-    /// Default sender name.
-    #[schema(required = true)]
-    pub from_name: Option<String>,
-    /// Default Reply-To address.
-    #[schema(required = true, format = Email)]
-    pub reply_to: Option<String>,
-    /// TRANSACTIONAL or MARKETING.
-    #[serde(rename = "type")]
-    pub template_type: TemplateType,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-    /// Last change.
-    pub updated_at: DateTime<Utc>,
-}
-
-/// Body of `POST /templates`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TemplateCreate {
-    /// Name.
-    #[schema(max_length = 255)]
-    pub name: String,
-    /// Description.
-    #[schema(max_length = 2000)]
-    pub description: Option<String>,
-    /// Subject with placeholders.
-    #[schema(max_length = 998)]
-    pub subject: String,
-    /// HTML body with placeholders.
-    pub body: String,
-    /// Plain-text version.
-    pub text: Option<String>,
-    /// Default sender; must be on a verified domain.
-    #[schema(format = Email)]
-    pub from: Option<String>,
-    /// Default sender name.
-    #[schema(max_length = 256)]
-    pub from_name: Option<String>,
-    /// Default Reply-To address.
-    #[schema(format = Email)]
-    pub reply_to: Option<String>,
-    /// TRANSACTIONAL or MARKETING.
-    #[serde(rename = "type")]
-    pub template_type: TemplateType,
-}
-
-/// Body of `PATCH` or `PUT /templates/{id}`: any editable field; `null` clears optional ones.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TemplatePatch {
-    /// Name.
-    #[schema(max_length = 255)]
-    pub name: Option<String>,
-    /// Description.
-    #[schema(max_length = 2000)]
-    pub description: Option<String>,
-    /// Subject with placeholders.
-    #[schema(max_length = 998)]
-    pub subject: Option<String>,
-    /// HTML body with placeholders.
-    pub body: Option<String>,
-    /// Plain-text version.
-    pub text: Option<String>,
-    /// Default sender; must be on a verified domain.
-    #[schema(format = Email)]
-    pub from: Option<String>,
-    /// Default sender name.
-    #[schema(max_length = 256)]
-    pub from_name: Option<String>,
-    /// Default Reply-To address.
-    #[schema(format = Email)]
-    pub reply_to: Option<String>,
-    /// TRANSACTIONAL or MARKETING.
-    #[serde(rename = "type")]
-    pub template_type: Option<TemplateType>,
-}
-
-/// A page of templates, newest first.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TemplatePage {
-    /// The templates.
-    pub data: Vec<Template>,
-    /// Templates matching the filters.
-    pub total: u64,
-    /// 1-based page number.
-    pub page: u64,
-    /// Page size.
-    pub page_size: u64,
-    /// Number of pages.
-    pub total_pages: u64,
-    /// Cursor of the next page (pass as `cursor`); null on the last page.
-    #[schema(required = true)]
-    pub cursor: Option<String>,
-}
 
 // ---------------------------------------------------------------------------------------
 // Events
@@ -1329,19 +1200,6 @@ const REQUEST_RULES: &[(&str, &str, Rule)] = &[
     ("Attachment", "content", Rule::Base64),
     ("Attachment", "contentType", Rule::Line),
     ("Attachment", "contentId", Rule::Line),
-    ("TemplateCreate", "name", Rule::FilledLine),
-    ("TemplateCreate", "description", Rule::Line),
-    ("TemplateCreate", "subject", Rule::FilledLine),
-    ("TemplateCreate", "body", Rule::Filled),
-    ("TemplateCreate", "from", Rule::Email),
-    ("TemplateCreate", "fromName", Rule::Line),
-    ("TemplateCreate", "replyTo", Rule::Email),
-    ("TemplatePatch", "name", Rule::Line),
-    ("TemplatePatch", "description", Rule::Line),
-    ("TemplatePatch", "subject", Rule::Line),
-    ("TemplatePatch", "from", Rule::Email),
-    ("TemplatePatch", "fromName", Rule::Line),
-    ("TemplatePatch", "replyTo", Rule::Email),
     ("SegmentCreate", "name", Rule::FilledLine),
     ("SegmentCreate", "description", Rule::Line),
     ("SegmentPatch", "name", Rule::Line),

@@ -46,6 +46,7 @@ pub struct ContactPatchBody {
     pub subscribed: Option<bool>,
     /// Merged shallowly (a `null` value removes that key); `data: null` clears all.
     #[deserr(default)]
+    #[schema(required = false)]
     pub data: Nullable<JsonObject>,
     /// New address (409 when another contact has it).
     #[deserr(default)]
@@ -85,7 +86,7 @@ impl Deserr<WireErrors> for ContactCursor {
                     other.to_string(),
                 )],
             };
-            return Err(WireErrors(errors));
+            return Err(WireErrors(errors, Vec::new()));
         }
         Ok(ContactCursor(Some(raw.to_string())))
     }

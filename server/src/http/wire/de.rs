@@ -12,15 +12,18 @@ use std::ops::ControlFlow;
 use deserr::{DeserializeError, Deserr, ErrorKind, IntoValue, MergeWithError, ValueKind};
 use deserr::{Value as DValue, ValuePointerRef};
 use posthorn_core::model::{EmailAddress, EventName};
+use posthorn_core::validate::line_problem;
 use posthorn_core::{Error, FieldError};
 use serde_json::{Map, Value};
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::PartialSchema;
 
-/// Every failing field of one request, in the order deserr met them.
+/// Every failing field of one request, in the order deserr met them: first the checks of
+/// each field on its own, then the late ones (template syntax) that the Checker ran after
+/// every field.
 #[derive(Debug, Default)]
-pub struct WireErrors(pub Vec<FieldError>);
+pub struct WireErrors(pub Vec<FieldError>, pub Vec<FieldError>);
 
 /// The dot path of a location (`to.3.email`); empty at the root.
 pub fn path_of(location: ValuePointerRef) -> String {
@@ -80,7 +83,18 @@ fn expected(accepted: &[ValueKind]) -> &'static str {
 impl WireErrors {
     /// One failing field at `location`.
     pub fn at(location: ValuePointerRef, code: &str, message: impl Into<String>) -> Self {
-        Self(vec![FieldError::new(path_of(location), code, message)])
+        Self(
+            vec![FieldError::new(path_of(location), code, message)],
+            Vec::new(),
+        )
+    }
+
+    /// One failing field at `location`, reported after the checks of every field.
+    pub fn late(location: ValuePointerRef, code: &str, message: impl Into<String>) -> Self {
+        Self(
+            Vec::new(),
+            vec![FieldError::new(path_of(location), code, message)],
+        )
     }
 
     /// The wrong-type error of the value at `location`, as the Checker words it; `null` where
@@ -92,14 +106,17 @@ impl WireErrors {
     ) -> Self {
         let key = key_of(location);
         match (location, actual) {
-            (ValuePointerRef::Origin, _) => Self(vec![FieldError::new(
-                "body",
-                "invalid_type",
-                format!(
-                    "Request body must be a JSON object, got {}",
-                    kind_name(actual)
-                ),
-            )]),
+            (ValuePointerRef::Origin, _) => Self(
+                vec![FieldError::new(
+                    "body",
+                    "invalid_type",
+                    format!(
+                        "Request body must be a JSON object, got {}",
+                        kind_name(actual)
+                    ),
+                )],
+                Vec::new(),
+            ),
             (_, ValueKind::Null) => Self::at(location, "required", format!("{key} is required")),
             _ => Self::at(
                 location,
@@ -120,12 +137,20 @@ impl WireErrors {
             RefOr::T(Schema::Object(object)) => object.properties.keys().cloned().collect(),
             _ => Vec::new(),
         };
-        let mut errors = self.0;
-        errors.sort_by_key(|e| {
+        Error::Validation(self.ordered(&order))
+    }
+
+    /// Every error, the late ones last, each part in the order of `order` (top-level keys).
+    fn ordered(self, order: &[String]) -> Vec<FieldError> {
+        let rank = |e: &FieldError| {
             let top = e.field.split('.').next().unwrap_or_default();
             order.iter().position(|p| p == top).unwrap_or(order.len())
-        });
-        Error::Validation(errors)
+        };
+        let (mut errors, mut late) = (self.0, self.1);
+        errors.sort_by_key(rank);
+        late.sort_by_key(rank);
+        errors.extend(late);
+        errors
     }
 }
 
@@ -137,6 +162,7 @@ impl MergeWithError<WireErrors> for WireErrors {
     ) -> ControlFlow<Self, Self> {
         let mut all = self_.unwrap_or_default();
         all.0.extend(other.0);
+        all.1.extend(other.1);
         ControlFlow::Continue(all)
     }
 }
@@ -232,14 +258,21 @@ impl<T: Deserr<WireErrors>> Deserr<WireErrors> for Filled<T> {
 impl<T: PartialSchema> utoipa::__dev::ComposeSchema for Filled<T> {
     fn compose(_: Vec<RefOr<Schema>>) -> RefOr<Schema> {
         match T::schema() {
-            RefOr::T(Schema::Object(mut object)) => {
-                if object.pattern.is_none() {
-                    object.pattern = Some(r"\S".to_string());
-                }
+            RefOr::T(Schema::Object(mut object)) if object.pattern.is_none() => {
+                object.pattern = Some(r"\S".to_string());
                 object.min_length = Some(object.min_length.unwrap_or(1).max(1));
                 RefOr::T(Schema::Object(object))
             }
-            other => other,
+            // Both patterns must hold: the value's own and "not blank".
+            other => utoipa::openapi::schema::AllOfBuilder::new()
+                .item(other)
+                .item(
+                    ObjectBuilder::new()
+                        .schema_type(utoipa::openapi::schema::SchemaType::AnyValue)
+                        .pattern(Some(r"\S"))
+                        .min_length(Some(1)),
+                )
+                .into(),
         }
     }
 }
@@ -372,6 +405,76 @@ impl<T: PartialSchema> utoipa::__dev::ComposeSchema for Nullable<T> {
 
 impl<T: PartialSchema> utoipa::ToSchema for Nullable<T> {}
 
+/// Control characters other than tab, as a regular-expression class body: what
+/// `line_problem` refuses in one-line texts (`char::is_control` is Unicode `Cc`).
+const CONTROL_BUT_TAB: &str = r"\u0000-\u0008\u000A-\u001F\u007F-\u009F";
+
+/// One line of at most `MAX` characters, checked by core's [`line_problem`] (no line breaks
+/// or other control characters but tab, so no header injection).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line<const MAX: usize>(pub String);
+
+impl<const MAX: usize> Deserr<WireErrors> for Line<MAX> {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let raw = string_at(value, location)?;
+        match line_problem(&key_of(location), &raw, MAX) {
+            Some((code, message)) => Err(WireErrors::at(location, code, message)),
+            None => Ok(Line(raw)),
+        }
+    }
+}
+
+impl<const MAX: usize> PartialSchema for Line<MAX> {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .max_length(Some(MAX))
+            .pattern(Some(format!("^[^{CONTROL_BUT_TAB}]*$")))
+            .into()
+    }
+}
+
+impl<const MAX: usize> utoipa::ToSchema for Line<MAX> {}
+
+impl<const MAX: usize> AsRef<str> for Line<MAX> {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A text with `{{variable}}` placeholders: `T`'s checks, then core's template syntax check
+/// (`invalid_template`, reported after every field's own checks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Templated<T>(pub T);
+
+impl<T: Deserr<WireErrors> + AsRef<str>> Deserr<WireErrors> for Templated<T> {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let text = T::deserialize_from_value(value, location)?;
+        match posthorn_core::render::validate(text.as_ref()) {
+            Ok(()) => Ok(Templated(text)),
+            Err(e) => Err(WireErrors::late(
+                location,
+                "invalid_template",
+                e.to_string(),
+            )),
+        }
+    }
+}
+
+impl<T: PartialSchema> utoipa::__dev::ComposeSchema for Templated<T> {
+    fn compose(_: Vec<RefOr<Schema>>) -> RefOr<Schema> {
+        T::schema()
+    }
+}
+
+impl<T: PartialSchema> utoipa::ToSchema for Templated<T> {}
+
 /// A query-string integer within `MIN..=MAX` (trimmed).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QueryInt<const MIN: i64, const MAX: i64>(pub i64);
@@ -453,17 +556,11 @@ pub fn parse_query<T: Deserr<WireErrors> + utoipa::IntoParams>(
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect(),
     );
-    deserr::deserialize::<T, Value, WireErrors>(value).map_err(|WireErrors(mut errors)| {
+    deserr::deserialize::<T, Value, WireErrors>(value).map_err(|errors| {
         let order: Vec<String> = T::into_params(|| None)
             .into_iter()
             .map(|p| p.name)
             .collect();
-        errors.sort_by_key(|e| {
-            order
-                .iter()
-                .position(|p| *p == e.field)
-                .unwrap_or(order.len())
-        });
-        Error::Validation(errors)
+        Error::Validation(errors.ordered(&order))
     })
 }
