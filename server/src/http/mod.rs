@@ -142,31 +142,19 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
         .route("/campaigns/{id}/send", post(routes::campaigns::send))
         .route("/campaigns/{id}/cancel", post(routes::campaigns::cancel))
         .route("/campaigns/{id}/stats", get(routes::campaigns::stats))
-        .route("/keys", get(routes::keys::list).post(routes::keys::create))
-        .route("/keys/{id}", axum::routing::delete(routes::keys::revoke))
+        .routes(routes!(routes::keys::list, routes::keys::create))
+        .routes(routes!(routes::keys::revoke))
 }
 
 /// The operator API (the admin token): every route with its documentation.
 pub fn admin_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .route(
-            "/admin/workspaces",
-            post(routes::admin::create).get(routes::admin::list),
-        )
-        .route(
-            "/admin/workspaces/{id}",
-            get(routes::admin::read).patch(routes::admin::patch),
-        )
-        .route(
-            "/admin/workspaces/{id}/key-sets",
-            post(routes::admin::create_key_set),
-        )
-        .route(
-            "/admin/workspaces/{id}/domains",
-            post(routes::admin::add_domain),
-        )
-        .route("/admin/jobs/dead", get(routes::admin::dead_jobs))
-        .route("/admin/jobs/{id}/revive", post(routes::admin::revive_job))
+        .routes(routes!(routes::admin::create, routes::admin::list))
+        .routes(routes!(routes::admin::read, routes::admin::patch))
+        .routes(routes!(routes::admin::create_key_set))
+        .routes(routes!(routes::admin::add_domain))
+        .routes(routes!(routes::admin::dead_jobs))
+        .routes(routes!(routes::admin::revive_job))
 }
 
 /// Readiness and the document; no key.

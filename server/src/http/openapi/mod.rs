@@ -60,17 +60,6 @@ use schemas::RequestRules;
         paths::send_campaign,
         paths::cancel_campaign,
         paths::get_campaign_stats,
-        paths::list_key_sets,
-        paths::create_key_set,
-        paths::revoke_key_set,
-        paths::admin_create_workspace,
-        paths::admin_list_workspaces,
-        paths::admin_get_workspace,
-        paths::admin_update_workspace,
-        paths::admin_create_key_set,
-        paths::admin_add_domain,
-        paths::admin_list_dead_jobs,
-        paths::admin_revive_job,
     ),
     components(schemas(crate::http::error::ErrorResponse)),
     modifiers(&SecuritySchemes, &RequestRules),
@@ -221,6 +210,14 @@ fn layer_operation(op: &mut Operation, scheme: &str, is_post: bool) {
         )
     };
     add("401", error_response(unauthorized));
+    if scheme == "adminToken" {
+        add(
+            "404",
+            error_response(
+                "The operator API is off: `POSTHORN_ADMIN_TOKEN` is not set (`NOT_FOUND`)",
+            ),
+        );
+    }
     if let Some(forbidden) = forbidden {
         add("403", error_response(forbidden));
     }

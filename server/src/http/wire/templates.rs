@@ -251,6 +251,7 @@ impl From<TemplatesQuery> for ListTemplates {
 
 /// A page of templates, newest first.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = TemplatePage)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplatePageBody {
     /// The templates.

@@ -12,6 +12,7 @@ use super::de::{Email, Event, Filled, JsonObject, WireErrors};
 /// Body of `POST /v1/track`.
 #[derive(Debug, Deserr, ToSchema)]
 #[deserr(error = WireErrors)]
+#[schema(as = TrackRequest)]
 #[schema(example = json!({"email": "ada@example.org", "event": "signup", "data": {"plan": "pro"}}))]
 pub struct TrackBody {
     /// The contact's address; the contact is created when missing.
@@ -62,6 +63,7 @@ impl From<Tracked> for TrackResult {
 /// Body of `POST /v1/verify`.
 #[derive(Debug, Deserr, ToSchema)]
 #[deserr(error = WireErrors)]
+#[schema(as = VerifyRequest)]
 pub struct VerifyBody {
     /// The address to check (a malformed one is answered with `valid: false`).
     #[schema(schema_with = verify_email_schema)]
