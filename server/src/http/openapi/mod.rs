@@ -126,7 +126,33 @@ pub fn document() -> utoipa::openapi::OpenApi {
         crate::http::admin_routes().into_openapi(),
         "adminToken",
     ));
+    optional_bodies(&mut doc);
+    drop_unreferenced_schemas(&mut doc);
     doc
+}
+
+/// Removes component schemas nothing refers to: the derive also registers the building
+/// blocks of the wire types (`Line`, `Integer`, ...), whose fields inline them with their
+/// own bounds, so a registered copy would state one arbitrary bound.
+fn drop_unreferenced_schemas(doc: &mut utoipa::openapi::OpenApi) {
+    loop {
+        let text = serde_json::to_string(&*doc).unwrap_or_default();
+        let Some(components) = doc.components.as_mut() else {
+            return;
+        };
+        let unused: Vec<String> = components
+            .schemas
+            .keys()
+            .filter(|name| !text.contains(&format!("\"#/components/schemas/{name}\"")))
+            .cloned()
+            .collect();
+        if unused.is_empty() {
+            return;
+        }
+        for name in unused {
+            components.schemas.remove(&name);
+        }
+    }
 }
 
 /// Adds to every operation of a keyed group what its layers do: the group's security scheme
@@ -277,6 +303,73 @@ fn idempotency_key() -> utoipa::openapi::path::Parameter {
                 .pattern(Some(r"^[!-~]([ -~]{0,253}[!-~])?$")),
         ))
         .build()
+}
+
+/// Marks request bodies optional when their schema requires no field: an empty body reads
+/// as `{}`.
+fn optional_bodies(openapi: &mut utoipa::openapi::OpenApi) {
+    let Some(components) = openapi.components.as_ref() else {
+        return;
+    };
+    let nothing_required = |reference: &str| {
+        let name = reference.trim_start_matches("#/components/schemas/");
+        matches!(
+            components.schemas.get(name),
+            Some(utoipa::openapi::RefOr::T(utoipa::openapi::schema::Schema::Object(object))) if object.required.is_empty()
+        )
+    };
+    let mut optional = Vec::new();
+    for (path, item) in &openapi.paths.paths {
+        for (method, operation) in operations(item) {
+            let Some(body) = &operation.request_body else {
+                continue;
+            };
+            let all_optional = body.content.values().all(|content| {
+                matches!(&content.schema, Some(utoipa::openapi::RefOr::Ref(r)) if nothing_required(&r.ref_location))
+            });
+            if all_optional {
+                optional.push((path.clone(), method));
+            }
+        }
+    }
+    for (path, method) in optional {
+        let Some(item) = openapi.paths.paths.get_mut(&path) else {
+            continue;
+        };
+        if let Some(operation) = operation_mut(item, method) {
+            if let Some(body) = operation.request_body.as_mut() {
+                body.required = Some(Required::False);
+            }
+        }
+    }
+}
+
+/// The operations of a path item that can carry a body.
+fn operations(
+    item: &utoipa::openapi::PathItem,
+) -> Vec<(&'static str, &utoipa::openapi::path::Operation)> {
+    [
+        ("post", &item.post),
+        ("put", &item.put),
+        ("patch", &item.patch),
+        ("delete", &item.delete),
+    ]
+    .into_iter()
+    .filter_map(|(method, op)| op.as_ref().map(|op| (method, op)))
+    .collect()
+}
+
+fn operation_mut<'a>(
+    item: &'a mut utoipa::openapi::PathItem,
+    method: &str,
+) -> Option<&'a mut utoipa::openapi::path::Operation> {
+    match method {
+        "post" => item.post.as_mut(),
+        "put" => item.put.as_mut(),
+        "patch" => item.patch.as_mut(),
+        "delete" => item.delete.as_mut(),
+        _ => None,
+    }
 }
 
 /// The document as JSON, built once per process.

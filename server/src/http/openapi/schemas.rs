@@ -1002,7 +1002,6 @@ pub struct RequestRules;
 
 impl utoipa::Modify for RequestRules {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        optional_bodies(openapi);
         let Some(components) = openapi.components.as_mut() else {
             return;
         };
@@ -1035,74 +1034,6 @@ impl utoipa::Modify for RequestRules {
                 }
             }
         }
-    }
-}
-
-/// Marks request bodies optional when their schema requires no field: an empty body reads
-/// as `{}`.
-fn optional_bodies(openapi: &mut utoipa::openapi::OpenApi) {
-    use utoipa::openapi::Required;
-    let Some(components) = openapi.components.as_ref() else {
-        return;
-    };
-    let nothing_required = |reference: &str| {
-        let name = reference.trim_start_matches("#/components/schemas/");
-        matches!(
-            components.schemas.get(name),
-            Some(RefOr::T(Schema::Object(object))) if object.required.is_empty()
-        )
-    };
-    let mut optional = Vec::new();
-    for (path, item) in &openapi.paths.paths {
-        for (method, operation) in operations(item) {
-            let Some(body) = &operation.request_body else {
-                continue;
-            };
-            let all_optional = body.content.values().all(|content| {
-                matches!(&content.schema, Some(RefOr::Ref(r)) if nothing_required(&r.ref_location))
-            });
-            if all_optional {
-                optional.push((path.clone(), method));
-            }
-        }
-    }
-    for (path, method) in optional {
-        let Some(item) = openapi.paths.paths.get_mut(&path) else {
-            continue;
-        };
-        if let Some(operation) = operation_mut(item, method) {
-            if let Some(body) = operation.request_body.as_mut() {
-                body.required = Some(Required::False);
-            }
-        }
-    }
-}
-
-/// The operations of a path item that can carry a body.
-fn operations(
-    item: &utoipa::openapi::PathItem,
-) -> Vec<(&'static str, &utoipa::openapi::path::Operation)> {
-    [
-        ("post", &item.post),
-        ("put", &item.put),
-        ("patch", &item.patch),
-        ("delete", &item.delete),
-    ]
-    .into_iter()
-    .filter_map(|(method, op)| op.as_ref().map(|op| (method, op)))
-    .collect()
-}
-
-fn operation_mut<'a>(
-    item: &'a mut utoipa::openapi::PathItem,
-    method: &str,
-) -> Option<&'a mut utoipa::openapi::path::Operation> {
-    match method {
-        "post" => item.post.as_mut(),
-        "put" => item.put.as_mut(),
-        "patch" => item.patch.as_mut(),
-        "delete" => item.delete.as_mut(),
-        _ => None,
     }
 }
 

@@ -237,10 +237,12 @@ impl ToSchema for DomainList {}
 pub struct KeySetBody {
     /// Label.
     #[deserr(default)]
+    #[schema(inline)]
     pub name: Option<Label>,
     /// Sender-domain allowlist (domain names); empty or omitted means any verified domain
     /// of the workspace.
     #[deserr(default)]
+    #[schema(inline)]
     pub domains: Option<DomainList>,
 }
 
@@ -260,15 +262,19 @@ impl From<KeySetBody> for CreateKeySet {
 #[schema(as = WorkspaceCreate)]
 pub struct WorkspaceCreateBody {
     /// Display name.
+    #[schema(inline)]
     pub name: Filled<Label>,
     /// Maximum number of ACTIVE contacts; null or omitted means no limit.
     #[deserr(default)]
+    #[schema(inline)]
     pub active_contact_limit: Option<ContactLimit>,
     /// API requests per minute (default 1000).
     #[deserr(default)]
+    #[schema(inline)]
     pub rate_limit_per_minute: Option<RatePerMinute>,
     /// Emails per second (default 14).
     #[deserr(default)]
+    #[schema(inline)]
     pub send_rate_per_second: Option<SendRate>,
 }
 
@@ -291,6 +297,7 @@ impl From<WorkspaceCreateBody> for CreateWorkspace {
 pub struct WorkspacePatchBody {
     /// Display name.
     #[deserr(default)]
+    #[schema(inline)]
     pub name: Option<Label>,
     /// Disables or enables every request of the workspace.
     #[deserr(default)]
@@ -298,12 +305,15 @@ pub struct WorkspacePatchBody {
     /// Maximum number of ACTIVE contacts; null removes the limit.
     #[deserr(default)]
     #[schema(required = false)]
+    #[schema(inline)]
     pub active_contact_limit: Nullable<ContactLimit>,
     /// API requests per minute.
     #[deserr(default)]
+    #[schema(inline)]
     pub rate_limit_per_minute: Option<RatePerMinute>,
     /// Emails per second.
     #[deserr(default)]
+    #[schema(inline)]
     pub send_rate_per_second: Option<SendRate>,
 }
 
@@ -326,6 +336,7 @@ impl From<WorkspacePatchBody> for WorkspacePatch {
 #[schema(as = DomainCreate)]
 pub struct DomainBody {
     /// Domain name.
+    #[schema(inline)]
     pub domain: Filled<DomainName>,
     /// `true` marks the domain verified without a DNS check (default false).
     #[deserr(default)]
@@ -352,7 +363,7 @@ impl From<DomainBody> for AddDomain {
 pub struct DeadJobsQuery {
     /// Number of jobs (default 100).
     #[deserr(default = QueryInt(100))]
-    #[param(inline)]
+    #[param(inline, required = false)]
     pub limit: QueryInt<1, 500>,
 }
 

@@ -17,12 +17,14 @@ use super::de::{Email, Filled, JsonObject, Nullable, QueryBool, QueryInt, WireEr
 #[deserr(error = WireErrors)]
 pub struct ContactUpsert {
     /// Address; the contact with this address is updated, or created.
+    #[schema(inline)]
     pub email: Filled<Email>,
     /// Flag; true for a new contact when omitted, unchanged for an existing one.
     #[deserr(default)]
     pub subscribed: Option<bool>,
     /// Merged shallowly into the contact's data; a `null` value removes that key.
     #[deserr(default)]
+    #[schema(inline)]
     pub data: Option<JsonObject>,
 }
 
@@ -47,9 +49,11 @@ pub struct ContactPatchBody {
     /// Merged shallowly (a `null` value removes that key); `data: null` clears all.
     #[deserr(default)]
     #[schema(required = false)]
+    #[schema(inline)]
     pub data: Nullable<JsonObject>,
     /// New address (409 when another contact has it).
     #[deserr(default)]
+    #[schema(inline)]
     pub email: Option<Email>,
 }
 
@@ -99,11 +103,11 @@ impl Deserr<WireErrors> for ContactCursor {
 pub struct ContactsQuery {
     /// Page size (default 20).
     #[deserr(default = QueryInt(20))]
-    #[param(inline)]
+    #[param(inline, required = false)]
     pub limit: QueryInt<1, { MAX_CONTACT_PAGE as i64 }>,
     /// Only subscribed (`true`) or unsubscribed (`false`) contacts.
     #[deserr(default)]
-    #[param(inline)]
+    #[param(inline, required = false)]
     pub subscribed: QueryBool,
     /// The `cursor` of the previous page, exactly as answered: an opaque token that only
     /// this API issues; any other value is refused (422 `invalid_cursor`).

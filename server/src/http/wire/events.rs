@@ -23,7 +23,7 @@ pub struct EventsQuery {
     pub contact_id: Option<String>,
     /// Number of events (default 100).
     #[deserr(default = QueryInt(100))]
-    #[param(inline)]
+    #[param(inline, required = false)]
     pub limit: QueryInt<1, { MAX_EVENTS_PAGE as i64 }>,
 }
 

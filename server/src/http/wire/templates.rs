@@ -59,29 +59,37 @@ impl ToSchema for Kind {}
 #[schema(as = TemplateCreate)]
 pub struct TemplateCreateBody {
     /// Name.
+    #[schema(inline)]
     pub name: Filled<Name>,
     /// Description.
     #[deserr(default)]
+    #[schema(inline)]
     pub description: Option<Description>,
     /// Subject with `{{variable}}` placeholders.
+    #[schema(inline)]
     pub subject: Filled<Subject>,
     /// HTML body with placeholders.
+    #[schema(inline)]
     pub body: Filled<Templated<String>>,
     /// Plain-text version; generated from the HTML when omitted.
     #[deserr(default)]
     pub text: Option<String>,
     /// Default sender name.
     #[deserr(default)]
+    #[schema(inline)]
     pub from_name: Option<FromName>,
     /// Default sender address (a verified domain of the workspace).
     #[deserr(default)]
+    #[schema(inline)]
     pub from: Option<Email>,
     /// Default reply-to address.
     #[deserr(default)]
+    #[schema(inline)]
     pub reply_to: Option<Email>,
     /// TRANSACTIONAL or MARKETING.
     #[deserr(rename = "type")]
     #[serde(rename = "type")]
+    #[schema(inline)]
     pub template_type: Filled<Kind>,
 }
 
@@ -110,36 +118,45 @@ impl From<TemplateCreateBody> for CreateTemplate {
 pub struct TemplatePatchBody {
     /// Name.
     #[deserr(default)]
+    #[schema(inline)]
     pub name: Option<Name>,
     /// Description; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
+    #[schema(inline)]
     pub description: Nullable<Description>,
     /// Subject with placeholders.
     #[deserr(default)]
+    #[schema(inline)]
     pub subject: Option<Subject>,
     /// HTML body with placeholders.
     #[deserr(default)]
+    #[schema(inline)]
     pub body: Option<Templated<String>>,
     /// Plain-text version; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
+    #[schema(inline)]
     pub text: Nullable<String>,
     /// Default sender name; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
+    #[schema(inline)]
     pub from_name: Nullable<FromName>,
     /// Default sender address; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
+    #[schema(inline)]
     pub from: Nullable<Email>,
     /// Default reply-to address; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
+    #[schema(inline)]
     pub reply_to: Nullable<Email>,
     /// TRANSACTIONAL or MARKETING.
     #[deserr(default, rename = "type")]
     #[serde(rename = "type")]
+    #[schema(inline)]
     pub template_type: Option<Kind>,
 }
 
@@ -218,7 +235,7 @@ pub struct TemplatesQuery {
     pub limit: Option<QueryInt<1, 100>>,
     /// 1-based page number (overridden by `cursor`).
     #[deserr(default = QueryInt(1))]
-    #[param(inline)]
+    #[param(inline, required = false)]
     pub page: QueryInt<1, 1_000_000>,
     /// The `cursor` of the previous response, exactly as answered: selects the next page.
     /// An opaque token that only this API issues; any other value is refused (422

@@ -16,14 +16,17 @@ use super::de::{Email, Event, Filled, JsonObject, WireErrors};
 #[schema(example = json!({"email": "ada@example.org", "event": "signup", "data": {"plan": "pro"}}))]
 pub struct TrackBody {
     /// The contact's address; the contact is created when missing.
+    #[schema(inline)]
     pub email: Filled<Email>,
     /// The custom event's name.
+    #[schema(inline)]
     pub event: Filled<Event>,
     /// Subscription flag; a new contact defaults to true, an existing one is left alone.
     #[deserr(default)]
     pub subscribed: Option<bool>,
     /// Event data; also merged into the contact's data (a `null` value removes that key).
     #[deserr(default)]
+    #[schema(inline)]
     pub data: Option<JsonObject>,
 }
 
@@ -67,6 +70,7 @@ impl From<Tracked> for TrackResult {
 pub struct VerifyBody {
     /// The address to check (a malformed one is answered with `valid: false`).
     #[schema(schema_with = verify_email_schema)]
+    #[schema(inline)]
     pub email: Filled<String>,
 }
 
