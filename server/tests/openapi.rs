@@ -715,6 +715,24 @@ fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{pointer} in {v}"))
 }
 
+/// `c.call(..)` then the status check: `call!(c, method, template, uri, bearer, body => 200)`.
+macro_rules! call {
+    ($c:ident, $($arg:expr),+ => $status:expr) => {{
+        let res = $c.call($($arg),+).await;
+        Checker::expect(&res, $status);
+        res
+    }};
+}
+
+/// [`call!`] with a raw body.
+macro_rules! call_raw {
+    ($c:ident, $($arg:expr),+ => $status:expr) => {{
+        let res = $c.call_raw($($arg),+).await;
+        Checker::expect(&res, $status);
+        res
+    }};
+}
+
 #[tokio::test]
 async fn real_answers_match_the_documented_schemas() {
     let mut c = Checker {
@@ -726,12 +744,8 @@ async fn real_answers_match_the_documented_schemas() {
     let admin = Some(ADMIN);
 
     // System.
-    let res = c.call("GET", "/health", "/health", None, None).await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("GET", "/openapi.json", "/openapi.json", None, None)
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "GET", "/health", "/health", None, None => 200);
+    let res = call!(c, "GET", "/openapi.json", "/openapi.json", None, None => 200);
     assert_eq!(
         res.headers
             .get("content-type")
@@ -741,376 +755,80 @@ async fn real_answers_match_the_documented_schemas() {
     assert_eq!(res.body, doc());
 
     // Operator API.
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces",
-            "/admin/workspaces",
-            admin,
-            Some(json!({"name": "Acme", "activeContactLimit": null})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/admin/workspaces", "/admin/workspaces", admin, Some(json!({"name": "Acme", "activeContactLimit": null})) => 201);
     let ws = str_at(&res.body, "/workspace/id").to_string();
     let sk = str_at(&res.body, "/keySet/secretKey").to_string();
     let pk = str_at(&res.body, "/keySet/publicKey").to_string();
     let (sk, pk) = (Some(sk.as_str()), Some(pk.as_str()));
     let ws_path = format!("/admin/workspaces/{ws}");
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces",
-            "/admin/workspaces",
-            Some("wrong"),
-            Some(json!({"name": "x"})),
-        )
-        .await;
-    Checker::expect(&res, 401);
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces",
-            "/admin/workspaces",
-            admin,
-            Some(json!({})),
-        )
-        .await;
-    Checker::expect(&res, 422);
+    call!(c, "POST", "/admin/workspaces", "/admin/workspaces", Some("wrong"), Some(json!({"name": "x"})) => 401);
+    call!(c, "POST", "/admin/workspaces", "/admin/workspaces", admin, Some(json!({})) => 422);
     let domains = format!("{ws_path}/domains");
     let body = json!({"domain": "example.com", "verified": true});
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces/{id}/domains",
-            &domains,
-            admin,
-            Some(body.clone()),
-        )
-        .await;
-    Checker::expect(&res, 201);
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces/{id}/domains",
-            &domains,
-            admin,
-            Some(body),
-        )
-        .await;
-    Checker::expect(&res, 409);
-    let res = c
-        .call("GET", "/admin/workspaces", "/admin/workspaces", admin, None)
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("GET", "/admin/workspaces/{id}", &ws_path, admin, None)
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "GET",
-            "/admin/workspaces/{id}",
-            "/admin/workspaces/nope",
-            admin,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 404);
-    let res = c
-        .call(
-            "PATCH",
-            "/admin/workspaces/{id}",
-            &ws_path,
-            admin,
-            Some(json!({"rateLimitPerMinute": 5000, "activeContactLimit": 100})),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "POST", "/admin/workspaces/{id}/domains", &domains, admin, Some(body.clone()) => 201);
+    call!(c, "POST", "/admin/workspaces/{id}/domains", &domains, admin, Some(body) => 409);
+    call!(c, "GET", "/admin/workspaces", "/admin/workspaces", admin, None => 200);
+    call!(c, "GET", "/admin/workspaces/{id}", &ws_path, admin, None => 200);
+    call!(c, "GET", "/admin/workspaces/{id}", "/admin/workspaces/nope", admin, None => 404);
+    call!(c, "PATCH", "/admin/workspaces/{id}", &ws_path, admin, Some(json!({"rateLimitPerMinute": 5000, "activeContactLimit": 100})) => 200);
     let key_sets = format!("{ws_path}/key-sets");
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces/{id}/key-sets",
-            &key_sets,
-            admin,
-            Some(json!({"domains": ["example.com"]})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    call!(c, "POST", "/admin/workspaces/{id}/key-sets", &key_sets, admin, Some(json!({"domains": ["example.com"]})) => 201);
 
     // Sending.
-    let res = c
-        .call(
-            "POST",
-            "/v1/send",
-            "/v1/send",
-            sk,
-            Some(json!({
-                "to": ["ada@gmail.com", {"name": "Grace", "email": "grace@example.com"}],
-                "from": {"name": "Acme", "email": "hello@example.com"},
-                "subject": "Hi {{name}}",
-                "body": "<p>Hello {{name}}</p>",
-                "data": {"name": "friend"},
-                "headers": {"X-Campaign": "spring"},
-                "reply": "support@example.com",
-                "attachments": [{"filename": "a.txt", "content": "aGVsbG8=", "contentType": "text/plain"}]
-            })),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "POST", "/v1/send", "/v1/send", sk, Some(json!({ "to": ["ada@gmail.com", {"name": "Grace", "email": "grace@example.com"}], "from": {"name": "Acme", "email": "hello@example.com"}, "subject": "Hi {{name}}", "body": "<p>Hello {{name}}</p>", "data": {"name": "friend"}, "headers": {"X-Campaign": "spring"}, "reply": "support@example.com", "attachments": [{"filename": "a.txt", "content": "aGVsbG8=", "contentType": "text/plain"}] })) => 200);
     let send_body =
         |to: Value, from: &str| json!({"to": to, "from": from, "subject": "s", "body": "b"});
-    let res = c
-        .call(
-            "POST",
-            "/v1/send",
-            "/v1/send",
-            sk,
-            Some(send_body(
-                json!(["ok@x.com", {"email": "bad"}]),
-                "hello@example.com",
-            )),
-        )
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call(
-            "POST",
-            "/v1/send",
-            "/v1/send",
-            sk,
-            Some(send_body(json!("a@gmail.com"), "hello@unverified.org")),
-        )
-        .await;
-    Checker::expect(&res, 403);
-    let res = c
-        .call(
-            "POST",
-            "/v1/send",
-            "/v1/send",
-            pk,
-            Some(send_body(json!("a@gmail.com"), "hello@example.com")),
-        )
-        .await;
-    Checker::expect(&res, 403);
-    let res = c
-        .call(
-            "POST",
-            "/v1/send",
-            "/v1/send",
-            sk,
-            Some(json!({"to": "a@gmail.com", "template": SOME_ID})),
-        )
-        .await;
-    Checker::expect(&res, 404);
-    let res = c
-        .call_raw("POST", "/v1/send", "/v1/send", sk, Some("{not json"))
-        .await;
-    Checker::expect(&res, 400);
+    call!(c, "POST", "/v1/send", "/v1/send", sk, Some(send_body( json!(["ok@x.com", {"email": "bad"}]), "hello@example.com", )) => 422);
+    call!(c, "POST", "/v1/send", "/v1/send", sk, Some(send_body(json!("a@gmail.com"), "hello@unverified.org")) => 403);
+    call!(c, "POST", "/v1/send", "/v1/send", pk, Some(send_body(json!("a@gmail.com"), "hello@example.com")) => 403);
+    call!(c, "POST", "/v1/send", "/v1/send", sk, Some(json!({"to": "a@gmail.com", "template": SOME_ID})) => 404);
+    call_raw!(c, "POST", "/v1/send", "/v1/send", sk, Some("{not json") => 400);
 
-    let res = c
-        .call(
-            "POST",
-            "/v1/track",
-            "/v1/track",
-            pk,
-            Some(json!({"email": "ada@gmail.com", "event": "signup", "data": {"plan": "pro"}})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "POST",
-            "/v1/track",
-            "/v1/track",
-            pk,
-            Some(json!({"email": "ada@gmail.com", "event": "email.sent"})),
-        )
-        .await;
-    Checker::expect(&res, 422);
+    call!(c, "POST", "/v1/track", "/v1/track", pk, Some(json!({"email": "ada@gmail.com", "event": "signup", "data": {"plan": "pro"}})) => 200);
+    call!(c, "POST", "/v1/track", "/v1/track", pk, Some(json!({"email": "ada@gmail.com", "event": "email.sent"})) => 422);
 
     for email in ["ada@gmail.com", "not an address", "bob@nomail.io"] {
-        let res = c
-            .call(
-                "POST",
-                "/v1/verify",
-                "/v1/verify",
-                sk,
-                Some(json!({"email": email})),
-            )
-            .await;
-        Checker::expect(&res, 200);
+        call!(c, "POST", "/v1/verify", "/v1/verify", sk, Some(json!({"email": email})) => 200);
     }
 
     // Contacts.
-    let res = c
-        .call(
-            "POST",
-            "/contacts",
-            "/contacts",
-            sk,
-            Some(json!({"email": "new@example.com", "data": {"a": 1}})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/contacts", "/contacts", sk, Some(json!({"email": "new@example.com", "data": {"a": 1}})) => 201);
     let contact = format!("/contacts/{}", str_at(&res.body, "/id"));
-    let res = c
-        .call(
-            "POST",
-            "/contacts",
-            "/contacts",
-            sk,
-            Some(json!({"email": "new@example.com", "subscribed": false})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("GET", "/contacts", "/contacts?limit=1", sk, None)
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "POST", "/contacts", "/contacts", sk, Some(json!({"email": "new@example.com", "subscribed": false})) => 200);
+    let res = call!(c, "GET", "/contacts", "/contacts?limit=1", sk, None => 200);
     let cursor = str_at(&res.body, "/cursor").to_string();
-    let res = c
-        .call(
-            "GET",
-            "/contacts",
-            &format!("/contacts?limit=1&cursor={cursor}"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
+    let res = call!(c, "GET", "/contacts", &format!("/contacts?limit=1&cursor={cursor}"), sk, None => 200);
     assert!(res.body.get("total").is_none());
-    let res = c
-        .call("GET", "/contacts", "/contacts?limit=101", sk, None)
-        .await;
-    Checker::expect(&res, 422);
-    let res = c.call("GET", "/contacts", "/contacts", None, None).await;
-    Checker::expect(&res, 401);
-    let res = c.call("GET", "/contacts/{id}", &contact, sk, None).await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "GET",
-            "/contacts/{id}",
-            &format!("/contacts/{SOME_ID}"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 404);
-    let res = c
-        .call(
-            "PATCH",
-            "/contacts/{id}",
-            &contact,
-            sk,
-            Some(json!({"subscribed": true, "data": {"a": null}})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "PATCH",
-            "/contacts/{id}",
-            &contact,
-            sk,
-            Some(json!({"email": "ada@gmail.com"})),
-        )
-        .await;
-    Checker::expect(&res, 409);
-    let res = c.call("DELETE", "/contacts/{id}", &contact, sk, None).await;
-    Checker::expect(&res, 204);
+    call!(c, "GET", "/contacts", "/contacts?limit=101", sk, None => 422);
+    call!(c, "GET", "/contacts", "/contacts", None, None => 401);
+    call!(c, "GET", "/contacts/{id}", &contact, sk, None => 200);
+    call!(c, "GET", "/contacts/{id}", &format!("/contacts/{SOME_ID}"), sk, None => 404);
+    call!(c, "PATCH", "/contacts/{id}", &contact, sk, Some(json!({"subscribed": true, "data": {"a": null}})) => 200);
+    call!(c, "PATCH", "/contacts/{id}", &contact, sk, Some(json!({"email": "ada@gmail.com"})) => 409);
+    call!(c, "DELETE", "/contacts/{id}", &contact, sk, None => 204);
 
     // Templates.
     let template = json!({"name": "Welcome", "subject": "Hi {{name}}", "body": "<p>Hi</p>", "type": "MARKETING", "from": "hello@example.com"});
-    let res = c
-        .call("POST", "/templates", "/templates", sk, Some(template))
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/templates", "/templates", sk, Some(template) => 201);
     let tpl = format!("/templates/{}", str_at(&res.body, "/id"));
-    let res = c
-        .call(
-            "POST",
-            "/templates",
-            "/templates",
-            sk,
-            Some(json!({"name": "x"})),
-        )
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call(
-            "GET",
-            "/templates",
-            "/templates?pageSize=1&type=MARKETING",
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("GET", "/templates", "/templates?type=OTHER", sk, None)
-        .await;
-    Checker::expect(&res, 422);
-    let res = c.call("GET", "/templates/{id}", &tpl, sk, None).await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "PATCH",
-            "/templates/{id}",
-            &tpl,
-            sk,
-            Some(json!({"description": "d", "text": null})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "PUT",
-            "/templates/{id}",
-            &tpl,
-            sk,
-            Some(json!({"type": "TRANSACTIONAL"})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c.call("DELETE", "/templates/{id}", &tpl, sk, None).await;
-    Checker::expect(&res, 204);
-    let res = c.call("GET", "/templates/{id}", &tpl, sk, None).await;
-    Checker::expect(&res, 404);
+    call!(c, "POST", "/templates", "/templates", sk, Some(json!({"name": "x"})) => 422);
+    call!(c, "GET", "/templates", "/templates?pageSize=1&type=MARKETING", sk, None => 200);
+    call!(c, "GET", "/templates", "/templates?type=OTHER", sk, None => 422);
+    call!(c, "GET", "/templates/{id}", &tpl, sk, None => 200);
+    call!(c, "PATCH", "/templates/{id}", &tpl, sk, Some(json!({"description": "d", "text": null})) => 200);
+    call!(c, "PUT", "/templates/{id}", &tpl, sk, Some(json!({"type": "TRANSACTIONAL"})) => 200);
+    call!(c, "DELETE", "/templates/{id}", &tpl, sk, None => 204);
+    call!(c, "GET", "/templates/{id}", &tpl, sk, None => 404);
 
     // Events.
-    let res = c
-        .call(
-            "GET",
-            "/events",
-            "/events?eventName=signup&limit=10",
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
+    let res = call!(c, "GET", "/events", "/events?eventName=signup&limit=10", sk, None => 200);
     assert!(res.body["events"].as_array().is_some_and(|e| !e.is_empty()));
-    let res = c.call("GET", "/events", "/events?limit=0", sk, None).await;
-    Checker::expect(&res, 422);
-    let res = c.call("GET", "/events", "/events", pk, None).await;
-    Checker::expect(&res, 403);
-    let res = c
-        .call("GET", "/events/names", "/events/names", sk, None)
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "GET", "/events", "/events?limit=0", sk, None => 422);
+    call!(c, "GET", "/events", "/events", pk, None => 403);
+    call!(c, "GET", "/events/names", "/events/names", sk, None => 200);
 
     // Segments.
-    let res = c
-        .call(
-            "POST",
-            "/contacts",
-            "/contacts",
-            sk,
-            Some(json!({"email": "pro@example.com", "data": {"plan": "pro"}})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    call!(c, "POST", "/contacts", "/contacts", sk, Some(json!({"email": "pro@example.com", "data": {"plan": "pro"}})) => 201);
     let condition = json!({"logic": "AND", "groups": [{
         "filters": [
             {"field": "data.plan", "operator": "equals", "value": "pro"},
@@ -1122,166 +840,40 @@ async fn real_answers_match_the_documented_schemas() {
             {"filters": [{"field": "data.plan", "operator": "exists"}]}
         ]}
     }]});
-    let res = c
-        .call(
-            "POST",
-            "/segments",
-            "/segments",
-            sk,
-            Some(json!({"name": "Pro users", "description": "d", "condition": condition, "trackMembership": true})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/segments", "/segments", sk, Some(json!({"name": "Pro users", "description": "d", "condition": condition, "trackMembership": true})) => 201);
     assert_eq!(res.body["memberCount"], json!(1));
     assert_eq!(
         res.body["condition"]["groups"][0]["conditions"]["logic"],
         json!("OR")
     );
     let dynamic = format!("/segments/{}", str_at(&res.body, "/id"));
-    let res = c
-        .call(
-            "POST",
-            "/segments",
-            "/segments",
-            sk,
-            Some(json!({"name": "Beta", "type": "STATIC"})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/segments", "/segments", sk, Some(json!({"name": "Beta", "type": "STATIC"})) => 201);
     assert_eq!(res.body["condition"], Value::Null);
     let static_id = str_at(&res.body, "/id").to_string();
     let statik = format!("/segments/{static_id}");
-    let res = c
-        .call("POST", "/segments", "/segments", sk, Some(json!({})))
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call("GET", "/segments", "/segments?page=1&pageSize=1", sk, None)
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("GET", "/segments", "/segments?pageSize=101", sk, None)
-        .await;
-    Checker::expect(&res, 422);
-    let res = c.call("GET", "/segments/{id}", &dynamic, sk, None).await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "GET",
-            "/segments/{id}",
-            &format!("/segments/{SOME_ID}"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 404);
-    let res = c
-        .call(
-            "PATCH",
-            "/segments/{id}",
-            &dynamic,
-            sk,
-            Some(json!({"name": "Pro", "description": null})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "PATCH",
-            "/segments/{id}",
-            &dynamic,
-            sk,
-            Some(json!({"type": "STATIC"})),
-        )
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call(
-            "PUT",
-            "/segments/{id}",
-            &dynamic,
-            sk,
-            Some(json!({"trackMembership": false})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "GET",
-            "/segments/{id}/contacts",
-            &format!("{dynamic}/contacts?pageSize=10"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "POST", "/segments", "/segments", sk, Some(json!({})) => 422);
+    call!(c, "GET", "/segments", "/segments?page=1&pageSize=1", sk, None => 200);
+    call!(c, "GET", "/segments", "/segments?pageSize=101", sk, None => 422);
+    call!(c, "GET", "/segments/{id}", &dynamic, sk, None => 200);
+    call!(c, "GET", "/segments/{id}", &format!("/segments/{SOME_ID}"), sk, None => 404);
+    call!(c, "PATCH", "/segments/{id}", &dynamic, sk, Some(json!({"name": "Pro", "description": null})) => 200);
+    call!(c, "PATCH", "/segments/{id}", &dynamic, sk, Some(json!({"type": "STATIC"})) => 422);
+    call!(c, "PUT", "/segments/{id}", &dynamic, sk, Some(json!({"trackMembership": false})) => 200);
+    call!(c, "GET", "/segments/{id}/contacts", &format!("{dynamic}/contacts?pageSize=10"), sk, None => 200);
     let members = format!("{statik}/members");
-    let res = c
-        .call(
-            "POST",
-            "/segments/{id}/members",
-            &members,
-            sk,
-            Some(json!({"emails": ["pro@example.com", "ghost@example.com"]})),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    let res = call!(c, "POST", "/segments/{id}/members", &members, sk, Some(json!({"emails": ["pro@example.com", "ghost@example.com"]})) => 200);
     assert_eq!(
         res.body,
         json!({"added": 1, "notFound": ["ghost@example.com"]})
     );
-    let res = c
-        .call(
-            "POST",
-            "/segments/{id}/members",
-            &members,
-            sk,
-            Some(json!({"emails": ["fresh@example.com"], "createMissing": true})),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    let res = call!(c, "POST", "/segments/{id}/members", &members, sk, Some(json!({"emails": ["fresh@example.com"], "createMissing": true})) => 200);
     assert_eq!(res.body["created"], json!(1));
-    let res = c
-        .call(
-            "POST",
-            "/segments/{id}/members",
-            &format!("{dynamic}/members"),
-            sk,
-            Some(json!({"emails": ["pro@example.com"]})),
-        )
-        .await;
-    Checker::expect(&res, 400);
-    let res = c
-        .call(
-            "POST",
-            "/segments/{id}/members",
-            &members,
-            sk,
-            Some(json!({"emails": []})),
-        )
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call(
-            "DELETE",
-            "/segments/{id}/members",
-            &members,
-            sk,
-            Some(json!({"emails": ["fresh@example.com", "ghost@example.com"]})),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "POST", "/segments/{id}/members", &format!("{dynamic}/members"), sk, Some(json!({"emails": ["pro@example.com"]})) => 400);
+    call!(c, "POST", "/segments/{id}/members", &members, sk, Some(json!({"emails": []})) => 422);
+    let res = call!(c, "DELETE", "/segments/{id}/members", &members, sk, Some(json!({"emails": ["fresh@example.com", "ghost@example.com"]})) => 200);
     assert_eq!(res.body, json!({"removed": 1}));
-    let res = c
-        .call(
-            "GET",
-            "/segments/{id}/contacts",
-            &format!("{statik}/contacts"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
+    let res =
+        call!(c, "GET", "/segments/{id}/contacts", &format!("{statik}/contacts"), sk, None => 200);
     assert_eq!(res.body["total"], json!(1));
 
     // Campaigns.
@@ -1295,279 +887,58 @@ async fn real_answers_match_the_documented_schemas() {
         }
         body
     };
-    let res = c
-        .call(
-            "POST",
-            "/campaigns",
-            "/campaigns",
-            sk,
-            Some(campaign(json!({"audienceType": "ALL"}))),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/campaigns", "/campaigns", sk, Some(campaign(json!({"audienceType": "ALL"}))) => 201);
     let all = format!("/campaigns/{}", str_at(&res.body, "/data/id"));
-    let res = c
-        .call(
-            "POST",
-            "/campaigns",
-            "/campaigns",
-            sk,
-            Some(campaign(
-                json!({"audienceType": "SEGMENT", "segmentId": static_id}),
-            )),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/campaigns", "/campaigns", sk, Some(campaign( json!({"audienceType": "SEGMENT", "segmentId": static_id}), )) => 201);
     assert_eq!(res.body["data"]["segment"]["id"], json!(static_id));
     let by_segment = format!("/campaigns/{}", str_at(&res.body, "/data/id"));
-    let res = c
-        .call(
-            "POST",
-            "/campaigns",
-            "/campaigns",
-            sk,
-            Some(campaign(
-                json!({"audienceType": "FILTERED", "audienceCondition": condition}),
-            )),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/campaigns", "/campaigns", sk, Some(campaign( json!({"audienceType": "FILTERED", "audienceCondition": condition}), )) => 201);
     let filtered = format!("/campaigns/{}", str_at(&res.body, "/data/id"));
-    let res = c
-        .call("POST", "/campaigns", "/campaigns", sk, Some(json!({})))
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns",
-            "/campaigns",
-            sk,
-            Some(campaign(
-                json!({"audienceType": "SEGMENT", "segmentId": "nope"}),
-            )),
-        )
-        .await;
-    Checker::expect(&res, 404);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns",
-            "/campaigns",
-            sk,
-            Some(campaign(json!({"audienceType": "FILTERED"}))),
-        )
-        .await;
-    Checker::expect(&res, 400);
-    let res = c
-        .call(
-            "GET",
-            "/campaigns",
-            "/campaigns?status=DRAFT&pageSize=2",
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("GET", "/campaigns", "/campaigns?status=LOST", sk, None)
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call("GET", "/campaigns/{id}", &by_segment, sk, None)
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "GET",
-            "/campaigns/{id}",
-            &format!("/campaigns/{SOME_ID}"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 404);
-    let res = c
-        .call(
-            "PUT",
-            "/campaigns/{id}",
-            &filtered,
-            sk,
-            Some(json!({"subject": "New", "replyTo": "support@example.com"})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "PATCH",
-            "/campaigns/{id}",
-            &filtered,
-            sk,
-            Some(json!({"description": "d", "fromName": null})),
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns/{id}/cancel",
-            &format!("{all}/cancel"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 400);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns/{id}/send",
-            &format!("{all}/send"),
-            sk,
-            Some(json!({})),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "POST", "/campaigns", "/campaigns", sk, Some(json!({})) => 422);
+    call!(c, "POST", "/campaigns", "/campaigns", sk, Some(campaign( json!({"audienceType": "SEGMENT", "segmentId": "nope"}), )) => 404);
+    call!(c, "POST", "/campaigns", "/campaigns", sk, Some(campaign(json!({"audienceType": "FILTERED"}))) => 400);
+    call!(c, "GET", "/campaigns", "/campaigns?status=DRAFT&pageSize=2", sk, None => 200);
+    call!(c, "GET", "/campaigns", "/campaigns?status=LOST", sk, None => 422);
+    call!(c, "GET", "/campaigns/{id}", &by_segment, sk, None => 200);
+    call!(c, "GET", "/campaigns/{id}", &format!("/campaigns/{SOME_ID}"), sk, None => 404);
+    call!(c, "PUT", "/campaigns/{id}", &filtered, sk, Some(json!({"subject": "New", "replyTo": "support@example.com"})) => 200);
+    call!(c, "PATCH", "/campaigns/{id}", &filtered, sk, Some(json!({"description": "d", "fromName": null})) => 200);
+    call!(c, "POST", "/campaigns/{id}/cancel", &format!("{all}/cancel"), sk, None => 400);
+    let res = call!(c, "POST", "/campaigns/{id}/send", &format!("{all}/send"), sk, Some(json!({})) => 200);
     assert_eq!(res.body["data"]["status"], json!("SENDING"));
-    let res = c
-        .call(
-            "POST",
-            "/campaigns/{id}/send",
-            &format!("{all}/send"),
-            sk,
-            Some(json!({})),
-        )
-        .await;
-    Checker::expect(&res, 400);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns/{id}/send",
-            &format!("{by_segment}/send"),
-            sk,
-            Some(json!({"scheduledFor": "2020-01-01T00:00:00Z"})),
-        )
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns/{id}/send",
-            &format!("{by_segment}/send"),
-            sk,
-            Some(json!({"scheduledFor": "2026-11-22T10:00:00Z"})),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "POST", "/campaigns/{id}/send", &format!("{all}/send"), sk, Some(json!({})) => 400);
+    call!(c, "POST", "/campaigns/{id}/send", &format!("{by_segment}/send"), sk, Some(json!({"scheduledFor": "2020-01-01T00:00:00Z"})) => 422);
+    let res = call!(c, "POST", "/campaigns/{id}/send", &format!("{by_segment}/send"), sk, Some(json!({"scheduledFor": "2026-11-22T10:00:00Z"})) => 200);
     assert_eq!(res.body["data"]["status"], json!("SCHEDULED"));
-    let res = c.call("DELETE", "/segments/{id}", &statik, sk, None).await;
-    Checker::expect(&res, 409);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns/{id}/cancel",
-            &format!("{by_segment}/cancel"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "POST",
-            "/campaigns/{id}/cancel",
-            &format!("{all}/cancel"),
-            sk,
-            Some(json!({})),
-        )
-        .await;
-    Checker::expect(&res, 200);
+    call!(c, "DELETE", "/segments/{id}", &statik, sk, None => 409);
+    call!(c, "POST", "/campaigns/{id}/cancel", &format!("{by_segment}/cancel"), sk, None => 200);
+    let res = call!(c, "POST", "/campaigns/{id}/cancel", &format!("{all}/cancel"), sk, Some(json!({})) => 200);
     assert_eq!(res.body["message"], json!("Campaign cancelled"));
-    let res = c
-        .call(
-            "GET",
-            "/campaigns/{id}/stats",
-            &format!("{all}/stats"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "GET",
-            "/campaigns/{id}/stats",
-            &format!("/campaigns/{SOME_ID}/stats"),
-            sk,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 404);
-    let res = c.call("DELETE", "/campaigns/{id}", &all, sk, None).await;
-    Checker::expect(&res, 400);
-    let res = c
-        .call("DELETE", "/campaigns/{id}", &filtered, sk, None)
-        .await;
-    Checker::expect(&res, 200);
-    let res = c.call("DELETE", "/segments/{id}", &statik, sk, None).await;
-    Checker::expect(&res, 204);
-    let res = c.call("DELETE", "/segments/{id}", &dynamic, sk, None).await;
-    Checker::expect(&res, 204);
-    let res = c.call("GET", "/segments/{id}", &dynamic, sk, None).await;
-    Checker::expect(&res, 404);
+    call!(c, "GET", "/campaigns/{id}/stats", &format!("{all}/stats"), sk, None => 200);
+    call!(c, "GET", "/campaigns/{id}/stats", &format!("/campaigns/{SOME_ID}/stats"), sk, None => 404);
+    call!(c, "DELETE", "/campaigns/{id}", &all, sk, None => 400);
+    call!(c, "DELETE", "/campaigns/{id}", &filtered, sk, None => 200);
+    call!(c, "DELETE", "/segments/{id}", &statik, sk, None => 204);
+    call!(c, "DELETE", "/segments/{id}", &dynamic, sk, None => 204);
+    call!(c, "GET", "/segments/{id}", &dynamic, sk, None => 404);
 
     // Keys.
-    let res = c.call("GET", "/keys", "/keys", sk, None).await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call(
-            "POST",
-            "/keys",
-            "/keys",
-            sk,
-            Some(json!({"name": "ci", "domains": ["example.com"]})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    call!(c, "GET", "/keys", "/keys", sk, None => 200);
+    let res = call!(c, "POST", "/keys", "/keys", sk, Some(json!({"name": "ci", "domains": ["example.com"]})) => 201);
     let key = format!("/keys/{}", str_at(&res.body, "/id"));
-    let res = c.call("DELETE", "/keys/{id}", &key, sk, None).await;
-    Checker::expect(&res, 204);
-    let res = c.call("DELETE", "/keys/{id}", &key, sk, None).await;
-    Checker::expect(&res, 404);
+    call!(c, "DELETE", "/keys/{id}", &key, sk, None => 204);
+    call!(c, "DELETE", "/keys/{id}", &key, sk, None => 404);
 
     // Rate limit: a workspace with a budget of one request per minute.
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces",
-            "/admin/workspaces",
-            admin,
-            Some(json!({"name": "Tiny", "rateLimitPerMinute": 1})),
-        )
-        .await;
-    Checker::expect(&res, 201);
+    let res = call!(c, "POST", "/admin/workspaces", "/admin/workspaces", admin, Some(json!({"name": "Tiny", "rateLimitPerMinute": 1})) => 201);
     let tiny = str_at(&res.body, "/keySet/secretKey").to_string();
-    let res = c
-        .call("GET", "/events/names", "/events/names", Some(&tiny), None)
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("GET", "/events/names", "/events/names", Some(&tiny), None)
-        .await;
-    Checker::expect(&res, 429);
+    call!(c, "GET", "/events/names", "/events/names", Some(&tiny), None => 200);
+    call!(c, "GET", "/events/names", "/events/names", Some(&tiny), None => 429);
 
     // Body limit.
     let state = AppState::with_body_limit(engine(), Some(ADMIN.to_string()), 16);
     c.app = router(state);
-    let res = c
-        .call(
-            "POST",
-            "/admin/workspaces",
-            "/admin/workspaces",
-            admin,
-            Some(json!({"name": "a name longer than sixteen bytes"})),
-        )
-        .await;
-    Checker::expect(&res, 413);
+    call!(c, "POST", "/admin/workspaces", "/admin/workspaces", admin, Some(json!({"name": "a name longer than sixteen bytes"})) => 413);
 
     // Dead jobs: one job parked by hand on a store this test holds.
     let store = Arc::new(MemoryStore::new());
@@ -1594,34 +965,13 @@ async fn real_answers_match_the_documented_schemas() {
         .expect("claim");
     assert_eq!(claimed.len(), 1);
     assert_eq!(store.dead_letter(&claimed[0], "hopeless").await, Ok(true));
-    let res = c
-        .call("GET", "/admin/jobs/dead", "/admin/jobs/dead", admin, None)
-        .await;
-    Checker::expect(&res, 200);
+    let res = call!(c, "GET", "/admin/jobs/dead", "/admin/jobs/dead", admin, None => 200);
     assert_eq!(str_at(&res.body, "/jobs/0/kind"), "deliver_email");
-    let res = c
-        .call(
-            "GET",
-            "/admin/jobs/dead",
-            "/admin/jobs/dead?limit=501",
-            admin,
-            None,
-        )
-        .await;
-    Checker::expect(&res, 422);
-    let res = c
-        .call("GET", "/admin/jobs/dead", "/admin/jobs/dead", None, None)
-        .await;
-    Checker::expect(&res, 401);
+    call!(c, "GET", "/admin/jobs/dead", "/admin/jobs/dead?limit=501", admin, None => 422);
+    call!(c, "GET", "/admin/jobs/dead", "/admin/jobs/dead", None, None => 401);
     let revive = format!("/admin/jobs/{}/revive", parked.id);
-    let res = c
-        .call("POST", "/admin/jobs/{id}/revive", &revive, admin, None)
-        .await;
-    Checker::expect(&res, 200);
-    let res = c
-        .call("POST", "/admin/jobs/{id}/revive", &revive, admin, None)
-        .await;
-    Checker::expect(&res, 404);
+    call!(c, "POST", "/admin/jobs/{id}/revive", &revive, admin, None => 200);
+    call!(c, "POST", "/admin/jobs/{id}/revive", &revive, admin, None => 404);
 
     // Every documented operation was exercised with a success status.
     for (path, method) in operations(&c.doc) {
