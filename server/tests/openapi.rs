@@ -618,6 +618,18 @@ struct Checker {
     /// Operations whose request schema is generated from the wire type the handler reads
     /// (registered with `routes!`); accepted bodies must satisfy it.
     generated: BTreeSet<(String, String)>,
+    /// Bodies of generated operations that were accepted, to send again broken.
+    accepted: Vec<Accepted>,
+}
+
+/// A request a generated operation accepted.
+struct Accepted {
+    app: Router,
+    method: String,
+    template: String,
+    uri: String,
+    bearer: Option<String>,
+    body: Value,
 }
 
 impl Checker {
@@ -663,6 +675,14 @@ impl Checker {
                     errors.is_empty(),
                     "{what}: accepted a body outside its schema: {errors:#?}\n{sent}"
                 );
+                self.accepted.push(Accepted {
+                    app: self.app.clone(),
+                    method: method.to_string(),
+                    template: template.to_string(),
+                    uri: concrete_uri.to_string(),
+                    bearer: bearer.map(str::to_string),
+                    body: sent,
+                });
             }
         }
         let response = &op["responses"][status.to_string()];
@@ -740,6 +760,7 @@ async fn real_answers_match_the_documented_schemas() {
         doc: doc(),
         seen: BTreeMap::new(),
         generated: registered_operations(),
+        accepted: Vec::new(),
     };
     let admin = Some(ADMIN);
 
@@ -985,4 +1006,64 @@ async fn real_answers_match_the_documented_schemas() {
             );
         }
     }
+
+    // Broken copies of every accepted body of a generated operation: without each required
+    // property, and with each property set to a value its schema refuses. Each one is
+    // outside the documented schema, so the server must refuse it.
+    let mut refused = 0;
+    for a in &c.accepted {
+        let op = &c.doc["paths"][&a.template][a.method.to_ascii_lowercase()];
+        let schema = resolve(
+            &c.doc,
+            &op["requestBody"]["content"]["application/json"]["schema"],
+        );
+        let Some(obj) = a.body.as_object() else {
+            continue;
+        };
+        let mut broken = Vec::new();
+        for key in schema["required"].as_array().into_iter().flatten() {
+            let key = key.as_str().expect("required names");
+            let mut b = obj.clone();
+            if b.remove(key).is_some() {
+                broken.push((format!("without {key}"), Value::Object(b)));
+            }
+        }
+        for (key, prop) in schema["properties"].as_object().into_iter().flatten() {
+            let wrong = [json!([]), json!(12.5), json!(true), json!({}), json!("")]
+                .into_iter()
+                .find(|v| {
+                    let mut e = Vec::new();
+                    validate(&c.doc, prop, v, "$", &mut e);
+                    !e.is_empty()
+                });
+            if let Some(wrong) = wrong {
+                let mut b = obj.clone();
+                b.insert(key.clone(), wrong.clone());
+                broken.push((format!("{key}: {wrong}"), Value::Object(b)));
+            }
+        }
+        for (how, body) in broken {
+            let mut errors = Vec::new();
+            validate(&c.doc, schema, &body, "$", &mut errors);
+            assert!(!errors.is_empty(), "{how} should be outside the schema");
+            let res = send(
+                &a.app,
+                &a.method,
+                &a.uri,
+                a.bearer.as_deref(),
+                Some(&body.to_string()),
+            )
+            .await;
+            assert!(
+                res.status.is_client_error(),
+                "{} {} accepted a body outside its schema ({how}): {} {}",
+                a.method,
+                a.template,
+                res.status,
+                res.body
+            );
+            refused += 1;
+        }
+    }
+    assert!(refused >= 40, "only {refused} broken bodies were tried");
 }
