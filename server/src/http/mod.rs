@@ -91,7 +91,8 @@ impl AppState {
 
 /// The workspace API (a workspace key): every route with its documentation. Routes added with
 /// `routes!` are documented by their handlers' `#[utoipa::path]`; the few still added with
-/// `.route` are documented by `openapi::legacy` until converted.
+/// `.route` (`/v1/send`, `/segments`, `/campaigns`) are documented by the stubs in
+/// `openapi/paths.rs` until converted.
 pub fn workspace_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(routes::public::track))

@@ -1,8 +1,7 @@
-//! Documentation-only DTOs: the exact JSON shapes the handlers accept and return.
-//!
-//! Handlers build their JSON by hand (or serialize the core models); these structs exist only
-//! to describe those shapes in the OpenAPI document. `tests/openapi.rs` calls the real routes
-//! and checks every answer against these schemas, so a drift fails the build.
+//! Documentation-only DTOs of the areas not converted yet (`/v1/send`, `/segments`,
+//! `/campaigns`): the JSON shapes their handlers accept and return, and `REQUEST_RULES` for
+//! what the derive cannot say. `tests/openapi.rs` calls the real routes and checks every
+//! answer against these schemas. Converted areas describe themselves with their wire types.
 
 #![allow(dead_code)]
 
