@@ -5,12 +5,16 @@ use crate::ports::{PortError, StoreError};
 
 /// A failing field of a request, reported all at once.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FieldError {
     /// JSON path of the field, dot separated (`to.3.email`).
+    #[cfg_attr(feature = "openapi", schema(example = "to.3.email"))]
     pub field: String,
     /// What is wrong, for people.
     pub message: String,
-    /// What is wrong, for programs (`required`, `invalid_type`, `invalid_email`, ...).
+    /// What is wrong, for programs (`required`, `invalid_type`, `invalid_email`,
+    /// `out_of_range`, `too_long`, `too_many`, `invalid_enum`, ...).
+    #[cfg_attr(feature = "openapi", schema(example = "invalid_email"))]
     pub code: String,
 }
 

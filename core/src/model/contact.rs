@@ -8,6 +8,7 @@ use super::EmailAddress;
 
 /// Whether a contact counts against the workspace's active contact limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ContactStatus {
     /// A normal contact.
@@ -18,6 +19,7 @@ pub enum ContactStatus {
 
 /// A contact of a workspace, unique on (workspace, email).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Contact {
     /// Contact id.
@@ -30,11 +32,13 @@ pub struct Contact {
     /// Whether the contact accepts marketing mail.
     pub subscribed: bool,
     /// Free-form custom fields.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub data: Map<String, Value>,
     /// ACTIVE or PENDING.
     pub status: ContactStatus,
     /// When a PENDING contact is removed if it is still pending.
     #[serde(with = "super::timestamp::option")]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub expires_at: Option<DateTime<Utc>>,
     /// Creation time.
     #[serde(with = "super::timestamp")]

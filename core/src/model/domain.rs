@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A domain a workspace may send from once verified.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Domain {
     /// Domain id.

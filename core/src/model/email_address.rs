@@ -23,6 +23,9 @@ pub enum EmailAddressError {
 }
 
 impl EmailAddress {
+    /// Most characters of an address (RFC 5321), after trimming.
+    pub const MAX_LEN: usize = 254;
+
     /// Parses `raw`: trims it, lower-cases it and checks its syntax (dot-atom local part,
     /// a domain of at least two labels, no white space or control characters).
     pub fn parse(raw: &str) -> Result<Self, EmailAddressError> {
@@ -30,7 +33,7 @@ impl EmailAddress {
         if trimmed.is_empty() {
             return Err(EmailAddressError::Empty);
         }
-        if trimmed.len() > 254 {
+        if trimmed.len() > Self::MAX_LEN {
             return Err(EmailAddressError::TooLong);
         }
         let lowered = trimmed.to_lowercase();
@@ -85,6 +88,33 @@ fn valid_domain(domain: &str) -> bool {
             .last()
             .is_some_and(|tld| tld.len() >= 2 && !tld.chars().all(|c| c.is_ascii_digit()))
 }
+
+/// A string with an `@` between two non-blank parts and no control characters: the shape
+/// [`EmailAddress::parse`] requires (its finer rules are in the description).
+#[cfg(feature = "openapi")]
+pub const EMAIL_PATTERN: &str = r"^\s*[^\s@\u0000-\u001F\u007F-\u009F]+@[^\s@\u0000-\u001F\u007F-\u009F]+\.[^\s@\u0000-\u001F\u007F-\u009F]+\s*$";
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for EmailAddress {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Email)))
+            .min_length(Some(3))
+            .max_length(Some(Self::MAX_LEN))
+            .pattern(Some(EMAIL_PATTERN))
+            .description(Some(
+                "An email address: a dot-atom local part of at most 64 characters, `@`, and a \
+                 domain of two labels or more (letters, digits, inner hyphens) whose last label \
+                 is not all digits. Trimmed and lower-cased.",
+            ))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for EmailAddress {}
 
 impl fmt::Display for EmailAddress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

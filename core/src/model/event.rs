@@ -6,6 +6,7 @@ use serde_json::Value;
 
 /// One event in a workspace's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// Event id (time ordered).
@@ -16,10 +17,13 @@ pub struct Event {
     /// Event name, e.g. `signup` or `email.sent`.
     pub name: String,
     /// Event data (an object).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub data: Value,
     /// The contact the event is about, if any.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub contact_id: Option<String>,
     /// The email the event is about, if any.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub email_id: Option<String>,
     /// When it happened.
     #[serde(with = "super::timestamp")]

@@ -26,13 +26,16 @@ pub enum EventNameError {
 }
 
 impl EventName {
+    /// Most characters of a name, after trimming.
+    pub const MAX_CHARS: usize = 255;
+
     /// Parses a name a client wants to track (trimmed; internal names refused).
     pub fn parse_custom(raw: &str) -> Result<Self, EventNameError> {
         let name = raw.trim();
         if name.is_empty() {
             return Err(EventNameError::Empty);
         }
-        if name.chars().count() > 255 {
+        if name.chars().count() > Self::MAX_CHARS {
             return Err(EventNameError::TooLong);
         }
         if name.chars().any(char::is_control) {
@@ -49,6 +52,28 @@ impl EventName {
         &self.0
     }
 }
+
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for EventName {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            // Surrounding white space is trimmed before the length is counted.
+            .pattern(Some(r"^\s*[^\s\u0000-\u001F\u007F-\u009F]([^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F])?\s*$"))
+            .description(Some(format!(
+                "A custom event name: 1 to {} characters after trimming, no control characters; \
+                 names Posthorn emits (`email.*`, `contact.subscribed`, `contact.unsubscribed`, \
+                 `segment.*.entry`, `segment.*.exit`) are refused.",
+                Self::MAX_CHARS
+            )))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for EventName {}
 
 /// Whether `name` belongs to the service: `email.*`, `contact.subscribed`,
 /// `contact.unsubscribed`, `segment.*.entry`, `segment.*.exit`.

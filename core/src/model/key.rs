@@ -27,6 +27,7 @@ impl KeyKind {
 
 /// A stored key set. Only hashes of the keys are kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct KeySet {
     /// Key set id.
@@ -35,6 +36,7 @@ pub struct KeySet {
     #[serde(rename = "projectId")]
     pub workspace_id: String,
     /// Optional label.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub name: Option<String>,
     /// Sender-domain allowlist; empty means any verified domain of the workspace.
     pub domains: Vec<String>,

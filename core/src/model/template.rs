@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// What a template is for; MARKETING mail is never sent to unsubscribed contacts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TemplateType {
     /// Account mail, receipts: sent regardless of subscription.
@@ -26,6 +27,7 @@ impl TemplateType {
 
 /// A template with `{{variable}}` placeholders in subject and body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Template {
     /// Template id.

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A tenant of Posthorn (a "project" in the interface).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Workspace {
     /// Workspace id (`projectId` everywhere else).
@@ -14,6 +15,7 @@ pub struct Workspace {
     /// A disabled workspace gets 403 `PROJECT_DISABLED` on every request.
     pub disabled: bool,
     /// Maximum number of ACTIVE contacts; `None` means no limit.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub active_contact_limit: Option<u64>,
     /// API requests per minute for the whole workspace.
     pub rate_limit_per_minute: u32,

@@ -21,6 +21,7 @@ use crate::ports::{Dns, DnsError, RecordKind};
 
 /// What Posthorn could tell about an address; serialised as the spec's Verification result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct VerificationResult {
     /// The normalised address, or the trimmed input when it does not parse.
@@ -46,6 +47,7 @@ pub struct VerificationResult {
     /// The domain has at least one usable MX record.
     pub has_mx_records: bool,
     /// The address the writer probably meant, when `is_typo`.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub suggested_email: Option<String>,
     /// Plain sentences explaining the verdict and the flags.
     pub reasons: Vec<String>,

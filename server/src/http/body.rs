@@ -3,10 +3,13 @@
 
 use axum::extract::{FromRequest, Request};
 use axum::http::header::CONTENT_TYPE;
+use deserr::Deserr;
 use posthorn_core::validate::first_nul;
 use serde_json::Value;
+use utoipa::PartialSchema;
 
 use super::error::ApiError;
+use super::wire::de::{parse, WireErrors};
 use super::AppState;
 
 /// A request body parsed as JSON; an empty body reads as `{}`.
@@ -58,5 +61,22 @@ impl FromRequest<AppState> for JsonBody {
             )));
         }
         Ok(JsonBody(value))
+    }
+}
+
+/// A JSON body read into the wire type `T` with deserr: every failing field is reported at
+/// once (422 `VALIDATION_ERROR`), in the order `T` declares its fields.
+#[derive(Debug)]
+pub struct Wire<T>(pub T);
+
+impl<T> FromRequest<AppState> for Wire<T>
+where
+    T: Deserr<WireErrors> + PartialSchema + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let JsonBody(value) = JsonBody::from_request(req, state).await?;
+        parse::<T>(value).map(Wire).map_err(ApiError::Domain)
     }
 }

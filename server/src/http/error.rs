@@ -3,12 +3,63 @@
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use posthorn_core::{Error, FieldError, Resource};
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::request_id::current_request_id;
 
 /// `Retry-After` of a 503: a dropped connection is usually back within a second or two.
 const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
+
+/// The error envelope every failure is answered with (status as in `error.statusCode`).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "success": false,
+    "error": {
+        "code": "VALIDATION_ERROR",
+        "message": "Validation failed: email: email is required",
+        "statusCode": 422,
+        "requestId": "0193a5f0-7c1e-7d2a-9a0e-5b1c2d3e4f50",
+        "errors": [{"field": "email", "message": "email is required", "code": "required"}],
+        "suggestion": "Fix the fields listed in `errors` and send the request again."
+    },
+    "timestamp": "2026-11-21T10:00:00.000Z"
+}))]
+pub struct ErrorResponse {
+    /// Always `false`.
+    pub success: bool,
+    /// What went wrong.
+    pub error: ErrorBody,
+    /// When the error was produced (RFC 3339, UTC, milliseconds).
+    #[schema(format = DateTime)]
+    pub timestamp: String,
+}
+
+/// The `error` object of the error envelope.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorBody {
+    /// Machine-readable code: `VALIDATION_ERROR`, `BAD_REQUEST`, `MISSING_AUTH`,
+    /// `INVALID_API_KEY`, `FORBIDDEN`, `PROJECT_DISABLED`, `DOMAIN_NOT_VERIFIED`, `NOT_FOUND`,
+    /// `CONTACT_NOT_FOUND`, `TEMPLATE_NOT_FOUND`, `CAMPAIGN_NOT_FOUND`, `SEGMENT_NOT_FOUND`,
+    /// `WORKFLOW_NOT_FOUND`, `CONFLICT`, `INVALID_STATE`, `IDEMPOTENCY_KEY_REUSED`,
+    /// `PAYLOAD_TOO_LARGE`, `RATE_LIMIT_EXCEEDED`, `INTERNAL_ERROR` or `SERVICE_UNAVAILABLE`.
+    #[schema(example = "VALIDATION_ERROR")]
+    pub code: &'static str,
+    /// Human-readable explanation.
+    pub message: String,
+    /// The HTTP status of the response.
+    #[schema(example = 422)]
+    pub status_code: u16,
+    /// Unique id of the request (also in the `X-Request-Id` header).
+    pub request_id: String,
+    /// Every failing field; only for `VALIDATION_ERROR` answers with status 422.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub errors: Option<Vec<FieldError>>,
+    /// What to do about it.
+    pub suggestion: &'static str,
+}
 
 /// Every failure an HTTP request can end in.
 #[derive(Debug)]
@@ -274,21 +325,18 @@ impl IntoResponse for ApiError {
             _ => None,
         };
         let parts = self.parts();
-        let mut error = json!({
-            "code": parts.code,
-            "message": parts.message,
-            "statusCode": parts.status.as_u16(),
-            "requestId": current_request_id(),
-            "suggestion": parts.suggestion,
-        });
-        if let Some(errors) = parts.errors {
-            error["errors"] = json!(errors);
-        }
-        let body = json!({
-            "success": false,
-            "error": error,
-            "timestamp": posthorn_core::model::timestamp::format(&chrono::Utc::now()),
-        });
+        let body = ErrorResponse {
+            success: false,
+            error: ErrorBody {
+                code: parts.code,
+                message: parts.message,
+                status_code: parts.status.as_u16(),
+                request_id: current_request_id(),
+                errors: parts.errors,
+                suggestion: parts.suggestion,
+            },
+            timestamp: posthorn_core::model::timestamp::format(&chrono::Utc::now()),
+        };
         let mut response = (parts.status, axum::Json(body)).into_response();
         if let Some(secs) = retry_after {
             if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {

@@ -25,3 +25,22 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryMap {
             })
     }
 }
+
+/// A query string read into the wire type `T` with deserr: every failing parameter is
+/// reported at once (422 `VALIDATION_ERROR`).
+#[derive(Debug)]
+pub struct WireQuery<T>(pub T);
+
+impl<S: Send + Sync, T> FromRequestParts<S> for WireQuery<T>
+where
+    T: deserr::Deserr<super::wire::de::WireErrors> + utoipa::IntoParams + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let QueryMap(query) = QueryMap::from_request_parts(parts, state).await?;
+        super::wire::de::parse_query::<T>(&query)
+            .map(WireQuery)
+            .map_err(ApiError::Domain)
+    }
+}

@@ -2,123 +2,184 @@
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
-use posthorn_core::ports::DeadJob;
-use posthorn_core::validate::Checker;
-use serde_json::{json, Value};
+use posthorn_core::model::{Domain, Workspace};
+use posthorn_core::Error;
 
-use super::keys::new_key_set_json;
-use super::to_json;
-use crate::http::body::JsonBody;
-use crate::http::error::ApiResult;
-use crate::http::query::QueryMap;
-use crate::http::wire;
+use crate::http::body::Wire;
+use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::query::WireQuery;
+use crate::http::wire::admin::{
+    CreatedWorkspace, DeadJobBody, DeadJobList, DeadJobsQuery, DomainBody, KeySetBody,
+    NewKeySetBody, RevivedJob, WorkspaceCreateBody, WorkspaceList, WorkspacePatchBody,
+};
 use crate::http::AppState;
 
-/// `POST /admin/workspaces`: 201 `{workspace, keySet}`.
+/// Create a workspace
+///
+/// The workspace and its first key set (clear keys shown once).
+#[utoipa::path(
+    post, path = "/admin/workspaces", operation_id = "adminCreateWorkspace", tag = "Operator",
+    request_body = WorkspaceCreateBody,
+    responses(
+        (status = 201, description = "Created", body = CreatedWorkspace),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn create(
     State(state): State<AppState>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let (ws, keys) = state
-        .engine
-        .create_workspace(wire::admin::create_workspace(&body)?)
-        .await?;
+    Wire(body): Wire<WorkspaceCreateBody>,
+) -> ApiResult<(StatusCode, Json<CreatedWorkspace>)> {
+    let (workspace, keys) = state.engine.create_workspace(body.into()).await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "workspace": to_json(&ws)?, "keySet": new_key_set_json(&keys) })),
-    )
-        .into_response())
+        Json(CreatedWorkspace {
+            workspace,
+            key_set: (&keys).into(),
+        }),
+    ))
 }
 
-/// `GET /admin/workspaces`.
-pub async fn list(State(state): State<AppState>) -> ApiResult<Response> {
-    Ok(Json(json!({ "data": to_json(&state.engine.workspaces().await?)? })).into_response())
+/// List workspaces
+#[utoipa::path(
+    get, path = "/admin/workspaces", operation_id = "adminListWorkspaces", tag = "Operator",
+    responses(
+        (status = 200, description = "Every workspace", body = WorkspaceList),
+    ),
+)]
+pub async fn list(State(state): State<AppState>) -> ApiResult<Json<WorkspaceList>> {
+    Ok(Json(WorkspaceList {
+        data: state.engine.workspaces().await?,
+    }))
 }
 
-/// `GET /admin/workspaces/{id}`.
-pub async fn read(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Response> {
-    Ok(Json(to_json(&state.engine.workspace(&id).await?)?).into_response())
+/// Read a workspace
+#[utoipa::path(
+    get, path = "/admin/workspaces/{id}", operation_id = "adminGetWorkspace", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    responses(
+        (status = 200, description = "The workspace", body = Workspace),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
+pub async fn read(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Workspace>> {
+    Ok(Json(state.engine.workspace(&id).await?))
 }
 
-/// `PATCH /admin/workspaces/{id}`.
+/// Update a workspace
+///
+/// Name, `disabled` and limits. A raised contact limit activates PENDING contacts at once.
+#[utoipa::path(
+    patch, path = "/admin/workspaces/{id}", operation_id = "adminUpdateWorkspace", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    request_body = WorkspacePatchBody,
+    responses(
+        (status = 200, description = "The updated workspace", body = Workspace),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn patch(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    Ok(Json(to_json(
-        &state
-            .engine
-            .patch_workspace(&id, wire::admin::patch_workspace(&body)?)
-            .await?,
-    )?)
-    .into_response())
+    Wire(body): Wire<WorkspacePatchBody>,
+) -> ApiResult<Json<Workspace>> {
+    Ok(Json(state.engine.patch_workspace(&id, body.into()).await?))
 }
 
-/// `POST /admin/workspaces/{id}/key-sets`: 201 with the clear keys.
+/// Create a key set for a workspace
+#[utoipa::path(
+    post, path = "/admin/workspaces/{id}/key-sets", operation_id = "adminCreateKeySet", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    request_body = KeySetBody,
+    responses(
+        (status = 201, description = "Created, with the clear keys", body = NewKeySetBody),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "Invalid `name` or `domains` (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn create_key_set(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let set = state
-        .engine
-        .admin_create_key_set(&id, wire::admin::create_key_set(&body)?)
-        .await?;
-    Ok((StatusCode::CREATED, Json(new_key_set_json(&set))).into_response())
+    Wire(body): Wire<KeySetBody>,
+) -> ApiResult<(StatusCode, Json<NewKeySetBody>)> {
+    let set = state.engine.admin_create_key_set(&id, body.into()).await?;
+    Ok((StatusCode::CREATED, Json((&set).into())))
 }
 
-/// `POST /admin/workspaces/{id}/domains`: 201 Domain.
+/// Add a sender domain to a workspace
+///
+/// `verified: true` skips the DNS check.
+#[utoipa::path(
+    post, path = "/admin/workspaces/{id}/domains", operation_id = "adminAddDomain", tag = "Operator",
+    params(("id" = String, Path, description = "Workspace id")),
+    request_body = DomainBody,
+    responses(
+        (status = 201, description = "Added", body = Domain),
+        (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "The workspace already has this domain (`CONFLICT`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn add_domain(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let domain = state
-        .engine
-        .admin_add_domain(&id, wire::admin::add_domain(&body)?)
-        .await?;
-    Ok((StatusCode::CREATED, Json(to_json(&domain)?)).into_response())
+    Wire(body): Wire<DomainBody>,
+) -> ApiResult<(StatusCode, Json<Domain>)> {
+    let domain = state.engine.admin_add_domain(&id, body.into()).await?;
+    Ok((StatusCode::CREATED, Json(domain)))
 }
 
-/// `GET /admin/jobs/dead?limit=N` (1..=500, 100): `{jobs: [DeadJob]}`, oldest first.
+/// List dead jobs
+///
+/// Jobs given up on (delivery retries exhausted, an unreadable payload, or too many claims
+/// that ended without a result), oldest first by id. They stay parked until revived.
+#[utoipa::path(
+    get, path = "/admin/jobs/dead", operation_id = "adminListDeadJobs", tag = "Operator",
+    params(DeadJobsQuery),
+    responses(
+        (status = 200, description = "The dead jobs", body = DeadJobList),
+        (status = 422, description = "`limit` out of range (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn dead_jobs(
     State(state): State<AppState>,
-    QueryMap(query): QueryMap,
-) -> ApiResult<Response> {
-    let mut c = Checker::new();
-    let limit = c.query_int(&query, "limit", 1, 500, 100);
-    c.finish()?;
-    let limit = usize::try_from(limit).unwrap_or(100);
-    let jobs = state.engine.dead_jobs(limit).await?;
-    let jobs = jobs
+    WireQuery(query): WireQuery<DeadJobsQuery>,
+) -> ApiResult<Json<DeadJobList>> {
+    let limit = usize::try_from(query.limit.0).unwrap_or(100);
+    let jobs = state
+        .engine
+        .dead_jobs(limit)
+        .await?
         .iter()
-        .map(dead_job_json)
-        .collect::<ApiResult<Vec<Value>>>()?;
-    Ok(Json(json!({ "jobs": jobs })).into_response())
+        .map(|job| {
+            DeadJobBody::new(job)
+                .ok_or_else(|| Error::Internal(format!("job {} has no object payload", job.id)))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(DeadJobList { jobs }))
 }
 
-/// `POST /admin/jobs/{id}/revive`: `{revived: true, id}`, or 404 when no dead job has it.
+/// Revive a dead job
+///
+/// Queues the job again, due now, with its attempts back to 0. A `deliver_email` job whose
+/// email is FAILED first has the email put back to QUEUED (error cleared), so it is
+/// delivered again.
+#[utoipa::path(
+    post, path = "/admin/jobs/{id}/revive", operation_id = "adminReviveJob", tag = "Operator",
+    params(("id" = String, Path, description = "Job id")),
+    responses(
+        (status = 200, description = "Revived", body = RevivedJob),
+        (status = 404, description = "No dead job has this id (`NOT_FOUND`), or the operator API is off", body = ErrorResponse),
+    ),
+)]
 pub async fn revive_job(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<RevivedJob>> {
     state.engine.revive_job(&id).await?;
-    Ok(Json(json!({ "revived": true, "id": id })).into_response())
-}
-
-/// A dead job as JSON: `kind` is the payload's tag (`deliver_email`, ...), `payload` the
-/// payload itself (with `kind`).
-fn dead_job_json(job: &DeadJob) -> ApiResult<Value> {
-    let payload = to_json(&job.payload)?;
-    let kind = payload.get("kind").cloned().unwrap_or(Value::Null);
-    Ok(json!({
-        "id": job.id,
-        "kind": kind,
-        "payload": payload,
-        "attempts": job.attempts,
-        "lastError": job.last_error,
-    }))
+    Ok(Json(RevivedJob { revived: true, id }))
 }

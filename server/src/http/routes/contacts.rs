@@ -2,89 +2,135 @@
 
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
 use posthorn_core::app::Caller;
-use serde_json::json;
+use posthorn_core::model::Contact;
 
-use super::to_json;
-use crate::http::body::JsonBody;
-use crate::http::error::ApiResult;
-use crate::http::query::QueryMap;
-use crate::http::wire;
+use crate::http::body::Wire;
+use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::query::WireQuery;
+use crate::http::wire::contacts::{
+    ContactPage, ContactPatchBody, ContactUpsert, ContactsQuery, UpsertMeta, UpsertedContact,
+};
 use crate::http::AppState;
 
-/// `POST /contacts`: 201 when created, 200 when updated, with `_meta`.
+/// Create or update a contact
+///
+/// Upserts by email: 201 when created, 200 when updated; `_meta` says which.
+#[utoipa::path(
+    post, path = "/contacts", operation_id = "upsertContact", tag = "Contacts",
+    request_body = ContactUpsert,
+    responses(
+        (status = 200, description = "Updated", body = UpsertedContact),
+        (status = 201, description = "Created", body = UpsertedContact),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`) or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn upsert(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let done = state
-        .engine
-        .upsert_contact(&caller, wire::contacts::upsert(&body)?)
-        .await?;
-    let mut value = to_json(&done.contact)?;
-    value["_meta"] = json!({"isNew": done.is_new, "isUpdate": !done.is_new});
+    Wire(body): Wire<ContactUpsert>,
+) -> ApiResult<(StatusCode, Json<UpsertedContact>)> {
+    let done = state.engine.upsert_contact(&caller, body.into()).await?;
     let status = if done.is_new {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(value)).into_response())
+    let meta = UpsertMeta {
+        is_new: done.is_new,
+        is_update: !done.is_new,
+    };
+    Ok((
+        status,
+        Json(UpsertedContact {
+            contact: done.contact,
+            meta,
+        }),
+    ))
 }
 
-/// `GET /contacts`.
+/// List contacts
+///
+/// Cursor pagination, newest first; `total` only on the first page.
+#[utoipa::path(
+    get, path = "/contacts", operation_id = "listContacts", tag = "Contacts",
+    params(ContactsQuery),
+    responses(
+        (status = 200, description = "A page of contacts", body = ContactPage),
+        (status = 422, description = "`limit` out of range, `subscribed` not a boolean or an unknown `cursor` (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    QueryMap(query): QueryMap,
-) -> ApiResult<Response> {
-    let page = state
-        .engine
-        .list_contacts(&caller, wire::contacts::list(&query)?)
-        .await?;
-    let mut body = json!({
-        "data": to_json(&page.contacts)?,
-        "cursor": page.cursor,
-        "hasMore": page.has_more,
-    });
-    if let Some(total) = page.total {
-        body["total"] = json!(total);
-    }
-    Ok(Json(body).into_response())
+    WireQuery(query): WireQuery<ContactsQuery>,
+) -> ApiResult<Json<ContactPage>> {
+    let page = state.engine.list_contacts(&caller, query.into()).await?;
+    Ok(Json(page.into()))
 }
 
-/// `GET /contacts/{id}`.
+/// Read a contact
+#[utoipa::path(
+    get, path = "/contacts/{id}", operation_id = "getContact", tag = "Contacts",
+    params(("id" = String, Path, description = "Contact id")),
+    responses(
+        (status = 200, description = "The contact", body = Contact),
+        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let contact = state.engine.contact(&caller, &id).await?;
-    Ok(Json(to_json(&contact)?).into_response())
+) -> ApiResult<Json<Contact>> {
+    Ok(Json(state.engine.contact(&caller, &id).await?))
 }
 
-/// `PATCH /contacts/{id}`.
+/// Update a contact
+///
+/// Emits `contact.subscribed` or `contact.unsubscribed` when the flag changes.
+#[utoipa::path(
+    patch, path = "/contacts/{id}", operation_id = "updateContact", tag = "Contacts",
+    params(("id" = String, Path, description = "Contact id")),
+    request_body = ContactPatchBody,
+    responses(
+        (status = 200, description = "The updated contact", body = Contact),
+        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "Another contact has the new `email` (`CONFLICT`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let contact = state
-        .engine
-        .patch_contact(&caller, &id, wire::contacts::patch(&body)?)
-        .await?;
-    Ok(Json(to_json(&contact)?).into_response())
+    Wire(body): Wire<ContactPatchBody>,
+) -> ApiResult<Json<Contact>> {
+    Ok(Json(
+        state
+            .engine
+            .patch_contact(&caller, &id, body.into())
+            .await?,
+    ))
 }
 
-/// `DELETE /contacts/{id}`: 204.
+/// Delete a contact
+///
+/// Also removes its memberships; a PENDING contact may take the freed place.
+#[utoipa::path(
+    delete, path = "/contacts/{id}", operation_id = "deleteContact", tag = "Contacts",
+    params(("id" = String, Path, description = "Contact id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "No such contact in this workspace (`CONTACT_NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Response> {
+) -> ApiResult<StatusCode> {
     state.engine.delete_contact(&caller, &id).await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -1,35 +1,47 @@
 //! `/events` and `/events/names` (secret key only, enforced by the auth layer).
 
 use axum::extract::{Extension, State};
-use axum::response::{IntoResponse, Response};
 use axum::Json;
 use posthorn_core::app::Caller;
-use serde_json::json;
 
-use super::to_json;
-use crate::http::error::ApiResult;
-use crate::http::query::QueryMap;
-use crate::http::wire;
+use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::query::WireQuery;
+use crate::http::wire::events::{EventList, EventNames, EventsQuery};
 use crate::http::AppState;
 
-/// `GET /events`.
+/// List events
+///
+/// Custom and internal events, newest first.
+#[utoipa::path(
+    get, path = "/events", operation_id = "listEvents", tag = "Events",
+    params(EventsQuery),
+    responses(
+        (status = 200, description = "The events", body = EventList),
+        (status = 422, description = "`limit` out of range (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    QueryMap(query): QueryMap,
-) -> ApiResult<Response> {
-    let events = state
-        .engine
-        .list_events(&caller, wire::events::list(&query)?)
-        .await?;
-    Ok(Json(json!({ "events": to_json(&events)? })).into_response())
+    WireQuery(query): WireQuery<EventsQuery>,
+) -> ApiResult<Json<EventList>> {
+    let events = state.engine.list_events(&caller, query.into()).await?;
+    Ok(Json(EventList { events }))
 }
 
-/// `GET /events/names`.
+/// List event names
+///
+/// Every event name stored in the workspace plus the internal names, sorted.
+#[utoipa::path(
+    get, path = "/events/names", operation_id = "listEventNames", tag = "Events",
+    responses(
+        (status = 200, description = "The names", body = EventNames),
+    ),
+)]
 pub async fn names(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> ApiResult<Response> {
-    let names = state.engine.event_names(&caller).await?;
-    Ok(Json(json!({ "eventNames": names })).into_response())
+) -> ApiResult<Json<EventNames>> {
+    let event_names = state.engine.event_names(&caller).await?;
+    Ok(Json(EventNames { event_names }))
 }

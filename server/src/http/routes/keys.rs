@@ -2,58 +2,71 @@
 
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
 use posthorn_core::app::Caller;
-use posthorn_core::model::NewKeySet;
-use serde_json::{json, Value};
 
-use super::to_json;
-use crate::http::body::JsonBody;
-use crate::http::error::ApiResult;
-use crate::http::wire;
+use crate::http::body::Wire;
+use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::wire::admin::{KeySetBody, KeySetList, NewKeySetBody};
 use crate::http::AppState;
 
-/// A new key set with its clear keys (shown this once).
-pub fn new_key_set_json(set: &NewKeySet) -> Value {
-    json!({
-        "id": set.record.id,
-        "name": set.record.name,
-        "publicKey": set.public_key,
-        "secretKey": set.secret_key,
-        "domains": set.record.domains,
-        "createdAt": posthorn_core::model::timestamp::format(&set.record.created_at),
-    })
-}
-
-/// `GET /keys`.
+/// List key sets
+///
+/// The workspace's key sets, without clear keys.
+#[utoipa::path(
+    get, path = "/keys", operation_id = "listKeySets", tag = "Keys",
+    responses(
+        (status = 200, description = "The key sets", body = KeySetList),
+        (status = 403, description = "Public key or a key set limited to some domains (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-) -> ApiResult<Response> {
-    let sets = state.engine.list_key_sets(&caller).await?;
-    Ok(Json(json!({ "data": to_json(&sets)? })).into_response())
+) -> ApiResult<Json<KeySetList>> {
+    let data = state.engine.list_key_sets(&caller).await?;
+    Ok(Json(KeySetList { data }))
 }
 
-/// `POST /keys`: 201 with the clear keys.
+/// Create a key set
+///
+/// The clear keys are in this answer only; Posthorn keeps their hashes.
+#[utoipa::path(
+    post, path = "/keys", operation_id = "createKeySet", tag = "Keys",
+    request_body = KeySetBody,
+    responses(
+        (status = 201, description = "Created, with the clear keys", body = NewKeySetBody),
+        (status = 403, description = "Public key or a key set limited to some domains (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields (`VALIDATION_ERROR`) or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let set = state
-        .engine
-        .create_key_set(&caller, wire::admin::create_key_set(&body)?)
-        .await?;
-    Ok((StatusCode::CREATED, Json(new_key_set_json(&set))).into_response())
+    Wire(body): Wire<KeySetBody>,
+) -> ApiResult<(StatusCode, Json<NewKeySetBody>)> {
+    let set = state.engine.create_key_set(&caller, body.into()).await?;
+    Ok((StatusCode::CREATED, Json((&set).into())))
 }
 
-/// `DELETE /keys/{id}`: 204.
+/// Revoke a key set
+///
+/// Both keys of the set stop working at once. The last key set cannot be revoked.
+#[utoipa::path(
+    delete, path = "/keys/{id}", operation_id = "revokeKeySet", tag = "Keys",
+    params(("id" = String, Path, description = "Key set id")),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 403, description = "Public key or a key set limited to some domains (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such key set in this workspace (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "It is the workspace's last key set (`CONFLICT`)", body = ErrorResponse),
+    ),
+)]
 pub async fn revoke(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Response> {
+) -> ApiResult<StatusCode> {
     state.engine.revoke_key_set(&caller, &id).await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -2,83 +2,141 @@
 
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
 use posthorn_core::app::Caller;
-use serde_json::json;
+use posthorn_core::model::Template;
 
-use super::to_json;
-use crate::http::body::JsonBody;
-use crate::http::error::ApiResult;
-use crate::http::query::QueryMap;
-use crate::http::wire;
+use crate::http::body::Wire;
+use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::query::WireQuery;
+use crate::http::wire::templates::{
+    TemplateCreateBody, TemplatePageBody, TemplatePatchBody, TemplatesQuery,
+};
 use crate::http::AppState;
 
-/// `POST /templates`: 201.
+/// Create a template
+///
+/// A reusable subject and body with `{{variable}}` placeholders.
+#[utoipa::path(
+    post, path = "/templates", operation_id = "createTemplate", tag = "Templates",
+    request_body = TemplateCreateBody,
+    responses(
+        (status = 201, description = "Created", body = Template),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` outside the workspace's verified domains (`DOMAIN_NOT_VERIFIED`) or the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or template syntax (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let t = state
-        .engine
-        .create_template(&caller, wire::templates::create(&body)?)
-        .await?;
-    Ok((StatusCode::CREATED, Json(to_json(&t)?)).into_response())
+    Wire(body): Wire<TemplateCreateBody>,
+) -> ApiResult<(StatusCode, Json<Template>)> {
+    let t = state.engine.create_template(&caller, body.into()).await?;
+    Ok((StatusCode::CREATED, Json(t)))
 }
 
-/// `GET /templates`.
+/// List templates
+///
+/// Page pagination, newest first.
+#[utoipa::path(
+    get, path = "/templates", operation_id = "listTemplates", tag = "Templates",
+    params(TemplatesQuery),
+    responses(
+        (status = 200, description = "A page of templates", body = TemplatePageBody),
+        (status = 422, description = "`page`, `pageSize` or `limit` out of range, an unknown `type` or `cursor` (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    QueryMap(query): QueryMap,
-) -> ApiResult<Response> {
-    let page = state
-        .engine
-        .list_templates(&caller, wire::templates::list(&query)?)
-        .await?;
-    Ok(Json(json!({
-        "data": to_json(&page.templates)?,
-        "total": page.total,
-        "page": page.page,
-        "pageSize": page.page_size,
-        "totalPages": page.total_pages,
-        "cursor": page.cursor,
-    }))
-    .into_response())
+    WireQuery(query): WireQuery<TemplatesQuery>,
+) -> ApiResult<Json<TemplatePageBody>> {
+    let page = state.engine.list_templates(&caller, query.into()).await?;
+    Ok(Json(page.into()))
 }
 
-/// `GET /templates/{id}`.
+/// Read a template
+#[utoipa::path(
+    get, path = "/templates/{id}", operation_id = "getTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    responses(
+        (status = 200, description = "The template", body = Template),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Response> {
-    Ok(Json(to_json(&state.engine.template(&caller, &id).await?)?).into_response())
+) -> ApiResult<Json<Template>> {
+    Ok(Json(state.engine.template(&caller, &id).await?))
 }
 
-/// `PATCH /templates/{id}` (also `PUT`).
+/// Update a template
+///
+/// Changes the fields given; `null` clears an optional one.
+#[utoipa::path(
+    patch, path = "/templates/{id}", operation_id = "updateTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    request_body = TemplatePatchBody,
+    responses(
+        (status = 200, description = "The updated template", body = Template),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` outside the workspace's verified domains (`DOMAIN_NOT_VERIFIED`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or template syntax (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    Ok(Json(to_json(
-        &state
+    Wire(body): Wire<TemplatePatchBody>,
+) -> ApiResult<Json<Template>> {
+    Ok(Json(
+        state
             .engine
-            .patch_template(&caller, &id, wire::templates::patch(&body)?)
+            .patch_template(&caller, &id, body.into())
             .await?,
-    )?)
-    .into_response())
+    ))
 }
 
-/// `DELETE /templates/{id}`: 204.
+/// Update a template (PUT)
+///
+/// The same as `PATCH`: changes the fields given; `null` clears an optional one.
+#[utoipa::path(
+    put, path = "/templates/{id}", operation_id = "replaceTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    request_body = TemplatePatchBody,
+    responses(
+        (status = 200, description = "The updated template", body = Template),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` outside the workspace's verified domains (`DOMAIN_NOT_VERIFIED`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields or template syntax (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
+pub async fn replace(
+    state: State<AppState>,
+    caller: Extension<Caller>,
+    id: Path<String>,
+    body: Wire<TemplatePatchBody>,
+) -> ApiResult<Json<Template>> {
+    patch(state, caller, id, body).await
+}
+
+/// Delete a template
+#[utoipa::path(
+    delete, path = "/templates/{id}", operation_id = "deleteTemplate", tag = "Templates",
+    params(("id" = String, Path, description = "Template id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-) -> ApiResult<Response> {
+) -> ApiResult<StatusCode> {
     state.engine.delete_template(&caller, &id).await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(StatusCode::NO_CONTENT)
 }

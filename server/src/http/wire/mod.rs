@@ -1,13 +1,35 @@
 //! The wire: request bodies and query strings turned into the core's typed commands and
-//! queries, every failing field reported at once (paths and codes as in docs/api.md).
-//! Handlers parse here, then call the engine with Rust values only.
+//! queries, every failing field reported at once (paths and codes as in docs/api.md), and
+//! the answers the handlers serialize. Handlers parse here, then call the engine with Rust
+//! values only. Converted areas read their bodies with deserr ([`de`]) and derive their
+//! OpenAPI schemas: the document describes exactly these types.
 
 pub mod admin;
 pub mod campaigns;
 pub mod contacts;
+pub mod de;
 pub mod events;
 pub mod page;
 pub mod segments;
 pub mod send;
 pub mod templates;
 pub mod track;
+
+/// The `/v1` envelope: `{success: true, data}`.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct V1<T> {
+    /// Always `true`.
+    pub success: bool,
+    /// The answer.
+    pub data: T,
+}
+
+impl<T> V1<T> {
+    /// `{success: true, data}`.
+    pub fn new(data: T) -> Self {
+        Self {
+            success: true,
+            data,
+        }
+    }
+}

@@ -1,153 +1,349 @@
-//! `/templates` bodies and query strings into typed commands.
+//! `/templates`: bodies and query strings into typed commands, and answers.
 
-use std::collections::HashMap;
-
+use deserr::{Deserr, IntoValue, Value as DValue, ValuePointerRef};
 use posthorn_core::app::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
 use posthorn_core::app::templates::{
-    decode_page_cursor, CreateTemplate, ListTemplates, TemplatePatch,
+    decode_page_cursor, CreateTemplate, ListTemplates, TemplatePage, TemplatePatch,
     MAX_TEMPLATE_DESCRIPTION_CHARS, MAX_TEMPLATE_NAME_CHARS,
 };
-use posthorn_core::app::{PageRequest, Patch};
-use posthorn_core::model::{EmailAddress, TemplateType};
-use posthorn_core::render::validate as validate_syntax;
-use posthorn_core::validate::{join, Checker};
-use posthorn_core::Result;
-use serde_json::Value;
+use posthorn_core::app::PageRequest;
+use posthorn_core::model::{Template, TemplateType};
+use serde::Serialize;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{IntoParams, PartialSchema, ToSchema};
 
-/// Editable template fields, as read from a create or patch body.
-#[derive(Default)]
-struct Fields {
-    name: Option<String>,
-    description: Option<Option<String>>,
-    subject: Option<String>,
-    body: Option<String>,
-    text: Option<Option<String>>,
-    from: Option<Option<EmailAddress>>,
-    from_name: Option<Option<String>>,
-    reply_to: Option<Option<EmailAddress>>,
-    template_type: Option<TemplateType>,
+use super::de::{Email, Filled, Line, Nullable, QueryInt, Templated, WireErrors};
+
+type Name = Line<MAX_TEMPLATE_NAME_CHARS>;
+type Description = Line<MAX_TEMPLATE_DESCRIPTION_CHARS>;
+type Subject = Templated<Line<MAX_SUBJECT_CHARS>>;
+type FromName = Line<MAX_NAME_CHARS>;
+
+const TYPE_MESSAGE: &str = "type must be TRANSACTIONAL or MARKETING";
+
+/// `TRANSACTIONAL` or `MARKETING` (exact case), parsed by [`TemplateType::parse`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Kind(pub TemplateType);
+
+impl Deserr<WireErrors> for Kind {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let raw = String::deserialize_from_value(value, location)?;
+        TemplateType::parse(&raw)
+            .map(Kind)
+            .ok_or_else(|| WireErrors::at(location, "invalid_enum", TYPE_MESSAGE))
+    }
 }
 
-fn read_fields(body: &Value, creating: bool) -> Result<Fields> {
-    let obj = Checker::body(body)?;
-    let mut c = Checker::new();
-    let mut f = Fields {
-        name: c
-            .line(obj, "name", "", creating, MAX_TEMPLATE_NAME_CHARS)
-            .map(str::to_string),
-        description: c.nullable_line(obj, "description", MAX_TEMPLATE_DESCRIPTION_CHARS),
-        subject: c
-            .line(obj, "subject", "", creating, MAX_SUBJECT_CHARS)
-            .map(str::to_string),
-        body: c.string(obj, "body", "", creating).map(str::to_string),
-        text: match obj.get("text") {
-            None => None,
-            Some(Value::Null) => Some(None),
-            Some(_) => c
-                .string(obj, "text", "", false)
-                .map(|s| Some(s.to_string())),
-        },
-        from: None,
-        from_name: c.nullable_line(obj, "fromName", MAX_NAME_CHARS),
-        reply_to: None,
-        template_type: None,
-    };
-    for (key, slot) in [("from", &mut f.from), ("replyTo", &mut f.reply_to)] {
-        *slot = match obj.get(key) {
-            None => None,
-            Some(Value::Null) => Some(None),
-            Some(_) => c.email(obj, key, "", false).map(Some),
-        };
+impl PartialSchema for Kind {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["TRANSACTIONAL", "MARKETING"]))
+            .description(Some(
+                "MARKETING mail is never sent to unsubscribed contacts.",
+            ))
+            .into()
     }
-    f.template_type = match c.string(obj, "type", "", creating) {
-        None => None,
-        Some(raw) => match TemplateType::parse(raw) {
-            Some(t) => Some(t),
-            None => {
-                c.fail(
-                    "type",
-                    "invalid_enum",
-                    "type must be TRANSACTIONAL or MARKETING",
-                );
-                None
+}
+
+impl ToSchema for Kind {}
+
+/// Body of `POST /templates`.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TemplateCreate)]
+pub struct TemplateCreateBody {
+    /// Name.
+    #[schema(inline)]
+    pub name: Filled<Name>,
+    /// Description.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub description: Option<Description>,
+    /// Subject with `{{variable}}` placeholders.
+    #[schema(inline)]
+    pub subject: Filled<Subject>,
+    /// HTML body with placeholders.
+    #[schema(inline)]
+    pub body: Filled<Templated<String>>,
+    /// Plain-text version; generated from the HTML when omitted.
+    #[deserr(default)]
+    pub text: Option<String>,
+    /// Default sender name.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub from_name: Option<FromName>,
+    /// Default sender address (a verified domain of the workspace).
+    #[deserr(default)]
+    #[schema(inline)]
+    pub from: Option<Email>,
+    /// Default reply-to address.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub reply_to: Option<Email>,
+    /// TRANSACTIONAL or MARKETING.
+    #[deserr(rename = "type")]
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub template_type: Filled<Kind>,
+}
+
+impl From<TemplateCreateBody> for CreateTemplate {
+    fn from(b: TemplateCreateBody) -> Self {
+        CreateTemplate {
+            name: b.name.0 .0,
+            description: b.description.map(|d| d.0),
+            subject: b.subject.0 .0 .0,
+            body: b.body.0 .0,
+            text: b.text,
+            from: b.from.map(|e| e.0),
+            from_name: b.from_name.map(|n| n.0),
+            reply_to: b.reply_to.map(|e| e.0),
+            template_type: b.template_type.0 .0,
+        }
+    }
+}
+
+/// Body of `PATCH` and `PUT /templates/{id}`: any editable field; `null` clears the optional
+/// ones.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TemplatePatch)]
+pub struct TemplatePatchBody {
+    /// Name.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub name: Option<Name>,
+    /// Description; `null` clears it.
+    #[deserr(default)]
+    #[schema(required = false)]
+    #[schema(inline)]
+    pub description: Nullable<Description>,
+    /// Subject with placeholders.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub subject: Option<Subject>,
+    /// HTML body with placeholders.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub body: Option<Templated<String>>,
+    /// Plain-text version; `null` clears it.
+    #[deserr(default)]
+    #[schema(required = false)]
+    #[schema(inline)]
+    pub text: Nullable<String>,
+    /// Default sender name; `null` clears it.
+    #[deserr(default)]
+    #[schema(required = false)]
+    #[schema(inline)]
+    pub from_name: Nullable<FromName>,
+    /// Default sender address; `null` clears it.
+    #[deserr(default)]
+    #[schema(required = false)]
+    #[schema(inline)]
+    pub from: Nullable<Email>,
+    /// Default reply-to address; `null` clears it.
+    #[deserr(default)]
+    #[schema(required = false)]
+    #[schema(inline)]
+    pub reply_to: Nullable<Email>,
+    /// TRANSACTIONAL or MARKETING.
+    #[deserr(default, rename = "type")]
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub template_type: Option<Kind>,
+}
+
+impl From<TemplatePatchBody> for TemplatePatch {
+    fn from(b: TemplatePatchBody) -> Self {
+        TemplatePatch {
+            name: b.name.map(|n| n.0),
+            description: b.description.into_patch().map(|d| d.0),
+            subject: b.subject.map(|s| s.0 .0),
+            body: b.body.map(|s| s.0),
+            text: b.text.into_patch(),
+            from: b.from.into_patch().map(|e| e.0),
+            from_name: b.from_name.into_patch().map(|n| n.0),
+            reply_to: b.reply_to.into_patch().map(|e| e.0),
+            template_type: b.template_type.map(|k| k.0),
+        }
+    }
+}
+
+/// The `cursor` of a template page: empty for none, else a token this API issued.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PageCursor(pub Option<u64>);
+
+impl Deserr<WireErrors> for PageCursor {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let raw = String::deserialize_from_value(value, location)?;
+        match raw.trim() {
+            "" => Ok(PageCursor(None)),
+            raw => decode_page_cursor(raw)
+                .map(|p| PageCursor(Some(p)))
+                .ok_or_else(|| {
+                    WireErrors::at(
+                        location,
+                        "invalid_cursor",
+                        "cursor is not one this API returned",
+                    )
+                }),
+        }
+    }
+}
+
+/// A template type in a query string (trimmed; empty for none).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct QueryKind(pub Option<TemplateType>);
+
+impl Deserr<WireErrors> for QueryKind {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let raw = String::deserialize_from_value(value, location)?;
+        match raw.trim() {
+            "" => Ok(QueryKind(None)),
+            raw => TemplateType::parse(raw)
+                .map(|t| QueryKind(Some(t)))
+                .ok_or_else(|| WireErrors::at(location, "invalid_enum", TYPE_MESSAGE)),
+        }
+    }
+}
+
+/// Query of `GET /templates` (page pagination, newest first).
+#[derive(Debug, Deserr, IntoParams)]
+#[deserr(error = WireErrors)]
+#[into_params(parameter_in = Query)]
+pub struct TemplatesQuery {
+    /// Page size (default 20).
+    #[deserr(default, rename = "pageSize")]
+    #[param(rename = "pageSize", inline)]
+    pub page_size: Option<QueryInt<1, 100>>,
+    /// Alias of `pageSize`, used when `pageSize` is absent.
+    #[deserr(default)]
+    #[param(inline)]
+    pub limit: Option<QueryInt<1, 100>>,
+    /// 1-based page number (overridden by `cursor`).
+    #[deserr(default = QueryInt(1))]
+    #[param(inline, required = false)]
+    pub page: QueryInt<1, 1_000_000>,
+    /// The `cursor` of the previous response, exactly as answered: selects the next page.
+    /// An opaque token that only this API issues; any other value is refused (422
+    /// `invalid_cursor`).
+    #[deserr(default)]
+    #[param(value_type = Option<String>)]
+    pub cursor: PageCursor,
+    /// Only templates of this type.
+    #[deserr(default, rename = "type")]
+    #[param(rename = "type", inline, value_type = Option<Kind>)]
+    pub template_type: QueryKind,
+    /// Case-insensitive substring of the name.
+    #[deserr(default)]
+    pub search: Option<String>,
+}
+
+impl From<TemplatesQuery> for ListTemplates {
+    fn from(q: TemplatesQuery) -> Self {
+        let page_size = q.page_size.or(q.limit).map_or(20, |n| n.0 as u64);
+        ListTemplates {
+            page: PageRequest {
+                page: q.cursor.0.unwrap_or(q.page.0 as u64),
+                page_size,
+            },
+            template_type: q.template_type.0,
+            search: q.search,
+        }
+    }
+}
+
+/// A page of templates, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = TemplatePage)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplatePageBody {
+    /// The templates.
+    pub data: Vec<Template>,
+    /// Templates matching the filters.
+    pub total: u64,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Number of pages.
+    pub total_pages: u64,
+    /// Cursor of the next page (pass as `cursor`); null on the last page.
+    #[schema(required = true)]
+    pub cursor: Option<String>,
+}
+
+impl From<TemplatePage> for TemplatePageBody {
+    fn from(p: TemplatePage) -> Self {
+        TemplatePageBody {
+            data: p.templates,
+            total: p.total,
+            page: p.page,
+            page_size: p.page_size,
+            total_pages: p.total_pages,
+            cursor: p.cursor,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::wire::de::parse;
+    use posthorn_core::Error;
+    use serde_json::json;
+
+    fn fields(body: serde_json::Value) -> Vec<(String, String)> {
+        match parse::<TemplateCreateBody>(body) {
+            Err(Error::Validation(errors)) => {
+                errors.into_iter().map(|e| (e.field, e.code)).collect()
             }
-        },
-    };
-    for (key, source) in [("subject", &f.subject), ("body", &f.body)] {
-        if let Some(Err(e)) = source.as_deref().map(validate_syntax) {
-            c.fail(join("", key), "invalid_template", e.to_string());
+            other => panic!("expected a validation error, got {other:?}"),
         }
     }
-    c.finish()?;
-    Ok(f)
-}
 
-/// `POST /templates {name, subject, body, type, description?, text?, from?, fromName?,
-/// replyTo?}`.
-pub fn create(body: &Value) -> Result<CreateTemplate> {
-    let f = read_fields(body, true)?;
-    Ok(CreateTemplate {
-        name: f.name.unwrap_or_default(),
-        description: f.description.flatten(),
-        subject: f.subject.unwrap_or_default(),
-        body: f.body.unwrap_or_default(),
-        text: f.text.flatten(),
-        from: f.from.flatten(),
-        from_name: f.from_name.flatten(),
-        reply_to: f.reply_to.flatten(),
-        template_type: f.template_type.unwrap_or(TemplateType::Transactional),
-    })
-}
-
-/// `PATCH` (or `PUT`) `/templates/{id}`: any editable field; `null` clears optional ones.
-pub fn patch(body: &Value) -> Result<TemplatePatch> {
-    let f = read_fields(body, false)?;
-    Ok(TemplatePatch {
-        name: f.name,
-        description: Patch::from(f.description),
-        subject: f.subject,
-        body: f.body,
-        text: Patch::from(f.text),
-        from: Patch::from(f.from),
-        from_name: Patch::from(f.from_name),
-        reply_to: Patch::from(f.reply_to),
-        template_type: f.template_type,
-    })
-}
-
-/// `GET /templates?page&pageSize|limit&cursor&type&search`.
-pub fn list(query: &HashMap<String, String>) -> Result<ListTemplates> {
-    let mut c = Checker::new();
-    // pageSize before page: the order in which errors are reported.
-    let page_size = c.page_size(query);
-    let mut page = PageRequest {
-        page: c.query_int(query, "page", 1, 1_000_000, 1) as u64,
-        page_size,
-    };
-    if let Some(raw) = query
-        .get("cursor")
-        .map(|s| s.trim())
-        .filter(|s| !s.is_empty())
-    {
-        match decode_page_cursor(raw) {
-            Some(p) => page.page = p,
-            None => c.fail(
-                "cursor",
-                "invalid_cursor",
-                "cursor is not one this API returned",
-            ),
-        }
+    #[test]
+    fn template_syntax_is_reported_after_every_field() {
+        let got = fields(
+            json!({"type": "NEWSLETTER", "body": "{{ oops", "subject": "Hi\r\nBcc: x",
+            "name": "  "}),
+        );
+        let want = [
+            ("name", "required"),
+            ("subject", "invalid_characters"),
+            ("type", "invalid_enum"),
+            ("body", "invalid_template"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(f, c)| (f.to_string(), c.to_string()))
+            .collect();
+        assert_eq!(got, want);
     }
-    let template_type = c.query_enum(
-        query,
-        "type",
-        TemplateType::parse,
-        "type must be TRANSACTIONAL or MARKETING",
-    );
-    c.finish()?;
-    Ok(ListTemplates {
-        page,
-        template_type,
-        search: query.get("search").cloned(),
-    })
+
+    #[test]
+    fn a_patch_tells_null_from_absent() {
+        let body: TemplatePatchBody =
+            parse(json!({"description": null, "fromName": "Ada"})).expect("valid");
+        let patch = TemplatePatch::from(body);
+        assert_eq!(patch.description, posthorn_core::app::Patch::Clear);
+        assert_eq!(patch.text, posthorn_core::app::Patch::Keep);
+        assert_eq!(
+            patch.from_name,
+            posthorn_core::app::Patch::Set("Ada".to_string())
+        );
+    }
 }
