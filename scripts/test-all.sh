@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# One build of everything: incremental caches only cost disk (gigabytes) on a fresh clone.
+export CARGO_INCREMENTAL=0
+
 eval "$(bash scripts/services.sh start)"
 trap 'bash scripts/services.sh stop' EXIT
 

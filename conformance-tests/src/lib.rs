@@ -185,6 +185,7 @@ macro_rules! store_suite {
                 segment_put_get_list_delete,
                 segments_tracked_only_dynamic_with_tracking,
                 segment_members_guarded_and_rolled_back,
+                segment_member_of_missing_contact_or_segment_conflicts,
                 segment_members_paged,
                 segment_memberships_of_contact,
                 contact_delete_removes_memberships,

@@ -416,9 +416,14 @@ async fn add_member(
     segment_id: &str,
     contact_id: &str,
 ) -> Result<(), StoreError> {
+    // Only for a contact and a segment that exist, locked against a concurrent delete
+    // until this commits: a membership never outlives them (no orphan rows).
     let done = sqlx::query(
         "INSERT INTO segment_members (workspace_id, segment_id, contact_id) \
-         VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+         SELECT s.workspace_id, s.id, c.id FROM segments s, contacts c \
+         WHERE s.workspace_id = $1 AND s.id = $2 AND c.workspace_id = $1 AND c.id = $3 \
+         FOR KEY SHARE OF s, c \
+         ON CONFLICT DO NOTHING",
     )
     .bind(workspace_id)
     .bind(segment_id)
@@ -427,7 +432,10 @@ async fn add_member(
     .await
     .map_err(error::store)?;
     expect_one(done.rows_affected(), || {
-        format!("contact {contact_id} is already a member of segment {segment_id}")
+        format!(
+            "contact {contact_id} is already a member of segment {segment_id}, or one of \
+             them is gone"
+        )
     })
 }
 

@@ -576,3 +576,32 @@ pub async fn conditions_read_back_exactly(p: &StorePorts) {
         "the campaign's audience condition"
     );
 }
+
+/// A membership of a contact or segment that does not exist is refused (`Conflict`), so a
+/// membership job racing a deletion never leaves an orphan behind.
+pub async fn segment_member_of_missing_contact_or_segment_conflicts(p: &StorePorts) {
+    let ws = workspace(p, "orphans").await;
+    let now = now_ms();
+    let s = p.store.as_ref();
+    let seg = put_segment(
+        p,
+        segment(&ws.id, "orphans", SegmentType::Static, false, now),
+    )
+    .await;
+    let cs = insert_contacts(p, &ws.id, "orphan", 1).await;
+    let missing = posthorn_core::model::new_id();
+    commit_conflicts(
+        s,
+        "a membership of a contact that does not exist",
+        vec![add_member(&ws.id, &seg.id, &missing)],
+    )
+    .await;
+    commit_conflicts(
+        s,
+        "a membership in a segment that does not exist",
+        vec![add_member(&ws.id, &missing, &cs[0].id)],
+    )
+    .await;
+    assert_eq!(s.memberships(&ws.id, &cs[0].id).await, Ok(HashSet::new()));
+    assert!(member_ids_all(s, &ws.id, &seg.id).await.is_empty());
+}
