@@ -1,6 +1,6 @@
 //! `posthorn export --to postgres://…` moves a SQLite store to PostgreSQL: every table
 //! arrives whole, the first-run keys work there, and the jobs pending at the export run
-//! there exactly once.
+//! there exactly once. The export runs while the owner of the file still holds it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -85,8 +85,9 @@ async fn expect(
 }
 
 /// Fills a SQLite store through the API of an engine without workers, so that every job
-/// stays pending; returns the first-run keys (public, secret).
-async fn fill(db: &Path) -> (String, String) {
+/// stays pending; returns the store, still open (its owner holds the file's lock, as a
+/// running server does), and the first-run keys (public, secret).
+async fn fill(db: &Path) -> (SqliteStore, String, String) {
     let store = SqliteStore::open(db, SqliteOptions::default())
         .await
         .expect("open the SQLite store");
@@ -200,8 +201,7 @@ async fn fill(db: &Path) -> (String, String) {
         "sending the campaign: {status} {sent}"
     );
     drop(app);
-    store.close().await;
-    (pk, sk)
+    (store, pk, sk)
 }
 
 async fn sqlite_counts(db: &Path) -> BTreeMap<String, i64> {
@@ -253,7 +253,7 @@ async fn sqlite_export_to_postgres_keeps_everything() {
         return;
     };
     let data = DataDir::new();
-    let (pk, sk) = fill(&data.db()).await;
+    let (owner, pk, sk) = fill(&data.db()).await;
     let before = sqlite_counts(&data.db()).await;
     for table in TABLES {
         assert!(
@@ -270,6 +270,10 @@ async fn sqlite_export_to_postgres_keeps_everything() {
     )
     .await;
     assert!(status.success(), "export failed: {status}\n{output}");
+    // It read beside the owner of the file, which is still there and unchanged.
+    assert_eq!(sqlite_counts(&data.db()).await, before);
+    owner.close().await;
+    drop(owner);
     for (table, n) in &before {
         let in_pg = pg_count(&db.url, &format!("SELECT count(*) FROM \"{table}\"")).await;
         assert_eq!(
