@@ -363,3 +363,67 @@ async fn insert_chunk(
     builder.build().execute(&mut *pg).await?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqlite(tables: &[(&str, &[&str])]) -> Schema<String> {
+        tables
+            .iter()
+            .map(|(t, cols)| {
+                let cols = cols.iter().map(|c| (c.to_string(), "TEXT".to_string()));
+                (t.to_string(), cols.collect())
+            })
+            .collect()
+    }
+
+    fn pg(tables: &[(&str, &[(&str, bool)])]) -> Schema<PgColumn> {
+        tables
+            .iter()
+            .map(|(t, cols)| {
+                let cols = cols.iter().map(|(c, has_default)| {
+                    let column = PgColumn {
+                        data_type: "text".to_string(),
+                        has_default: *has_default,
+                    };
+                    (c.to_string(), column)
+                });
+                (t.to_string(), cols.collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_sqlite_column_is_copied_and_postgres_defaults_fill_the_rest() {
+        let plan = plan(
+            &sqlite(&[("jobs", &["id", "payload"])]),
+            &pg(&[(
+                "jobs",
+                &[("id", false), ("payload", false), ("created_at", true)],
+            )]),
+        )
+        .expect("a plan");
+        let columns: Vec<&str> = plan["jobs"].iter().map(|(c, _)| c.as_str()).collect();
+        assert_eq!(columns, ["id", "payload"]);
+    }
+
+    #[test]
+    fn schemas_that_differ_stop_the_export() {
+        let only_sqlite = plan(
+            &sqlite(&[("jobs", &["id"]), ("extra", &["id"])]),
+            &pg(&[("jobs", &[("id", false)])]),
+        );
+        assert!(matches!(only_sqlite, Err(ToolError::Other(m)) if m.contains("extra")));
+        let column_lost = plan(
+            &sqlite(&[("jobs", &["id", "claims"])]),
+            &pg(&[("jobs", &[("id", false)])]),
+        );
+        assert!(matches!(column_lost, Err(ToolError::Other(m)) if m.contains("jobs.claims")));
+        let column_unfilled = plan(
+            &sqlite(&[("jobs", &["id"])]),
+            &pg(&[("jobs", &[("id", false), ("claims", false)])]),
+        );
+        assert!(matches!(column_unfilled, Err(ToolError::Other(m)) if m.contains("jobs.claims")));
+    }
+}
