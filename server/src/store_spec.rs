@@ -107,6 +107,32 @@ mod tests {
     }
 
     #[test]
+    fn the_flags_choose_the_file_and_its_durability() {
+        use clap::Parser;
+
+        let config = crate::Config::try_parse_from([
+            "posthorn",
+            "--store",
+            "sqlite:",
+            "--data-dir",
+            "/srv/posthorn",
+            "--sqlite-synchronous",
+            "normal",
+        ])
+        .expect("valid flags");
+        assert_eq!(
+            StoreSpec::parse(&config.store, &config.data_dir).expect("sqlite"),
+            StoreSpec::Sqlite(PathBuf::from("/srv/posthorn/posthorn.db"))
+        );
+        assert_eq!(
+            posthorn_sqlite::Durability::from(config.sqlite_synchronous),
+            posthorn_sqlite::Durability::Normal
+        );
+        let refused = crate::Config::try_parse_from(["posthorn", "--sqlite-synchronous", "off"]);
+        assert!(refused.is_err(), "only full and normal are accepted");
+    }
+
+    #[test]
     fn unknown_stores_are_refused_without_their_password() {
         let err = parse("mysql://root:hunter2@h/db").expect_err("unknown");
         let message = err.to_string();
