@@ -334,3 +334,17 @@ async fn sqlite_backup_while_serving_is_a_working_copy() {
     assert_eq!(contact_total(&restored, &ws.secret_key).await, 5);
     assert_eq!(contact_total(&first, &ws.secret_key).await, 6);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_store_warns_that_it_is_not_durable() {
+    let process = Posthorn::start("posthorn on memory", "memory", 1).await;
+    let said = crate::support::wait_until(Duration::from_secs(5), || {
+        process.logs().contains("NOT DURABLE")
+    })
+    .await;
+    assert!(
+        said,
+        "no warning about the memory store\n{}",
+        process.logs()
+    );
+}
