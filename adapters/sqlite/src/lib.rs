@@ -18,6 +18,7 @@ mod batch;
 mod commit;
 mod contacts;
 mod error;
+mod group;
 mod jobs;
 mod matching;
 mod open;
@@ -50,6 +51,8 @@ pub struct SqliteStore {
     /// Read-only connections for every read.
     readers: SqlitePool,
     wake: Arc<wake::Wake>,
+    /// Change sets waiting for the writer, committed together.
+    group: Arc<group::Group>,
     path: PathBuf,
     /// The locked `<db>.lock` file, held open while the store lives.
     _lock: Option<Arc<File>>,
