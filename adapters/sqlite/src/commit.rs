@@ -1,43 +1,55 @@
-//! Applying a change set's writes in order inside an open transaction (the transaction
-//! and its savepoints are [`crate::group`]'s).
+//! `Store::commit`: one write transaction on the writer connection, applying a change
+//! set's writes in order.
 
 use posthorn_core::model::{
     Campaign, Contact, Domain, EmailRecord, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{ChangeSet, StoreError, Write};
-use sqlx::SqliteConnection;
+use sqlx::{SqliteConnection, SqlitePool};
 
 use crate::batch::Inserts;
 use crate::error;
 use crate::rows::{condition_text, enum_text, json_text, micros, opt_micros, to_i64};
 
-/// Whether `changes` enqueues jobs.
-pub(crate) fn enqueues(changes: &ChangeSet) -> bool {
-    changes
-        .writes
-        .iter()
-        .any(|w| matches!(w, Write::EnqueueJob(_)))
-}
-
-/// Applies every write of `changes`, in order, inside the open transaction (or savepoint)
-/// of `conn`; on an error the caller rolls back.
-pub(crate) async fn apply_all(
-    conn: &mut SqliteConnection,
-    changes: &ChangeSet,
-) -> Result<(), StoreError> {
+/// Applies every write of `changes` in one transaction, or none of them; says whether the
+/// change set enqueued jobs (so the caller wakes workers once it returned).
+///
+/// `BEGIN IMMEDIATE` takes the write lock up front: the transaction never has to upgrade
+/// a read lock, which is where SQLite reports `BUSY` without waiting. Guarded writes that
+/// find another state than expected roll back and return `Conflict`; any other failure
+/// rolls back and returns `Unavailable`.
+pub(crate) async fn commit(writer: &SqlitePool, changes: ChangeSet) -> Result<bool, StoreError> {
+    if changes.is_empty() {
+        return Ok(false);
+    }
+    let mut tx = writer
+        .begin_with("BEGIN IMMEDIATE")
+        .await
+        .map_err(error::store)?;
     let mut held = Inserts::default();
     for write in changes.writes.iter().map(Some).chain([None]) {
-        match write {
-            Some(w) if held.hold(w) => {}
+        let result = match write {
+            Some(w) if held.hold(w) => Ok(()),
             // Any other write (or the end) first writes what was held back, in order.
-            Some(other) => {
-                held.flush(&mut *conn).await?;
-                apply(&mut *conn, other).await?;
+            Some(other) => match held.flush(&mut tx).await {
+                Ok(()) => apply(&mut tx, other).await,
+                Err(e) => Err(e),
+            },
+            None => held.flush(&mut tx).await,
+        };
+        if let Err(err) = result {
+            if let Err(rollback) = tx.rollback().await {
+                // The connection is reset before reuse, which rolls back as well.
+                tracing::warn!(error = %rollback, "rollback after a failed write failed");
             }
-            None => held.flush(&mut *conn).await?,
+            return Err(err);
         }
     }
-    Ok(())
+    tx.commit().await.map_err(error::store)?;
+    Ok(changes
+        .writes
+        .iter()
+        .any(|w| matches!(w, Write::EnqueueJob(_))))
 }
 
 /// Applies one write inside the open transaction.

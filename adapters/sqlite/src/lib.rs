@@ -18,7 +18,6 @@ mod batch;
 mod commit;
 mod contacts;
 mod error;
-mod group;
 mod jobs;
 mod matching;
 mod open;
@@ -51,8 +50,6 @@ pub struct SqliteStore {
     /// Read-only connections for every read.
     readers: SqlitePool,
     wake: Arc<wake::Wake>,
-    /// Change sets waiting for the writer, committed together.
-    group: Arc<group::Group>,
     path: PathBuf,
     /// The locked `<db>.lock` file, held open while the store lives.
     _lock: Option<Arc<File>>,

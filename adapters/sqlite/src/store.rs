@@ -14,13 +14,13 @@ use posthorn_core::ports::{
 };
 use posthorn_core::segment::{Condition, EventFact};
 
-use crate::{contacts, matching, records, segments, SqliteStore};
+use crate::{commit, contacts, matching, records, segments, SqliteStore};
 
 #[async_trait]
 impl Store for SqliteStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
         let changes_access = changes.changes_access();
-        let committed = self.group.commit(self.writer()?, changes).await;
+        let committed = commit::commit(self.writer()?, changes).await;
         if changes_access {
             // Also when the outcome is unknown (the commit may have happened).
             self.wake.access_changed();
