@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the server and the load generator in release mode, starts `posthorn` on a free
-# loopback port with the in-memory store (or a fresh PostgreSQL database), runs
+# loopback port with the in-memory store (or a fresh SQLite file, or a fresh PostgreSQL
+# database), runs
 # `posthorn-bench` against it and always stops the server again. Arguments other than
 # `--store` are passed to `posthorn-bench` (try `--help`).
 #
@@ -8,6 +9,10 @@
 #   bash bench/run.sh --connections 32 --duration 20
 #   bash bench/run.sh --scenarios health,track,track-paced
 #   bash bench/run.sh --store postgres     # then also bench/pgbench-ceiling.sh
+#   bash bench/run.sh --store sqlite       # a new file in a temporary directory
+#
+# `--store sqlite` serves from `$tmp/data/posthorn.db` (POSTHORN_SQLITE_SYNCHRONOUS is passed
+# on as set; `full` by default); `posthorn-sqlite-ceiling` measures SQLite's own limit.
 #
 # `--store postgres` creates a database on the server of POSTHORN_BENCH_DATABASE_URL or
 # POSTHORN_TEST_DATABASE_URL (`eval "$(bash scripts/services.sh env)"`), points
@@ -40,9 +45,9 @@ while (($#)); do
     esac
 done
 case "$store" in
-    memory | postgres) ;;
+    memory | postgres | sqlite) ;;
     *)
-        echo "--store must be memory or postgres" >&2
+        echo "--store must be memory, sqlite or postgres" >&2
         exit 2
         ;;
 esac
@@ -107,6 +112,10 @@ healthy() {
 
 store_url=memory
 db_pid=""
+if [[ "$store" == sqlite ]]; then
+    store_url="sqlite:$tmp/data/posthorn.db"
+    echo "SQLite database $tmp/data/posthorn.db (synchronous=${POSTHORN_SQLITE_SYNCHRONOUS:-full})" >&2
+fi
 if [[ "$store" == postgres ]]; then
     admin_url="${POSTHORN_BENCH_DATABASE_URL:-${POSTHORN_TEST_DATABASE_URL:-}}"
     if [[ -z "$admin_url" ]]; then

@@ -24,3 +24,6 @@ grep -qx 'Welcome aboard, Ada -> ada@example.org' <<<"$embed_output" || {
 # The in-process API suite once more, on PostgreSQL (each test gets its own database) with
 # limits and idempotency records on Redis (each test under its own key prefix).
 POSTHORN_API_TEST_STORE=postgres POSTHORN_API_TEST_REDIS=1 cargo test -p posthorn-server --test api --locked
+
+# And on SQLite (each test gets a fresh database file in its own temporary directory).
+POSTHORN_API_TEST_STORE=sqlite cargo test -p posthorn-server --test api --locked

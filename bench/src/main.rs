@@ -86,6 +86,8 @@ enum Scenario {
     Health,
     /// `POST /v1/track`, closed loop.
     Track,
+    /// `POST /v1/track`, closed loop, a new contact with every request.
+    TrackFresh,
     /// `POST /v1/send`, one recipient.
     Send,
     /// `GET /contacts?limit=20`.
@@ -177,6 +179,11 @@ async fn run(args: Args) -> Result<(), BoxError> {
                 plan,
             ),
             Scenario::Track => ("POST /v1/track", track(&api, auth.clone())?, plan),
+            Scenario::TrackFresh => (
+                "POST /v1/track, new contact each",
+                track_fresh(&api, auth.clone())?,
+                plan,
+            ),
             Scenario::Send => ("POST /v1/send", send(&api, auth.clone())?, plan),
             Scenario::TrackPaced => {
                 let rate = track_rate.map_or(args.paced_rate, |r| r * args.paced_fraction);
@@ -481,6 +488,19 @@ fn track(api: &Api, auth: HeaderValue) -> Result<MakeRequest, BoxError> {
         let body = format!(
             r#"{{"email":"u{}@bench.io","event":"bench-event-{}","data":{{"seq":{i},"plan":"pro"}}}}"#,
             i % 100_000,
+            i % 16
+        );
+        post(uri.clone(), auth.clone(), body)
+    }))
+}
+
+/// `/v1/track` for a contact that does not exist yet, every time (the contact is created
+/// in the same commit as the event).
+fn track_fresh(api: &Api, auth: HeaderValue) -> Result<MakeRequest, BoxError> {
+    let uri = uri(api, "/v1/track")?;
+    Ok(Arc::new(move |i| {
+        let body = format!(
+            r#"{{"email":"fresh{i}@bench.io","event":"bench-event-{}","data":{{"seq":{i},"plan":"pro"}}}}"#,
             i % 16
         );
         post(uri.clone(), auth.clone(), body)

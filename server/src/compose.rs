@@ -8,13 +8,17 @@ use posthorn_core::{Engine, Settings};
 use posthorn_memory::{MemoryCache, MemoryRateLimiter, MemoryStore};
 
 use crate::config::Config;
+use crate::store_spec::{StoreSpec, UnknownStore};
 
 /// Why the configuration cannot be composed.
 #[derive(Debug, thiserror::Error)]
 pub enum ComposeError {
-    /// `POSTHORN_STORE` is neither `memory` nor a known URL.
-    #[error("POSTHORN_STORE must be `memory` or a postgres:// URL, got `{0}`")]
-    UnknownStore(String),
+    /// `POSTHORN_STORE` names no known store.
+    #[error(transparent)]
+    UnknownStore(#[from] UnknownStore),
+    /// A role other than `all` on SQLite, which serves one process.
+    #[error("POSTHORN_ROLE={0} needs a store shared by several processes: SQLite serves one server process, so run POSTHORN_ROLE=all on it, or move to PostgreSQL (`posthorn export --to postgres://…`) with Redis to run api and worker processes apart")]
+    SqliteRole(&'static str),
     /// `POSTHORN_TRANSPORT` is invalid.
     #[error("POSTHORN_TRANSPORT: {0}")]
     Transport(String),
@@ -28,18 +32,25 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
     // Errors are scrubbed of the URLs' credentials: drivers may echo what they were given.
     let store_url = &config.store;
     let (store, jobs): (Arc<dyn Store>, Arc<dyn Jobs>) =
-        match store_url.expose() {
-            "memory" => {
+        match StoreSpec::parse(store_url, &config.data_dir)? {
+            StoreSpec::Memory => {
                 let store = Arc::new(MemoryStore::new());
                 (store.clone(), store)
             }
-            url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                let store = Arc::new(posthorn_postgres::PgStore::connect(url).await.map_err(
-                    |e| ComposeError::Adapter(store_url.scrub(&format!("PostgreSQL: {e}"))),
-                )?);
+            StoreSpec::Postgres => {
+                let store = Arc::new(
+                    posthorn_postgres::PgStore::connect(store_url.expose())
+                        .await
+                        .map_err(|e| {
+                            ComposeError::Adapter(store_url.scrub(&format!("PostgreSQL: {e}")))
+                        })?,
+                );
                 (store.clone(), store)
             }
-            _ => return Err(ComposeError::UnknownStore(store_url.to_string())),
+            StoreSpec::Sqlite(path) => {
+                let store = Arc::new(crate::sqlite_tools::open_for_server(config, &path).await?);
+                (store.clone(), store)
+            }
         };
     let (rate_limiter, cache): (Arc<dyn RateLimiter>, Arc<dyn Cache>) = match &config.redis_url {
         None => (

@@ -18,6 +18,15 @@ pub enum Role {
     Worker,
 }
 
+/// SQLite's `synchronous` setting for `POSTHORN_STORE=sqlite:…`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SqliteSynchronous {
+    /// Every commit is on disk before the API answers (survives power loss).
+    Full,
+    /// Faster commits; a power loss or OS crash (not a process crash) can lose the last ones.
+    Normal,
+}
+
 /// What `posthorn` does.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Command {
@@ -25,6 +34,17 @@ pub enum Command {
     Serve,
     /// Apply the database migrations of `POSTHORN_STORE` and exit.
     Migrate,
+    /// Write a consistent copy of the SQLite store to FILE (works while the server runs).
+    Backup {
+        /// Where to write the copy (must not exist).
+        file: PathBuf,
+    },
+    /// Copy the SQLite store into an empty PostgreSQL database (works while the server runs).
+    Export {
+        /// The PostgreSQL database to fill: `postgres://user:pass@host:port/db`.
+        #[arg(long)]
+        to: SecretUrl,
+    },
 }
 
 /// Server configuration.
@@ -38,14 +58,24 @@ pub struct Config {
     /// Address to listen on.
     #[arg(long, env = "POSTHORN_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
-    /// `memory` (embedded, not durable) or a `postgres://` URL.
+    /// `sqlite:` (POSTHORN_DATA_DIR/posthorn.db; one server process), `sqlite:PATH`,
+    /// `memory` (embedded, not durable) or a `postgres://` URL (several processes).
     #[arg(
         long,
         env = "POSTHORN_STORE",
-        default_value = "memory",
+        default_value = "sqlite:",
         hide_env_values = true
     )]
     pub store: SecretUrl,
+    /// SQLite durability: `full` (every answered request survives power loss) or `normal`
+    /// (faster; a power loss or OS crash can lose the last transactions, a process crash not).
+    #[arg(
+        long,
+        env = "POSTHORN_SQLITE_SYNCHRONOUS",
+        value_enum,
+        default_value = "full"
+    )]
+    pub sqlite_synchronous: SqliteSynchronous,
     /// Redis URL (`redis://…`) for rate limits, the send throttle and Idempotency-Key
     /// records shared by every process; in-process when unset.
     #[arg(long, env = "POSTHORN_REDIS_URL", hide_env_values = true)]
@@ -93,7 +123,7 @@ pub struct Config {
     /// Log as JSON lines instead of text.
     #[arg(long, env = "POSTHORN_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
-    /// Data directory (first-run key file).
+    /// Data directory (the SQLite database of `POSTHORN_STORE=sqlite:`).
     #[arg(long, env = "POSTHORN_DATA_DIR", default_value = "./posthorn-data")]
     pub data_dir: PathBuf,
     /// Subcommand.

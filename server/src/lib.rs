@@ -3,8 +3,11 @@
 
 pub mod compose;
 pub mod config;
+pub mod export;
 pub mod http;
 pub mod secret;
+pub mod sqlite_tools;
+pub mod store_spec;
 
 pub use compose::build_engine;
 pub use config::Config;

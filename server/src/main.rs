@@ -5,7 +5,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use posthorn_runtime::{run_workers, WorkerOptions};
 use posthorn_server::config::{Command, Role};
-use posthorn_server::{build_engine, router, AppState, Config};
+use posthorn_server::store_spec::StoreSpec;
+use posthorn_server::{build_engine, export, router, sqlite_tools, AppState, Config};
 use tokio::sync::watch;
 
 #[tokio::main]
@@ -34,6 +35,11 @@ fn init_tracing(config: &Config) {
 }
 
 async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
+    match &config.command {
+        Some(Command::Backup { file }) => return Ok(sqlite_tools::backup(&config, file).await?),
+        Some(Command::Export { to }) => return Ok(export::export(&config, to).await?),
+        _ => {}
+    }
     if matches!(config.command, Some(Command::Migrate)) {
         // Connecting applies the migrations.
         build_engine(&config).await?;
@@ -41,8 +47,8 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let engine = build_engine(&config).await?;
-    if config.store.expose() == "memory" {
-        tracing::warn!("POSTHORN_STORE=memory: data lives only in this process and is lost when it stops; use a postgres:// URL in production");
+    if StoreSpec::parse(&config.store, &config.data_dir)? == StoreSpec::Memory {
+        tracing::warn!("POSTHORN_STORE=memory: NOT DURABLE: data lives only in this process and is lost when it stops; use the default `sqlite:` or a postgres:// URL to keep it");
     }
     if let Some((ws, keys)) = engine.bootstrap(&config.bootstrap_domain).await? {
         println!(

@@ -99,10 +99,24 @@ pub struct TestApp {
     pub database_url: Option<String>,
 }
 
-/// The store under test: memory, or a fresh PostgreSQL database when
-/// `POSTHORN_API_TEST_STORE=postgres` (with `POSTHORN_TEST_DATABASE_URL`).
+/// The store under test: memory; a fresh PostgreSQL database when
+/// `POSTHORN_API_TEST_STORE=postgres` (with `POSTHORN_TEST_DATABASE_URL`); a fresh SQLite
+/// database in its own temporary directory when `POSTHORN_API_TEST_STORE=sqlite`.
 async fn test_store() -> (Arc<dyn Store>, Arc<dyn Jobs>, Option<String>) {
-    if std::env::var("POSTHORN_API_TEST_STORE").as_deref() == Ok("postgres") {
+    let chosen = std::env::var("POSTHORN_API_TEST_STORE").unwrap_or_default();
+    if chosen == "sqlite" {
+        let store = Arc::new(
+            posthorn_sqlite::testing::temporary()
+                .await
+                .expect("a fresh SQLite test database"),
+        );
+        return (store.clone(), store, None);
+    }
+    assert!(
+        matches!(chosen.as_str(), "" | "memory" | "postgres"),
+        "POSTHORN_API_TEST_STORE must be memory, postgres or sqlite, got `{chosen}`"
+    );
+    if chosen == "postgres" {
         let url = std::env::var("POSTHORN_TEST_DATABASE_URL")
             .expect("POSTHORN_API_TEST_STORE=postgres needs POSTHORN_TEST_DATABASE_URL");
         let (store, name) = posthorn_postgres::testing::fresh_database(&url)
@@ -303,8 +317,9 @@ impl TestApp {
     }
 
     /// The engine of a restarted process: a new connection to the same database (the
-    /// memory store has no other copy, so it is shared), and fresh limits (on Redis, the
-    /// same ones: they outlive the process).
+    /// memory store has no other copy, so it is shared; the SQLite store is shared too, as
+    /// one process holds its file's lock while the first engine lives), and fresh limits
+    /// (on Redis, the same ones: they outlive the process).
     pub async fn restarted_engine(&self) -> Engine {
         let (store, jobs): (Arc<dyn Store>, Arc<dyn Jobs>) = match &self.database_url {
             Some(url) => {

@@ -1,4 +1,5 @@
-//! End-to-end durability of the real `posthorn` binary on PostgreSQL: crashes (SIGKILL),
+//! End-to-end durability of the real `posthorn` binary on PostgreSQL and on SQLite (the
+//! `sqlite` module: restarts, SIGKILL, the file lock, backup and export): crashes (SIGKILL),
 //! two processes sharing one database, graceful shutdown (SIGTERM), and rate limits and
 //! Idempotency-Key records shared through Redis, with a test SMTP sink that records every
 //! message it accepts.
@@ -12,5 +13,6 @@ mod revocation;
 mod secrets;
 mod shared_limits;
 mod sigkill;
+mod sqlite;
 mod support;
 mod two_processes;

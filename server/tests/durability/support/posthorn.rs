@@ -176,7 +176,7 @@ pub struct Posthorn {
 }
 
 impl Posthorn {
-    /// Spawns `posthorn` (role all) on `store_url`, delivering to `smtp://127.0.0.1:smtp_port`,
+    /// Spawns `posthorn` (role all) on `store_url` (the default store when empty), delivering to `smtp://127.0.0.1:smtp_port`,
     /// and waits until `GET /health` answers 200.
     pub async fn start(name: &str, store_url: &str, smtp_port: u16) -> Posthorn {
         Posthorn::start_with(name, store_url, smtp_port, &[]).await
@@ -198,8 +198,11 @@ impl Posthorn {
                 command.env_remove(key);
             }
         }
+        // An empty `store_url` leaves POSTHORN_STORE unset: the default store.
+        if !store_url.is_empty() {
+            command.env("POSTHORN_STORE", store_url);
+        }
         command
-            .env("POSTHORN_STORE", store_url)
             .env("POSTHORN_ADMIN_TOKEN", ADMIN_TOKEN)
             .env("POSTHORN_LISTEN", format!("127.0.0.1:{port}"))
             .env(
