@@ -95,7 +95,7 @@ impl AppState {
 
 /// The workspace API (a workspace key): every route with its documentation. Routes added with
 /// `routes!` are documented by their handlers' `#[utoipa::path]`; the few still added with
-/// `.route` (`/v1/send`, `/segments`, `/campaigns`) are documented by the stubs in
+/// `.route` (`/v1/send`, `/segments`) are documented by the stubs in
 /// `openapi/paths.rs` until converted.
 pub fn workspace_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -133,20 +133,16 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
             "/segments/{id}/members",
             post(routes::segments::add_members).delete(routes::segments::remove_members),
         )
-        .route(
-            "/campaigns",
-            post(routes::campaigns::create).get(routes::campaigns::list),
-        )
-        .route(
-            "/campaigns/{id}",
-            get(routes::campaigns::read)
-                .put(routes::campaigns::update)
-                .patch(routes::campaigns::update)
-                .delete(routes::campaigns::delete),
-        )
-        .route("/campaigns/{id}/send", post(routes::campaigns::send))
-        .route("/campaigns/{id}/cancel", post(routes::campaigns::cancel))
-        .route("/campaigns/{id}/stats", get(routes::campaigns::stats))
+        .routes(routes!(routes::campaigns::create, routes::campaigns::list))
+        .routes(routes!(
+            routes::campaigns::read,
+            routes::campaigns::update,
+            routes::campaigns::patch,
+            routes::campaigns::delete
+        ))
+        .routes(routes!(routes::campaigns::send))
+        .routes(routes!(routes::campaigns::cancel))
+        .routes(routes!(routes::campaigns::stats))
         .routes(routes!(routes::keys::list, routes::keys::create))
         .routes(routes!(routes::keys::revoke))
 }

@@ -10,7 +10,7 @@
 //! are still described by the stubs in `paths` and `schemas`.
 
 mod paths;
-mod schemas;
+pub(crate) mod schemas;
 
 use std::sync::OnceLock;
 
@@ -51,15 +51,6 @@ use schemas::RequestRules;
         paths::list_segment_contacts,
         paths::add_segment_members,
         paths::remove_segment_members,
-        paths::create_campaign,
-        paths::list_campaigns,
-        paths::get_campaign,
-        paths::update_campaign,
-        paths::patch_campaign,
-        paths::delete_campaign,
-        paths::send_campaign,
-        paths::cancel_campaign,
-        paths::get_campaign_stats,
     ),
     components(schemas(crate::http::error::ErrorResponse)),
     modifiers(&SecuritySchemes, &RequestRules),

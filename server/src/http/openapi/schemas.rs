@@ -1,7 +1,8 @@
-//! Documentation-only DTOs of the areas not converted yet (`/v1/send`, `/segments`,
-//! `/campaigns`): the JSON shapes their handlers accept and return, and `REQUEST_RULES` for
+//! Documentation-only DTOs of the areas not converted yet (`/v1/send`, `/segments`): the
+//! JSON shapes their handlers accept and return, and `REQUEST_RULES` for
 //! what the derive cannot say. `tests/openapi.rs` calls the real routes and checks every
-//! answer against these schemas. Converted areas describe themselves with their wire types.
+//! answer against these schemas. Converted areas describe themselves with their wire types;
+//! `SegmentCondition` and `SegmentRecord` are also what `/campaigns` embeds.
 
 #![allow(dead_code)]
 
@@ -232,15 +233,24 @@ pub struct SegmentCondition {
     pub groups: Vec<ConditionGroup>,
 }
 
-/// How the groups of a condition combine.
-#[derive(ToSchema)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum ConditionLogic {
-    /// Every group must match.
-    And,
-    /// At least one group must match.
-    Or,
+/// How the groups of a condition combine: `AND` (every group must match) or `OR` (at least
+/// one must). Requests may spell it in any case (`and`, `Or`, ...); answers use upper case.
+pub struct ConditionLogic;
+
+impl PartialSchema for ConditionLogic {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("^([Aa][Nn][Dd]|[Oo][Rr])$"))
+            .description(Some(
+                "`AND` (every group must match) or `OR` (at least one must), in any case; \
+                 answers use upper case.",
+            ))
+            .into()
+    }
 }
+
+impl ToSchema for ConditionLogic {}
 
 /// A group of a condition: all its filters and its nested condition must match; an empty
 /// group matches.
@@ -536,289 +546,6 @@ pub struct SegmentMembersRemoved {
 }
 
 // ---------------------------------------------------------------------------------------
-// Campaigns
-// ---------------------------------------------------------------------------------------
-
-/// Where a campaign is in its life: DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
-/// SCHEDULED | CANCELLED; SENDING → SENT | CANCELLED.
-#[derive(ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum CampaignStatus {
-    /// Being written; editable.
-    Draft,
-    /// Waiting for `scheduledFor`; editable.
-    Scheduled,
-    /// Recipients are being expanded and mailed.
-    Sending,
-    /// Every recipient has an outcome.
-    Sent,
-    /// Stopped; nothing more is handed to the transport.
-    Cancelled,
-}
-
-/// Who receives a campaign (always only subscribed, ACTIVE contacts).
-#[derive(ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum AudienceType {
-    /// Every subscribed, ACTIVE contact.
-    All,
-    /// The members of `segmentId`.
-    Segment,
-    /// The contacts matching `audienceCondition`.
-    Filtered,
-}
-
-/// A campaign with its counters and embedded segment.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Campaign {
-    /// Campaign id.
-    pub id: String,
-    /// Owning workspace.
-    pub project_id: String,
-    /// Name.
-    pub name: String,
-    /// Description.
-    #[schema(required = true)]
-    pub description: Option<String>,
-    /// Subject with placeholders.
-    pub subject: String,
-    /// HTML body with placeholders.
-    pub body: String,
-    /// Sender address on a verified domain.
-    #[schema(format = Email)]
-    pub from: String,
-    /// Sender name.
-    #[schema(required = true)]
-    pub from_name: Option<String>,
-    /// Reply-To address.
-    #[schema(required = true, format = Email)]
-    pub reply_to: Option<String>,
-    /// ALL, SEGMENT or FILTERED.
-    pub audience_type: AudienceType,
-    /// The segment of a SEGMENT audience.
-    #[schema(required = true)]
-    pub segment_id: Option<String>,
-    /// The condition of a FILTERED audience.
-    #[schema(required = true)]
-    pub audience_condition: Option<SegmentCondition>,
-    /// Current status.
-    pub status: CampaignStatus,
-    /// When a SCHEDULED campaign starts.
-    #[schema(required = true)]
-    pub scheduled_for: Option<DateTime<Utc>>,
-    /// When sending started.
-    #[schema(required = true)]
-    pub sent_at: Option<DateTime<Utc>>,
-    /// Recipients (emails created) so far; exact once expansion is done.
-    pub total_recipients: u64,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-    /// Last change.
-    pub updated_at: DateTime<Utc>,
-    /// Recipients handed to the provider (or further).
-    pub sent_count: u64,
-    /// Recipients whose delivery was confirmed (including opened, clicked, complained).
-    pub delivered_count: u64,
-    /// Recipients who opened (including clicked).
-    pub opened_count: u64,
-    /// Recipients who clicked.
-    pub clicked_count: u64,
-    /// Recipients whose email bounced.
-    pub bounced_count: u64,
-    /// The audience segment (SEGMENT audiences); null otherwise or when it was deleted.
-    #[schema(required = true)]
-    pub segment: Option<SegmentRecord>,
-}
-
-/// `{success: true, data}` with one campaign.
-#[derive(ToSchema)]
-pub struct CampaignResponse {
-    /// Always `true`.
-    pub success: bool,
-    /// The campaign.
-    pub data: Campaign,
-}
-
-/// `{success: true, data, message}` of `POST /campaigns/{id}/send` and `.../cancel`.
-#[derive(ToSchema)]
-pub struct CampaignActionResponse {
-    /// Always `true`.
-    pub success: bool,
-    /// The campaign after the change.
-    pub data: Campaign,
-    /// What happened, e.g. `Campaign is sending`, `Campaign scheduled for <time>` or
-    /// `Campaign cancelled`.
-    #[schema(example = "Campaign is sending")]
-    pub message: String,
-}
-
-/// Answer of `DELETE /campaigns/{id}`.
-#[derive(ToSchema)]
-pub struct CampaignDeleted {
-    /// Always `true`.
-    pub success: bool,
-    /// `Campaign deleted`.
-    #[schema(example = "Campaign deleted")]
-    pub message: String,
-}
-
-/// A page of campaigns, newest first, with `success`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CampaignPage {
-    /// Always `true`.
-    pub success: bool,
-    /// The campaigns.
-    pub data: Vec<Campaign>,
-    /// 1-based page number.
-    pub page: u64,
-    /// Page size.
-    pub page_size: u64,
-    /// Campaigns matching the filter.
-    pub total: u64,
-    /// Number of pages.
-    pub total_pages: u64,
-}
-
-/// Body of `POST /campaigns`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[schema(example = json!({
-    "name": "Autumn news",
-    "subject": "Hi {{name}}",
-    "body": "<p>News for {{contact.email}}</p>",
-    "from": "news@example.com",
-    "fromName": "Acme News",
-    "audienceType": "SEGMENT",
-    "segmentId": "0193a5f0-7c1e-7d2a-9a0e-5b1c2d3e4f50"
-}))]
-pub struct CampaignCreate {
-    /// Name.
-    #[schema(max_length = 255)]
-    pub name: String,
-    /// Description.
-    #[schema(max_length = 2000)]
-    pub description: Option<String>,
-    /// Subject with placeholders.
-    #[schema(max_length = 998)]
-    pub subject: String,
-    /// HTML body with placeholders (`{{name}}`, `{{contact.email}}`, `{{data.plan}}`).
-    pub body: String,
-    /// Sender address; must be on a verified domain.
-    #[schema(format = Email)]
-    pub from: String,
-    /// Sender name.
-    #[schema(max_length = 256)]
-    pub from_name: Option<String>,
-    /// Reply-To address.
-    #[schema(format = Email)]
-    pub reply_to: Option<String>,
-    /// ALL, SEGMENT or FILTERED.
-    pub audience_type: AudienceType,
-    /// An existing segment; required for SEGMENT.
-    pub segment_id: Option<String>,
-    /// The audience's condition; required for FILTERED.
-    pub audience_condition: Option<SegmentCondition>,
-}
-
-/// Body of `PUT` or `PATCH /campaigns/{id}` (DRAFT or SCHEDULED only): fields not given are
-/// left alone; `null` clears optional ones.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CampaignUpdate {
-    /// Name.
-    #[schema(max_length = 255)]
-    pub name: Option<String>,
-    /// Description.
-    #[schema(max_length = 2000)]
-    pub description: Option<String>,
-    /// Subject with placeholders.
-    #[schema(max_length = 998)]
-    pub subject: Option<String>,
-    /// HTML body with placeholders.
-    pub body: Option<String>,
-    /// Sender address; must be on a verified domain.
-    #[schema(format = Email)]
-    pub from: Option<String>,
-    /// Sender name.
-    #[schema(max_length = 256)]
-    pub from_name: Option<String>,
-    /// Reply-To address.
-    #[schema(format = Email)]
-    pub reply_to: Option<String>,
-    /// ALL, SEGMENT or FILTERED.
-    pub audience_type: Option<AudienceType>,
-    /// An existing segment; required for SEGMENT.
-    pub segment_id: Option<String>,
-    /// The audience's condition; required for FILTERED.
-    pub audience_condition: Option<SegmentCondition>,
-}
-
-/// Body of `POST /campaigns/{id}/send` (may be empty).
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CampaignSend {
-    /// A future time to send at (the campaign becomes SCHEDULED; sending a SCHEDULED
-    /// campaign again moves it); omitted or null sends now.
-    pub scheduled_for: Option<DateTime<Utc>>,
-}
-
-/// A campaign's counters and rates.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CampaignStats {
-    /// Campaign id.
-    pub campaign_id: String,
-    /// Current status.
-    pub status: CampaignStatus,
-    /// Recipients (emails created) so far.
-    pub total_recipients: u64,
-    /// Emails waiting for delivery.
-    pub queued_count: u64,
-    /// Handed to the provider (or further).
-    pub sent_count: u64,
-    /// Delivery confirmed (including opened, clicked, complained).
-    pub delivered_count: u64,
-    /// Opened (including clicked).
-    pub opened_count: u64,
-    /// Clicked.
-    pub clicked_count: u64,
-    /// Bounced.
-    pub bounced_count: u64,
-    /// Complained.
-    pub complained_count: u64,
-    /// Failed before reaching the provider.
-    pub failed_count: u64,
-    /// Cancelled before being handed over.
-    pub cancelled_count: u64,
-    /// `deliveredCount` in percent of `sentCount` (two decimals; 0 when nothing was sent).
-    #[schema(minimum = 0, maximum = 100)]
-    pub delivery_rate: f64,
-    /// `openedCount` in percent of `sentCount`.
-    #[schema(minimum = 0, maximum = 100)]
-    pub open_rate: f64,
-    /// `clickedCount` in percent of `sentCount`.
-    #[schema(minimum = 0, maximum = 100)]
-    pub click_rate: f64,
-    /// `bouncedCount` in percent of `sentCount`.
-    #[schema(minimum = 0, maximum = 100)]
-    pub bounce_rate: f64,
-    /// `complainedCount` in percent of `sentCount`.
-    #[schema(minimum = 0, maximum = 100)]
-    pub complaint_rate: f64,
-}
-
-/// `{success: true, data}` of `GET /campaigns/{id}/stats`.
-#[derive(ToSchema)]
-pub struct CampaignStatsResponse {
-    /// Always `true`.
-    pub success: bool,
-    /// The counters and rates.
-    pub data: CampaignStats,
-}
-
-// ---------------------------------------------------------------------------------------
 // Keys, workspaces, domains
 // ---------------------------------------------------------------------------------------
 
@@ -979,20 +706,6 @@ const REQUEST_RULES: &[(&str, &str, Rule)] = &[
     ("SegmentPatch", "description", Rule::Line),
     ("SegmentMembersAdd", "emails", Rule::Email),
     ("SegmentMembersRemove", "emails", Rule::Email),
-    ("CampaignCreate", "name", Rule::FilledLine),
-    ("CampaignCreate", "description", Rule::Line),
-    ("CampaignCreate", "subject", Rule::FilledLine),
-    ("CampaignCreate", "body", Rule::Filled),
-    ("CampaignCreate", "from", Rule::Email),
-    ("CampaignCreate", "fromName", Rule::Line),
-    ("CampaignCreate", "replyTo", Rule::Email),
-    ("CampaignUpdate", "name", Rule::Line),
-    ("CampaignUpdate", "description", Rule::Line),
-    ("CampaignUpdate", "subject", Rule::Line),
-    ("CampaignUpdate", "from", Rule::Email),
-    ("CampaignUpdate", "fromName", Rule::Line),
-    ("CampaignUpdate", "replyTo", Rule::Email),
-    ("CampaignSend", "scheduledFor", Rule::DateTime),
 ];
 
 /// Adds [`REQUEST_RULES`] to the component schemas: patterns for what the derive attributes

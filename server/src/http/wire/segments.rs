@@ -166,3 +166,48 @@ pub fn condition_at(c: &mut Checker, value: &Value, path: &str) -> Option<Condit
         }
     }
 }
+
+/// A segment condition (`audienceCondition`, ...), parsed by core's [`parse_condition`]:
+/// every problem is reported at its own path, e.g.
+/// `audienceCondition.groups.0.filters.1.operator`. Described by the `SegmentCondition`
+/// schema.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AudienceCondition(pub Condition);
+
+impl deserr::Deserr<super::de::WireErrors> for AudienceCondition {
+    fn deserialize_from_value<V: deserr::IntoValue>(
+        value: deserr::Value<V>,
+        location: deserr::ValuePointerRef,
+    ) -> std::result::Result<Self, super::de::WireErrors> {
+        let json = Value::from(value);
+        parse_condition(&json, &super::de::path_of(location))
+            .map(AudienceCondition)
+            .map_err(|errors| super::de::WireErrors(errors, Vec::new()))
+    }
+}
+
+impl utoipa::PartialSchema for AudienceCondition {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::Ref::from_schema_name("SegmentCondition").into()
+    }
+}
+
+impl utoipa::ToSchema for AudienceCondition {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "SegmentCondition".into()
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        use crate::http::openapi::schemas::SegmentCondition;
+        schemas.push((
+            "SegmentCondition".to_string(),
+            <SegmentCondition as utoipa::PartialSchema>::schema(),
+        ));
+        <SegmentCondition as utoipa::ToSchema>::schemas(schemas);
+    }
+}
