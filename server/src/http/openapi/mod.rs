@@ -10,7 +10,7 @@
 //! are still described by the stubs in `paths` and `schemas`.
 
 mod paths;
-pub(crate) mod schemas;
+mod schemas;
 
 use std::sync::OnceLock;
 
@@ -42,15 +42,6 @@ use schemas::RequestRules;
     ),
     paths(
         paths::send,
-        paths::create_segment,
-        paths::list_segments,
-        paths::get_segment,
-        paths::update_segment,
-        paths::replace_segment,
-        paths::delete_segment,
-        paths::list_segment_contacts,
-        paths::add_segment_members,
-        paths::remove_segment_members,
     ),
     components(schemas(crate::http::error::ErrorResponse)),
     modifiers(&SecuritySchemes, &RequestRules),

@@ -11,8 +11,7 @@ use utoipa::openapi::RefOr;
 use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use super::de::{path_of, Email, Filled, Line, Nullable, QueryInt, Templated, WireErrors};
-use super::segments::AudienceCondition;
-use crate::http::openapi::schemas::{SegmentCondition, SegmentRecord};
+use super::segments::{AudienceCondition, SegmentCondition, SegmentRecord};
 
 type Name = Line<255>;
 type Description = Line<2000>;
