@@ -17,7 +17,7 @@ pub mod wire;
 use axum::http::Uri;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::post;
 use axum::Router;
 use posthorn_core::Engine;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -95,7 +95,7 @@ impl AppState {
 
 /// The workspace API (a workspace key): every route with its documentation. Routes added with
 /// `routes!` are documented by their handlers' `#[utoipa::path]`; the few still added with
-/// `.route` (`/v1/send`, `/segments`, `/campaigns`) are documented by the stubs in
+/// `.route` (`/v1/send`) are documented by the stubs in
 /// `openapi/paths.rs` until converted.
 pub fn workspace_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -117,36 +117,28 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(routes::events::list))
         .routes(routes!(routes::events::names))
-        .route(
-            "/segments",
-            post(routes::segments::create).get(routes::segments::list),
-        )
-        .route(
-            "/segments/{id}",
-            get(routes::segments::read)
-                .patch(routes::segments::patch)
-                .put(routes::segments::patch)
-                .delete(routes::segments::delete),
-        )
-        .route("/segments/{id}/contacts", get(routes::segments::contacts))
-        .route(
-            "/segments/{id}/members",
-            post(routes::segments::add_members).delete(routes::segments::remove_members),
-        )
-        .route(
-            "/campaigns",
-            post(routes::campaigns::create).get(routes::campaigns::list),
-        )
-        .route(
-            "/campaigns/{id}",
-            get(routes::campaigns::read)
-                .put(routes::campaigns::update)
-                .patch(routes::campaigns::update)
-                .delete(routes::campaigns::delete),
-        )
-        .route("/campaigns/{id}/send", post(routes::campaigns::send))
-        .route("/campaigns/{id}/cancel", post(routes::campaigns::cancel))
-        .route("/campaigns/{id}/stats", get(routes::campaigns::stats))
+        .routes(routes!(routes::segments::create, routes::segments::list))
+        .routes(routes!(
+            routes::segments::read,
+            routes::segments::patch,
+            routes::segments::replace,
+            routes::segments::delete
+        ))
+        .routes(routes!(routes::segments::contacts))
+        .routes(routes!(
+            routes::segments::add_members,
+            routes::segments::remove_members
+        ))
+        .routes(routes!(routes::campaigns::create, routes::campaigns::list))
+        .routes(routes!(
+            routes::campaigns::read,
+            routes::campaigns::update,
+            routes::campaigns::patch,
+            routes::campaigns::delete
+        ))
+        .routes(routes!(routes::campaigns::send))
+        .routes(routes!(routes::campaigns::cancel))
+        .routes(routes!(routes::campaigns::stats))
         .routes(routes!(routes::keys::list, routes::keys::create))
         .routes(routes!(routes::keys::revoke))
 }

@@ -10,10 +10,14 @@ use serde_json::{json, Value};
 
 use super::segments::page_json;
 use super::to_json;
-use crate::http::body::JsonBody;
-use crate::http::error::{ApiError, ApiResult};
-use crate::http::query::QueryMap;
-use crate::http::{wire, AppState};
+use crate::http::body::Wire;
+use crate::http::error::{ApiError, ApiResult, ErrorResponse};
+use crate::http::query::WireQuery;
+use crate::http::wire::campaigns::{
+    CampaignActionResponse, CampaignCreateBody, CampaignDeleted, CampaignPage, CampaignPatchBody,
+    CampaignResponse, CampaignSendBody, CampaignStatsResponse, CampaignsQuery,
+};
+use crate::http::AppState;
 
 /// A campaign with its counters and embedded segment.
 pub fn campaign_json(view: &CampaignView) -> Result<Value, ApiError> {
@@ -35,16 +39,26 @@ fn ok(data: Value) -> Response {
     Json(json!({"success": true, "data": data})).into_response()
 }
 
-/// `POST /campaigns`: 201.
+/// Create a campaign
+///
+/// A DRAFT addressed to ALL subscribed contacts, a SEGMENT or a FILTERED audience.
+#[utoipa::path(
+    post, path = "/campaigns", operation_id = "createCampaign", tag = "Campaigns",
+    request_body = CampaignCreateBody,
+    responses(
+        (status = 201, description = "Created", body = CampaignResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key`, SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "`segmentId` does not exist (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, template syntax or `audienceCondition` (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    JsonBody(body): JsonBody,
+    Wire(body): Wire<CampaignCreateBody>,
 ) -> ApiResult<Response> {
-    let view = state
-        .engine
-        .create_campaign(&caller, wire::campaigns::create(&body)?)
-        .await?;
+    let view = state.engine.create_campaign(&caller, body.into()).await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"success": true, "data": campaign_json(&view)?})),
@@ -52,22 +66,39 @@ pub async fn create(
         .into_response())
 }
 
-/// `GET /campaigns`.
+/// List campaigns
+///
+/// Page pagination, newest first, optionally by `status`.
+#[utoipa::path(
+    get, path = "/campaigns", operation_id = "listCampaigns", tag = "Campaigns",
+    params(CampaignsQuery),
+    responses(
+        (status = 200, description = "A page of campaigns", body = CampaignPage),
+        (status = 422, description = "`page`, `pageSize` or `limit` out of range, or an unknown `status` (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    QueryMap(query): QueryMap,
+    WireQuery(query): WireQuery<CampaignsQuery>,
 ) -> ApiResult<Response> {
-    let page = state
-        .engine
-        .list_campaigns(&caller, wire::campaigns::list(&query)?)
-        .await?;
+    let page = state.engine.list_campaigns(&caller, query.into()).await?;
     let mut value = page_json(&page, campaign_json)?;
     value["success"] = json!(true);
     Ok(Json(value).into_response())
 }
 
-/// `GET /campaigns/{id}`.
+/// Read a campaign
+///
+/// With its counters and embedded segment.
+#[utoipa::path(
+    get, path = "/campaigns/{id}", operation_id = "getCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    responses(
+        (status = 200, description = "The campaign", body = CampaignResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -78,22 +109,73 @@ pub async fn read(
     )?))
 }
 
-/// `PUT /campaigns/{id}` (also `PATCH`).
+/// Update a campaign
+///
+/// DRAFT or SCHEDULED only; fields not given are left alone, `null` clears optional ones.
+#[utoipa::path(
+    put, path = "/campaigns/{id}", operation_id = "updateCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    request_body = CampaignPatchBody,
+    responses(
+        (status = 200, description = "The updated campaign", body = CampaignResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), the campaign is not DRAFT or SCHEDULED (`INVALID_STATE`), or SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign (`CAMPAIGN_NOT_FOUND`) or `segmentId` does not exist (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "The campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, template syntax or `audienceCondition` (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
 pub async fn update(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    Wire(body): Wire<CampaignPatchBody>,
 ) -> ApiResult<Response> {
     Ok(ok(campaign_json(
         &state
             .engine
-            .update_campaign(&caller, &id, wire::campaigns::patch(&body)?)
+            .update_campaign(&caller, &id, body.into())
             .await?,
     )?))
 }
 
-/// `DELETE /campaigns/{id}`.
+/// Update a campaign (PATCH)
+///
+/// Same as `PUT /campaigns/{id}`.
+#[utoipa::path(
+    patch, path = "/campaigns/{id}", operation_id = "patchCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    request_body = CampaignPatchBody,
+    responses(
+        (status = 200, description = "The updated campaign", body = CampaignResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), the campaign is not DRAFT or SCHEDULED (`INVALID_STATE`), or SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), `from` not on a verified domain (`DOMAIN_NOT_VERIFIED`) or outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign (`CAMPAIGN_NOT_FOUND`) or `segmentId` does not exist (`SEGMENT_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "The campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, template syntax or `audienceCondition` (`VALIDATION_ERROR`)", body = ErrorResponse),
+    ),
+)]
+pub async fn patch(
+    state: State<AppState>,
+    caller: Extension<Caller>,
+    id: Path<String>,
+    body: Wire<CampaignPatchBody>,
+) -> ApiResult<Response> {
+    update(state, caller, id, body).await
+}
+
+/// Delete a campaign
+///
+/// DRAFT only (cancel a scheduled or sending one instead).
+#[utoipa::path(
+    delete, path = "/campaigns/{id}", operation_id = "deleteCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    responses(
+        (status = 200, description = "Deleted", body = CampaignDeleted),
+        (status = 400, description = "The campaign is not a DRAFT (`INVALID_STATE`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -103,16 +185,32 @@ pub async fn delete(
     Ok(Json(json!({"success": true, "message": "Campaign deleted"})).into_response())
 }
 
-/// `POST /campaigns/{id}/send`.
+/// Send or schedule a campaign
+///
+/// DRAFT or SCHEDULED only. Without `scheduledFor` (or with null) sending starts now
+/// (SENDING); with a future time the campaign becomes SCHEDULED (again: the time moves). The
+/// audience is fixed when sending starts.
+#[utoipa::path(
+    post, path = "/campaigns/{id}/send", operation_id = "sendCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    request_body = CampaignSendBody,
+    responses(
+        (status = 200, description = "Sending or scheduled; `message` says which", body = CampaignActionResponse),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key` (`BAD_REQUEST`), the campaign is not DRAFT or SCHEDULED (`INVALID_STATE`), or its audience has no subscribed, active contact or its segment is gone (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running, or the campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 422, description = "`scheduledFor` not a date-time or in the past (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn send(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
-    JsonBody(body): JsonBody,
+    Wire(body): Wire<CampaignSendBody>,
 ) -> ApiResult<Response> {
     let (view, message) = state
         .engine
-        .send_campaign(&caller, &id, wire::campaigns::send(&body)?)
+        .send_campaign(&caller, &id, body.into())
         .await?;
     Ok(
         Json(json!({"success": true, "data": campaign_json(&view)?, "message": message}))
@@ -120,7 +218,20 @@ pub async fn send(
     )
 }
 
-/// `POST /campaigns/{id}/cancel`.
+/// Cancel a campaign
+///
+/// SCHEDULED or SENDING → CANCELLED; emails not yet handed over are cancelled. No body.
+#[utoipa::path(
+    post, path = "/campaigns/{id}/cancel", operation_id = "cancelCampaign", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    responses(
+        (status = 200, description = "Cancelled", body = CampaignActionResponse),
+        (status = 400, description = "A malformed `Idempotency-Key` (`BAD_REQUEST`) or the campaign is not SCHEDULED or SENDING (`INVALID_STATE`)", body = ErrorResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A request with this `Idempotency-Key` is still running, or the campaign changed while the request ran (`CONFLICT`)", body = ErrorResponse),
+        (status = 422, description = "`Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn cancel(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
@@ -133,7 +244,18 @@ pub async fn cancel(
     )
 }
 
-/// `GET /campaigns/{id}/stats`.
+/// Campaign statistics
+///
+/// The counters plus queued, failed and cancelled emails, and delivery, open, click, bounce
+/// and complaint rates in percent of `sentCount`.
+#[utoipa::path(
+    get, path = "/campaigns/{id}/stats", operation_id = "getCampaignStats", tag = "Campaigns",
+    params(("id" = String, Path, description = "Campaign id")),
+    responses(
+        (status = 200, description = "The statistics", body = CampaignStatsResponse),
+        (status = 404, description = "No such campaign in this workspace (`CAMPAIGN_NOT_FOUND`)", body = ErrorResponse),
+    ),
+)]
 pub async fn stats(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,

@@ -9,7 +9,6 @@ pub mod campaigns;
 pub mod contacts;
 pub mod de;
 pub mod events;
-pub mod page;
 pub mod segments;
 pub mod send;
 pub mod templates;
