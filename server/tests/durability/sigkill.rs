@@ -1,4 +1,6 @@
-//! A process killed with SIGKILL mid-delivery loses nothing it accepted.
+//! A process killed with SIGKILL mid-delivery loses nothing it accepted, and delivers twice
+//! only what its workers held (the documented at-least-once window). One scenario, run on
+//! every durable store (`crate::sqlite::sigkill` runs it on SQLite).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -17,13 +19,42 @@ const TRACKS: usize = 300;
 /// Mail at the sink that triggers the kill.
 const KILL_AFTER: usize = 90;
 
+/// A durable store the scenario runs on.
+pub trait DurableStore {
+    /// `POSTHORN_STORE` for the processes.
+    fn url(&self) -> String;
+    /// The jobs a killed process left leased: (job id, email id of a delivery job).
+    async fn leased_jobs(&self) -> Vec<(String, Option<String>)>;
+}
+
+impl DurableStore for TestDb {
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    async fn leased_jobs(&self) -> Vec<(String, Option<String>)> {
+        // Once PostgreSQL finished the dead process's last statements.
+        self.wait_until_quiet().await;
+        self.running_jobs().await
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_delivery_loses_nothing() {
     let Some(db) = TestDb::create("sigkill_mid_delivery_loses_nothing").await else {
         return;
     };
+    sigkill_scenario("sigkill", &db).await;
+    db.drop().await;
+}
+
+/// Kills a process mid-delivery, restarts one on the same store, and checks that every
+/// accepted email is delivered and every accepted event stored, with duplicates only among
+/// the jobs the dead process held.
+pub async fn sigkill_scenario(label: &str, store: &impl DurableStore) {
+    let url = store.url();
     let sink = Sink::start(1, Duration::from_millis(5), Duration::from_millis(20)).await;
-    let mut first = Posthorn::start("posthorn #1", &db.url, sink.port(0)).await;
+    let mut first = Posthorn::start("posthorn #1", &url, sink.port(0)).await;
     let ws = first.create_workspace("durability").await;
 
     let intake = tokio::spawn(burst(
@@ -54,9 +85,8 @@ async fn sigkill_mid_delivery_loses_nothing() {
     );
     let undelivered_at_kill = missing(&sink, &accepted.emails).len();
 
-    // The leases the dead process left behind (once PostgreSQL finished its last statements).
-    db.wait_until_quiet().await;
-    let leased = db.running_jobs().await;
+    // The leases the dead process left behind.
+    let leased = store.leased_jobs().await;
     let leased_ids: Vec<String> = leased.iter().map(|(id, _)| id.clone()).collect();
     let leased_emails: HashSet<String> = leased.iter().filter_map(|(_, e)| e.clone()).collect();
     assert!(
@@ -72,7 +102,7 @@ async fn sigkill_mid_delivery_loses_nothing() {
         accepted.emails.len()
     );
 
-    let second = Posthorn::start("posthorn #2", &db.url, sink.port(0)).await;
+    let second = Posthorn::start("posthorn #2", &url, sink.port(0)).await;
     // Everything not leased by the dead process goes out without waiting for any lease.
     let recovered = wait_until(Duration::from_secs(30), || {
         missing(&sink, &accepted.emails)
@@ -97,7 +127,7 @@ async fn sigkill_mid_delivery_loses_nothing() {
     // (POSTHORN_JOB_LEASE_SECS=5 here).
     if !leased_ids.is_empty() {
         note(&format!(
-            "sigkill: {} jobs were leased by the killed process; waiting for their 5 s leases",
+            "{label}: {} jobs were leased by the killed process; waiting for their 5 s leases",
             leased_ids.len()
         ));
     }
@@ -123,7 +153,7 @@ async fn sigkill_mid_delivery_loses_nothing() {
     let dups = duplicates(&counts);
     let extra: usize = dups.values().map(|n| n - 1).sum();
     note(&format!(
-        "sigkill: accepted {} emails and {} events ({} requests refused, {} failed by the kill); \
+        "{label}: accepted {} emails and {} events ({} requests refused, {} failed by the kill); \
          {delivered_at_kill} messages at the sink at the kill, {undelivered_at_kill} accepted \
          emails not yet delivered, {} jobs leased; after the restart {} messages, {} duplicated \
          ({extra} extra deliveries), {} delivered without a confirmed answer",
@@ -188,5 +218,4 @@ async fn sigkill_mid_delivery_loses_nothing() {
     );
 
     drop(second);
-    db.drop().await;
 }
