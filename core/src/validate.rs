@@ -66,6 +66,30 @@ pub fn first_nul(value: &Value) -> Option<String> {
     walk(value, "")
 }
 
+/// Every failing one-line field of `lines` (`(key, value, max chars)`), then every template
+/// string of `templated` (`(key, source)`) that does not compile, reported at once.
+pub fn text_problems(
+    lines: &[(&str, Option<&str>, usize)],
+    templated: &[(&str, Option<&str>)],
+) -> Result<(), Error> {
+    let mut errors = Vec::new();
+    for &(key, value, max) in lines {
+        if let Some((code, message)) = value.and_then(|v| line_problem(key, v, max)) {
+            errors.push(FieldError::new(key, code, message));
+        }
+    }
+    for &(key, source) in templated {
+        if let Some(Err(e)) = source.map(crate::render::validate) {
+            errors.push(FieldError::new(key, "invalid_template", e.to_string()));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Validation(errors))
+    }
+}
+
 /// The JSON type name of a value, for messages.
 pub fn type_name(value: &Value) -> &'static str {
     match value {

@@ -3,16 +3,14 @@
 use chrono::{DateTime, Utc};
 
 use super::segments::Page;
-use super::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
+use super::templates::message_text_problems;
 use super::{check_page, Caller, PageRequest, Patch};
-use crate::error::{Error, FieldError, Resource, Result};
+use crate::error::{Error, Resource, Result};
 use crate::model::{
     new_id, AudienceType, Campaign, CampaignStatus, EmailAddress, EmailCounts, Segment, SegmentType,
 };
 use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
-use crate::render::validate as validate_syntax;
 use crate::segment::{Condition, Field, Filter, Group, Logic, Operator};
-use crate::validate::line_problem;
 use crate::Engine;
 
 /// A campaign with its counters and embedded segment, as the API shows it.
@@ -90,44 +88,6 @@ pub struct ListCampaigns {
 pub struct SendCampaign {
     /// When to start; now when `None`. Must lie in the future.
     pub scheduled_for: Option<DateTime<Utc>>,
-}
-
-/// The text rules of a campaign's fields: one-line fields and template syntax.
-fn campaign_text_problems(
-    name: Option<&str>,
-    description: Option<&str>,
-    subject: Option<&str>,
-    body: Option<&str>,
-    from_name: Option<&str>,
-) -> Result<()> {
-    let mut errors = Vec::new();
-    for (key, value, max) in [
-        ("name", name, 255),
-        ("description", description, 2000),
-        ("subject", subject, MAX_SUBJECT_CHARS),
-        ("fromName", from_name, MAX_NAME_CHARS),
-    ] {
-        if let Some((code, message)) = value.and_then(|v| line_problem(key, v, max)) {
-            errors.push(FieldError::new(key, code, message));
-        }
-    }
-    for (key, source) in [("subject", subject), ("body", body)] {
-        if let Some(Err(e)) = source.map(validate_syntax) {
-            errors.push(FieldError::new(key, "invalid_template", e.to_string()));
-        }
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Validation(errors))
-    }
-}
-
-fn set_value(p: &Patch<String>) -> Option<&str> {
-    match p {
-        Patch::Set(v) => Some(v),
-        _ => None,
-    }
 }
 
 /// One filter as a condition: `segment.<id> memberOfSegment`.
@@ -235,7 +195,7 @@ impl Engine {
         caller: &Caller,
         cmd: CreateCampaign,
     ) -> Result<CampaignView> {
-        campaign_text_problems(
+        message_text_problems(
             Some(&cmd.name),
             cmd.description.as_deref(),
             Some(&cmd.subject),
@@ -317,12 +277,12 @@ impl Engine {
         id: &str,
         patch: CampaignPatch,
     ) -> Result<CampaignView> {
-        campaign_text_problems(
+        message_text_problems(
             patch.name.as_deref(),
-            set_value(&patch.description),
+            patch.description.as_set().map(String::as_str),
             patch.subject.as_deref(),
             patch.body.as_deref(),
-            set_value(&patch.from_name),
+            patch.from_name.as_set().map(String::as_str),
         )?;
         let mut campaign = self.campaign_record(caller, id).await?;
         if !matches!(

@@ -18,6 +18,14 @@ impl<T> Patch<T> {
         !matches!(self, Patch::Keep)
     }
 
+    /// The value it sets, if it sets one.
+    pub fn as_set(&self) -> Option<&T> {
+        match self {
+            Patch::Set(value) => Some(value),
+            Patch::Keep | Patch::Clear => None,
+        }
+    }
+
     /// Applies the patch to an optional stored value.
     pub fn apply_to(self, stored: &mut Option<T>) {
         match self {

@@ -8,7 +8,7 @@ use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{new_id, CampaignStatus, Contact, EmailAddress, Segment, SegmentType};
 use crate::ports::{ChangeSet, MatchQuery, NewJob, Write};
 use crate::segment::{referenced_segments, Condition};
-use crate::validate::line_problem;
+use crate::validate::text_problems;
 use crate::Engine;
 
 /// Most emails in one members request.
@@ -128,20 +128,13 @@ impl SegmentMembers {
 
 /// The one-line rules of a segment's name and description.
 fn segment_text_problems(name: Option<&str>, description: Option<&str>) -> Result<()> {
-    let mut errors = Vec::new();
-    for (key, value, max) in [
-        ("name", name, MAX_SEGMENT_NAME_CHARS),
-        ("description", description, MAX_SEGMENT_DESCRIPTION_CHARS),
-    ] {
-        if let Some((code, message)) = value.and_then(|v| line_problem(key, v, max)) {
-            errors.push(FieldError::new(key, code, message));
-        }
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Validation(errors))
-    }
+    text_problems(
+        &[
+            ("name", name, MAX_SEGMENT_NAME_CHARS),
+            ("description", description, MAX_SEGMENT_DESCRIPTION_CHARS),
+        ],
+        &[],
+    )
 }
 
 /// Outcome of `POST /segments/{id}/members`.
@@ -329,10 +322,7 @@ impl Engine {
         patch: SegmentPatch,
     ) -> Result<SegmentView> {
         let mut segment = self.segment_record(caller, id).await?;
-        let description = match &patch.description {
-            Patch::Set(d) => Some(d.as_str()),
-            _ => None,
-        };
+        let description = patch.description.as_set().map(String::as_str);
         segment_text_problems(patch.name.as_deref(), description)?;
         if patch
             .segment_type

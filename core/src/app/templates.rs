@@ -4,11 +4,10 @@ use base64::Engine as _;
 
 use super::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
 use super::{check_page, Caller, PageRequest, Patch};
-use crate::error::{Error, FieldError, Resource, Result};
+use crate::error::{Error, Resource, Result};
 use crate::model::{new_id, EmailAddress, Template, TemplateType};
 use crate::ports::{ChangeSet, TemplateQuery, Write};
-use crate::render::validate as validate_syntax;
-use crate::validate::line_problem;
+use crate::validate::text_problems;
 use crate::Engine;
 
 /// A page of templates with the page-style fields and a `cursor` for the next page.
@@ -90,36 +89,24 @@ pub struct ListTemplates {
     pub search: Option<String>,
 }
 
-/// Why a template's fields break a rule (one-line fields, template syntax), each failing
-/// field reported once with its path.
-fn template_problems(
+/// Why the text fields of a message (a template's or a campaign's) break a rule: one-line
+/// fields within their lengths, subject and body that compile as templates.
+pub(crate) fn message_text_problems(
     name: Option<&str>,
     description: Option<&str>,
     subject: Option<&str>,
     body: Option<&str>,
     from_name: Option<&str>,
 ) -> Result<()> {
-    let mut errors = Vec::new();
-    for (key, value, max) in [
-        ("name", name, MAX_TEMPLATE_NAME_CHARS),
-        ("description", description, MAX_TEMPLATE_DESCRIPTION_CHARS),
-        ("subject", subject, MAX_SUBJECT_CHARS),
-        ("fromName", from_name, MAX_NAME_CHARS),
-    ] {
-        if let Some((code, message)) = value.and_then(|v| line_problem(key, v, max)) {
-            errors.push(FieldError::new(key, code, message));
-        }
-    }
-    for (key, source) in [("subject", subject), ("body", body)] {
-        if let Some(Err(e)) = source.map(validate_syntax) {
-            errors.push(FieldError::new(key, "invalid_template", e.to_string()));
-        }
-    }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Validation(errors))
-    }
+    text_problems(
+        &[
+            ("name", name, MAX_TEMPLATE_NAME_CHARS),
+            ("description", description, MAX_TEMPLATE_DESCRIPTION_CHARS),
+            ("subject", subject, MAX_SUBJECT_CHARS),
+            ("fromName", from_name, MAX_NAME_CHARS),
+        ],
+        &[("subject", subject), ("body", body)],
+    )
 }
 
 impl CreateTemplate {
@@ -145,7 +132,7 @@ impl CreateTemplate {
 
     /// Checks the rules every template obeys.
     pub fn validate(&self) -> Result<()> {
-        template_problems(
+        message_text_problems(
             Some(&self.name),
             self.description.as_deref(),
             Some(&self.subject),
@@ -158,16 +145,12 @@ impl CreateTemplate {
 impl TemplatePatch {
     /// Checks the rules for the fields it sets.
     pub fn validate(&self) -> Result<()> {
-        let set = |p: &Patch<String>| match p {
-            Patch::Set(v) => Some(v.clone()),
-            _ => None,
-        };
-        template_problems(
+        message_text_problems(
             self.name.as_deref(),
-            set(&self.description).as_deref(),
+            self.description.as_set().map(String::as_str),
             self.subject.as_deref(),
             self.body.as_deref(),
-            set(&self.from_name).as_deref(),
+            self.from_name.as_set().map(String::as_str),
         )
     }
 }
