@@ -7,6 +7,7 @@ mod email;
 mod email_address;
 mod event;
 mod event_name;
+mod ids;
 mod key;
 mod segment;
 mod template;
@@ -19,6 +20,10 @@ pub use email::{EmailRecord, EmailStatus, SourceType};
 pub use email_address::{EmailAddress, EmailAddressError};
 pub use event::{Event, INTERNAL_EVENT_NAMES};
 pub use event_name::{EventName, EventNameError};
+pub use ids::{
+    CampaignId, ContactId, DomainId, EmailId, EventId, ExecutionId, JobId, KeySetId, SegmentId,
+    StepId, TemplateId, TransitionId, WorkflowId, WorkspaceId,
+};
 pub use key::{hash_key, ApiKey, KeyKind, KeySet, NewKeySet};
 pub use segment::{Segment, SegmentType};
 pub use template::{Template, TemplateType};

@@ -1,0 +1,167 @@
+//! Identifier types: one per record kind, so a `(workspace, segment, contact)` triple cannot
+//! be passed in the wrong order.
+//!
+//! Every identifier is an opaque string. The ones Posthorn makes are UUIDv7 strings taken
+//! from the [`Clock`] port ([`Clock::new_uuid`]), so they order like `createdAt`; ids read
+//! from a request are kept as given (an unknown id simply finds nothing).
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use crate::ports::Clock;
+
+macro_rules! define_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[derive(serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// A new identifier, ordered after every id `clock` made before.
+            pub fn generate(clock: &dyn Clock) -> Self {
+                Self(clock.new_uuid().to_string())
+            }
+
+            /// The identifier as text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// The identifier as an owned string.
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> Self {
+                Self(id)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                Self(id.to_string())
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> Self {
+                id.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
+define_id!(
+    /// Identifies a workspace.
+    WorkspaceId
+);
+define_id!(
+    /// Identifies a key set of a workspace.
+    KeySetId
+);
+define_id!(
+    /// Identifies a sending domain of a workspace.
+    DomainId
+);
+define_id!(
+    /// Identifies a contact.
+    ContactId
+);
+define_id!(
+    /// Identifies a template.
+    TemplateId
+);
+define_id!(
+    /// Identifies a segment.
+    SegmentId
+);
+define_id!(
+    /// Identifies a campaign.
+    CampaignId
+);
+define_id!(
+    /// Identifies an email record (the id `POST /v1/send` answers).
+    EmailId
+);
+define_id!(
+    /// Identifies a stored event.
+    EventId
+);
+define_id!(
+    /// Identifies a background job.
+    JobId
+);
+define_id!(
+    /// Identifies a workflow.
+    WorkflowId
+);
+define_id!(
+    /// Identifies a step of a workflow.
+    StepId
+);
+define_id!(
+    /// Identifies a transition between two steps of a workflow.
+    TransitionId
+);
+define_id!(
+    /// Identifies one run of a workflow for one contact.
+    ExecutionId
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::ManualClock;
+
+    #[test]
+    fn generated_ids_order_like_their_creation() {
+        let clock = ManualClock::new(chrono::Utc::now());
+        let ids: Vec<ContactId> = (0..100).map(|_| ContactId::generate(&clock)).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn ids_serialize_as_plain_strings() {
+        let id = SegmentId::from("seg-1");
+        assert_eq!(
+            serde_json::to_string(&id).ok().as_deref(),
+            Some("\"seg-1\"")
+        );
+        assert_eq!(id, "seg-1");
+    }
+}
