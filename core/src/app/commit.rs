@@ -1,6 +1,7 @@
 //! The one place a use case commits: the follow-up work that every change of a kind needs
 //! is derived here from the change set, not remembered by each use case.
 
+use crate::model::WorkspaceId;
 use crate::ports::{ChangeSet, StoreError, Write};
 use crate::Engine;
 
@@ -22,8 +23,8 @@ impl Engine {
 }
 
 /// The workspaces whose contacts or events `changes` writes, in first-seen order.
-fn touched_workspaces(changes: &ChangeSet) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+fn touched_workspaces(changes: &ChangeSet) -> Vec<WorkspaceId> {
+    let mut out: Vec<WorkspaceId> = Vec::new();
     for write in &changes.writes {
         let ws = match write {
             Write::InsertContact(c) | Write::UpdateContact(c) => &c.workspace_id,

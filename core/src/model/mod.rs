@@ -29,11 +29,6 @@ pub use segment::{Segment, SegmentType};
 pub use template::{Template, TemplateType};
 pub use workspace::Workspace;
 
-/// A new time-ordered identifier (UUIDv7), as used for every record.
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
-}
-
 /// Serde for timestamps: RFC 3339, UTC, milliseconds (`2026-11-21T10:00:00.000Z`).
 pub mod timestamp {
     use chrono::{DateTime, SecondsFormat, Utc};

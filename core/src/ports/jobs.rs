@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-use super::PortError;
+use super::{Clock, PortError};
+use crate::model::{CampaignId, ContactId, EmailId, JobId, SegmentId, WorkspaceId};
 
 /// What a job does. Every handler is idempotent: it is keyed by the record it acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -14,48 +15,48 @@ pub enum JobPayload {
     /// Render and hand one email record to the transport.
     DeliverEmail {
         /// Workspace of the email.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The email record.
-        email_id: String,
+        email_id: EmailId,
     },
     /// Re-evaluate one contact against the workspace's tracked segments and emit
     /// `segment.<slug>.entry|exit` for each transition.
     ReevaluateContact {
         /// Workspace of the contact.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The contact.
-        contact_id: String,
+        contact_id: ContactId,
     },
     /// Bring a DYNAMIC segment's stored members in line with its condition (all members
     /// removed when it is no longer tracked); `announce` emits entry and exit events.
     SyncSegment {
         /// Workspace of the segment.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The segment.
-        segment_id: String,
+        segment_id: SegmentId,
         /// Whether transitions are announced as events.
         announce: bool,
     },
     /// Move a campaign from SCHEDULED (or just-sent DRAFT) to SENDING and start expanding it.
     StartCampaign {
         /// Workspace of the campaign.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The campaign.
-        campaign_id: String,
+        campaign_id: CampaignId,
     },
     /// Turn the next batch of a SENDING campaign's audience into emails.
     ExpandCampaign {
         /// Workspace of the campaign.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The campaign.
-        campaign_id: String,
+        campaign_id: CampaignId,
     },
     /// Mark a campaign SENT once every email has an outcome.
     FinishCampaign {
         /// Workspace of the campaign.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The campaign.
-        campaign_id: String,
+        campaign_id: CampaignId,
     },
 }
 
@@ -63,7 +64,7 @@ pub enum JobPayload {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewJob {
     /// Job id.
-    pub id: String,
+    pub id: JobId,
     /// What to do.
     pub payload: JobPayload,
     /// Not claimable before this time.
@@ -71,10 +72,10 @@ pub struct NewJob {
 }
 
 impl NewJob {
-    /// A job due at `run_at`.
-    pub fn at(payload: JobPayload, run_at: DateTime<Utc>) -> Self {
+    /// A job due at `run_at`, its id taken from `clock`.
+    pub fn at(clock: &dyn Clock, payload: JobPayload, run_at: DateTime<Utc>) -> Self {
         Self {
-            id: crate::model::new_id(),
+            id: JobId::generate(clock),
             payload,
             run_at,
         }
@@ -85,7 +86,7 @@ impl NewJob {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedJob {
     /// Job id.
-    pub id: String,
+    pub id: JobId,
     /// What to do.
     pub payload: JobPayload,
     /// Failed attempts so far (0 on the first run).
@@ -102,7 +103,7 @@ pub struct ClaimedJob {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadJob {
     /// Job id.
-    pub id: String,
+    pub id: JobId,
     /// What it was to do.
     pub payload: JobPayload,
     /// Failed attempts counted before it was parked.
@@ -164,9 +165,9 @@ pub trait Jobs: Send + Sync {
     async fn dead(&self, limit: usize) -> Result<Vec<DeadJob>, PortError>;
     /// The dead job `id`, or `None` when no dead job has that id (or its payload cannot be
     /// read, as in `dead`).
-    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError>;
+    async fn dead_job(&self, id: &JobId) -> Result<Option<DeadJob>, PortError>;
     /// Makes the dead job `id` queued again, claimable from `at`, with its attempts and
     /// claims back to 0 (its `last_error` is kept until it runs again). `Ok(false)` and no
     /// change when no dead job has that id (unknown, queued or running).
-    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError>;
+    async fn revive(&self, id: &JobId, at: DateTime<Utc>) -> Result<bool, PortError>;
 }

@@ -15,10 +15,10 @@ use super::contacts::{plan_upsert, ActiveRoom, Upsert};
 use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
-    new_id, Contact, EmailAddress, EmailRecord, EmailStatus, SourceType, Template, TemplateType,
-    Workspace,
+    Contact, ContactId, EmailAddress, EmailId, EmailRecord, EmailStatus, SourceType, Template,
+    TemplateType, Workspace,
 };
-use crate::ports::{ChangeSet, JobPayload, Mailbox, NewJob, Write};
+use crate::ports::{ChangeSet, Clock, JobPayload, Mailbox, NewJob, Write};
 use crate::render::{render, Escape};
 use crate::Engine;
 
@@ -26,11 +26,11 @@ use crate::Engine;
 #[derive(Debug, Clone)]
 pub struct SentTo {
     /// Contact id.
-    pub contact_id: String,
+    pub contact_id: ContactId,
     /// Recipient address.
     pub email: EmailAddress,
     /// Email record id (the `emailId` of later events).
-    pub email_id: String,
+    pub email_id: EmailId,
 }
 
 /// The answer of `/v1/send`.
@@ -123,13 +123,22 @@ impl Engine {
                 unsubscribed.push(recipient.email.to_string());
                 continue;
             }
-            let record = build_record(ws, req, resolved, recipient, &done.contact, now)?;
+            let record = build_record(
+                &*self.clock,
+                ws,
+                req,
+                resolved,
+                recipient,
+                &done.contact,
+                now,
+            )?;
             emails.push(SentTo {
                 contact_id: done.contact.id.clone(),
                 email: recipient.email.clone(),
                 email_id: record.id.clone(),
             });
             changes.push(Write::EnqueueJob(NewJob::at(
+                &*self.clock,
                 JobPayload::DeliverEmail {
                     workspace_id: ws.id.clone(),
                     email_id: record.id.clone(),
@@ -225,6 +234,7 @@ pub fn render_context(data: &Map<String, Value>, contact: &Contact) -> Value {
 }
 
 fn build_record(
+    clock: &dyn Clock,
     ws: &Workspace,
     req: &SendEmail,
     resolved: &Resolved,
@@ -252,7 +262,7 @@ fn build_record(
         Some(source) => Some(rendered("text", source, Escape::None)?),
         None => None,
     };
-    let id = new_id();
+    let id = EmailId::generate(clock);
     Ok(EmailRecord {
         message_id: format!("{id}@{}", resolved.from.domain()),
         id,
