@@ -4,6 +4,7 @@ mod commit;
 mod reads;
 mod state;
 
+use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard};
@@ -58,18 +59,18 @@ impl MemoryStore {
     /// length. Not a snapshot: commits between slices are seen from their slice on.
     async fn count_in_slices(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &reads::CountQuery<'_>,
         slice: usize,
     ) -> u64 {
         let mut total = 0;
-        let mut after: Option<String> = None;
+        let mut after: Option<ContactId> = None;
         loop {
             let (matched, next) = reads::count_matching_slice(
                 &self.read(),
                 workspace_id,
                 query,
-                after.as_deref(),
+                after.as_ref(),
                 slice.max(1),
             );
             total += matched;
@@ -121,7 +122,7 @@ impl Store for MemoryStore {
         self.access.load(Ordering::Acquire)
     }
 
-    async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
+    async fn workspace(&self, id: &WorkspaceId) -> Result<Option<Workspace>, StoreError> {
         Ok(self.read().workspaces.get(id).cloned())
     }
 
@@ -135,15 +136,15 @@ impl Store for MemoryStore {
         Ok(reads::key_by_hash(&self.read(), key_hash))
     }
 
-    async fn key_sets(&self, workspace_id: &str) -> Result<Vec<KeySet>, StoreError> {
+    async fn key_sets(&self, workspace_id: &WorkspaceId) -> Result<Vec<KeySet>, StoreError> {
         Ok(reads::key_sets(&self.read(), workspace_id))
     }
 
-    async fn domains(&self, workspace_id: &str) -> Result<Vec<Domain>, StoreError> {
+    async fn domains(&self, workspace_id: &WorkspaceId) -> Result<Vec<Domain>, StoreError> {
         Ok(reads::domains(&self.read(), workspace_id))
     }
 
-    async fn contact(&self, workspace_id: &str, id: &str) -> Result<Option<Contact>, StoreError> {
+    async fn contact(&self, workspace_id: &WorkspaceId, id: &ContactId) -> Result<Option<Contact>, StoreError> {
         let state = self.read();
         let contact = state
             .data
@@ -154,7 +155,7 @@ impl Store for MemoryStore {
 
     async fn contact_by_email(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         email: &str,
     ) -> Result<Option<Contact>, StoreError> {
         Ok(reads::contact_by_email(&self.read(), workspace_id, email))
@@ -162,7 +163,7 @@ impl Store for MemoryStore {
 
     async fn contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<ContactPage, StoreError> {
         Ok(reads::contacts(&self.read(), workspace_id, query))
@@ -170,26 +171,26 @@ impl Store for MemoryStore {
 
     async fn count_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<u64, StoreError> {
         Ok(reads::count_contacts(&self.read(), workspace_id, query))
     }
 
-    async fn count_active_contacts(&self, workspace_id: &str) -> Result<u64, StoreError> {
+    async fn count_active_contacts(&self, workspace_id: &WorkspaceId) -> Result<u64, StoreError> {
         let state = self.read();
         Ok(state.data.get(workspace_id).map_or(0, |d| d.active_count))
     }
 
     async fn pending_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError> {
         Ok(reads::pending_contacts(&self.read(), workspace_id, limit))
     }
 
-    async fn template(&self, workspace_id: &str, id: &str) -> Result<Option<Template>, StoreError> {
+    async fn template(&self, workspace_id: &WorkspaceId, id: &TemplateId) -> Result<Option<Template>, StoreError> {
         let state = self.read();
         let template = state
             .data
@@ -200,13 +201,13 @@ impl Store for MemoryStore {
 
     async fn templates(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &TemplateQuery,
     ) -> Result<(Vec<Template>, u64), StoreError> {
         Ok(reads::templates(&self.read(), workspace_id, query))
     }
 
-    async fn email(&self, workspace_id: &str, id: &str) -> Result<Option<EmailRecord>, StoreError> {
+    async fn email(&self, workspace_id: &WorkspaceId, id: &EmailId) -> Result<Option<EmailRecord>, StoreError> {
         let state = self.read();
         let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
         Ok(email.cloned())
@@ -214,13 +215,13 @@ impl Store for MemoryStore {
 
     async fn events(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &EventQuery,
     ) -> Result<Vec<Event>, StoreError> {
         Ok(reads::events(&self.read(), workspace_id, query))
     }
 
-    async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError> {
+    async fn event_names(&self, workspace_id: &WorkspaceId) -> Result<Vec<String>, StoreError> {
         let state = self.read();
         let names = state
             .data
@@ -230,7 +231,7 @@ impl Store for MemoryStore {
         Ok(names)
     }
 
-    async fn segment(&self, workspace_id: &str, id: &str) -> Result<Option<Segment>, StoreError> {
+    async fn segment(&self, workspace_id: &WorkspaceId, id: &SegmentId) -> Result<Option<Segment>, StoreError> {
         let state = self.read();
         let segment = state
             .data
@@ -241,21 +242,21 @@ impl Store for MemoryStore {
 
     async fn segments(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Segment>, u64), StoreError> {
         Ok(reads::segments(&self.read(), workspace_id, offset, limit))
     }
 
-    async fn tracked_segments(&self, workspace_id: &str) -> Result<Vec<Segment>, StoreError> {
+    async fn tracked_segments(&self, workspace_id: &WorkspaceId) -> Result<Vec<Segment>, StoreError> {
         Ok(reads::tracked_segments(&self.read(), workspace_id))
     }
 
     async fn segment_member_count(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
     ) -> Result<u64, StoreError> {
         Ok(reads::segment_member_count(
             &self.read(),
@@ -266,8 +267,8 @@ impl Store for MemoryStore {
 
     async fn segment_members(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
         offset: usize,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError> {
@@ -282,11 +283,11 @@ impl Store for MemoryStore {
 
     async fn segment_member_ids(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
-        after_id: Option<&str>,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
+        after_id: Option<&ContactId>,
         limit: usize,
-    ) -> Result<Vec<String>, StoreError> {
+    ) -> Result<Vec<ContactId>, StoreError> {
         Ok(reads::segment_member_ids(
             &self.read(),
             workspace_id,
@@ -298,16 +299,16 @@ impl Store for MemoryStore {
 
     async fn memberships(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
-    ) -> Result<HashSet<String>, StoreError> {
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+    ) -> Result<HashSet<SegmentId>, StoreError> {
         Ok(reads::memberships(&self.read(), workspace_id, contact_id))
     }
 
     async fn contact_event_facts(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
     ) -> Result<Vec<EventFact>, StoreError> {
         Ok(reads::contact_event_facts(
             &self.read(),
@@ -318,7 +319,7 @@ impl Store for MemoryStore {
 
     async fn contacts_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         query: &MatchQuery,
         now: DateTime<Utc>,
@@ -334,7 +335,7 @@ impl Store for MemoryStore {
 
     async fn count_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         audience_only: bool,
         now: DateTime<Utc>,
@@ -349,7 +350,7 @@ impl Store for MemoryStore {
             .await)
     }
 
-    async fn campaign(&self, workspace_id: &str, id: &str) -> Result<Option<Campaign>, StoreError> {
+    async fn campaign(&self, workspace_id: &WorkspaceId, id: &CampaignId) -> Result<Option<Campaign>, StoreError> {
         let state = self.read();
         let campaign = state
             .data
@@ -360,7 +361,7 @@ impl Store for MemoryStore {
 
     async fn campaigns(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         status: Option<CampaignStatus>,
         offset: usize,
         limit: usize,
@@ -376,8 +377,8 @@ impl Store for MemoryStore {
 
     async fn campaign_email_counts(
         &self,
-        workspace_id: &str,
-        campaign_id: &str,
+        workspace_id: &WorkspaceId,
+        campaign_id: &CampaignId,
     ) -> Result<EmailCounts, StoreError> {
         Ok(reads::campaign_email_counts(
             &self.read(),
@@ -394,7 +395,7 @@ mod tests {
     use posthorn_core::model::EmailAddress;
     use posthorn_core::ports::Write;
 
-    fn contact(ws: &str, n: usize, subscribed: bool, pending: bool) -> Contact {
+    fn contact(ws: &WorkspaceId, n: usize, subscribed: bool, pending: bool) -> Contact {
         let email = EmailAddress::parse(&format!("c{n}@example.com")).expect("valid address");
         Contact::new(
             ws,
@@ -406,7 +407,7 @@ mod tests {
         )
     }
 
-    async fn counts(store: &MemoryStore, ws: &str) -> (u64, u64, u64, usize) {
+    async fn counts(store: &MemoryStore, ws: &WorkspaceId) -> (u64, u64, u64, usize) {
         let all = ContactQuery::default();
         let subscribed = ContactQuery {
             subscribed: Some(true),
