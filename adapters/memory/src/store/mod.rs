@@ -144,7 +144,11 @@ impl Store for MemoryStore {
         Ok(reads::domains(&self.read(), workspace_id))
     }
 
-    async fn contact(&self, workspace_id: &WorkspaceId, id: &ContactId) -> Result<Option<Contact>, StoreError> {
+    async fn contact(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &ContactId,
+    ) -> Result<Option<Contact>, StoreError> {
         let state = self.read();
         let contact = state
             .data
@@ -190,7 +194,11 @@ impl Store for MemoryStore {
         Ok(reads::pending_contacts(&self.read(), workspace_id, limit))
     }
 
-    async fn template(&self, workspace_id: &WorkspaceId, id: &TemplateId) -> Result<Option<Template>, StoreError> {
+    async fn template(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &TemplateId,
+    ) -> Result<Option<Template>, StoreError> {
         let state = self.read();
         let template = state
             .data
@@ -207,7 +215,11 @@ impl Store for MemoryStore {
         Ok(reads::templates(&self.read(), workspace_id, query))
     }
 
-    async fn email(&self, workspace_id: &WorkspaceId, id: &EmailId) -> Result<Option<EmailRecord>, StoreError> {
+    async fn email(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError> {
         let state = self.read();
         let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
         Ok(email.cloned())
@@ -231,7 +243,11 @@ impl Store for MemoryStore {
         Ok(names)
     }
 
-    async fn segment(&self, workspace_id: &WorkspaceId, id: &SegmentId) -> Result<Option<Segment>, StoreError> {
+    async fn segment(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &SegmentId,
+    ) -> Result<Option<Segment>, StoreError> {
         let state = self.read();
         let segment = state
             .data
@@ -249,7 +265,10 @@ impl Store for MemoryStore {
         Ok(reads::segments(&self.read(), workspace_id, offset, limit))
     }
 
-    async fn tracked_segments(&self, workspace_id: &WorkspaceId) -> Result<Vec<Segment>, StoreError> {
+    async fn tracked_segments(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Vec<Segment>, StoreError> {
         Ok(reads::tracked_segments(&self.read(), workspace_id))
     }
 
@@ -350,7 +369,11 @@ impl Store for MemoryStore {
             .await)
     }
 
-    async fn campaign(&self, workspace_id: &WorkspaceId, id: &CampaignId) -> Result<Option<Campaign>, StoreError> {
+    async fn campaign(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &CampaignId,
+    ) -> Result<Option<Campaign>, StoreError> {
         let state = self.read();
         let campaign = state
             .data

@@ -41,7 +41,11 @@ pub(super) fn domains(state: &State, workspace_id: &WorkspaceId) -> Vec<Domain> 
     domains
 }
 
-pub(super) fn contact_by_email(state: &State, workspace_id: &WorkspaceId, email: &str) -> Option<Contact> {
+pub(super) fn contact_by_email(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    email: &str,
+) -> Option<Contact> {
     let data = state.data.get(workspace_id)?;
     let id = match data.contact_emails.get(email) {
         Some(id) => id,
@@ -78,7 +82,11 @@ impl ContactFilter {
     }
 }
 
-pub(super) fn contacts(state: &State, workspace_id: &WorkspaceId, query: &ContactQuery) -> ContactPage {
+pub(super) fn contacts(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    query: &ContactQuery,
+) -> ContactPage {
     let mut page = ContactPage {
         contacts: Vec::new(),
         has_more: false,
@@ -107,7 +115,11 @@ pub(super) fn contacts(state: &State, workspace_id: &WorkspaceId, query: &Contac
     page
 }
 
-pub(super) fn count_contacts(state: &State, workspace_id: &WorkspaceId, query: &ContactQuery) -> u64 {
+pub(super) fn count_contacts(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    query: &ContactQuery,
+) -> u64 {
     let Some(data) = state.data.get(workspace_id) else {
         return 0;
     };
@@ -121,7 +133,11 @@ pub(super) fn count_contacts(state: &State, workspace_id: &WorkspaceId, query: &
     }
 }
 
-pub(super) fn pending_contacts(state: &State, workspace_id: &WorkspaceId, limit: usize) -> Vec<Contact> {
+pub(super) fn pending_contacts(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    limit: usize,
+) -> Vec<Contact> {
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();
     };
@@ -238,7 +254,11 @@ fn members<'a>(
         .get(segment_id)
 }
 
-pub(super) fn segment_member_count(state: &State, workspace_id: &WorkspaceId, segment_id: &SegmentId) -> u64 {
+pub(super) fn segment_member_count(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    segment_id: &SegmentId,
+) -> u64 {
     members(state, workspace_id, segment_id).map_or(0, |m| m.len() as u64)
 }
 
@@ -284,7 +304,11 @@ pub(super) fn segment_member_ids(
         .collect()
 }
 
-pub(super) fn memberships(state: &State, workspace_id: &WorkspaceId, contact_id: &ContactId) -> HashSet<SegmentId> {
+pub(super) fn memberships(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    contact_id: &ContactId,
+) -> HashSet<SegmentId> {
     state
         .data
         .get(workspace_id)

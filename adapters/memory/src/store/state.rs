@@ -128,10 +128,8 @@ impl State {
                 (&set.public_key_hash, KeyKind::Public),
                 (&set.secret_key_hash, KeyKind::Secret),
             ] {
-                self.key_hashes.insert(
-                    hash.clone(),
-                    (workspace_id.clone(), id.clone(), kind),
-                );
+                self.key_hashes
+                    .insert(hash.clone(), (workspace_id.clone(), id.clone(), kind));
             }
         }
         old
@@ -148,8 +146,7 @@ impl WorkspaceData {
             }
         }
         if let Some(domain) = new {
-            self.domain_names
-                .insert(domain.domain.clone(), id.clone());
+            self.domain_names.insert(domain.domain.clone(), id.clone());
             self.domains.insert(id.clone(), domain);
         }
         old
@@ -157,7 +154,11 @@ impl WorkspaceData {
 
     /// Stores `new` (or removes) the contact `id`, keeping the email index, the pending
     /// index and the counters in step.
-    pub(crate) fn replace_contact(&mut self, id: &ContactId, new: Option<Contact>) -> Option<Contact> {
+    pub(crate) fn replace_contact(
+        &mut self,
+        id: &ContactId,
+        new: Option<Contact>,
+    ) -> Option<Contact> {
         let old = self.contacts.remove(id);
         if let Some(old) = &old {
             if self
@@ -255,21 +256,22 @@ impl WorkspaceData {
         campaign_id: &CampaignId,
         contact_id: &ContactId,
     ) -> Option<&EmailId> {
-        self.campaign_recipients
-            .get(campaign_id)?
-            .get(contact_id)
+        self.campaign_recipients.get(campaign_id)?.get(contact_id)
     }
 
     /// Stores `new` (or removes) the segment `id`, keeping the listing order. Stored
     /// memberships are left alone.
-    pub(crate) fn replace_segment(&mut self, id: &SegmentId, new: Option<Segment>) -> Option<Segment> {
+    pub(crate) fn replace_segment(
+        &mut self,
+        id: &SegmentId,
+        new: Option<Segment>,
+    ) -> Option<Segment> {
         let old = self.segments.remove(id);
         if let Some(old) = &old {
             self.segment_order.remove(&(old.created_at, id.clone()));
         }
         if let Some(segment) = new {
-            self.segment_order
-                .insert((segment.created_at, id.clone()));
+            self.segment_order.insert((segment.created_at, id.clone()));
             self.segments.insert(id.clone(), segment);
         }
         old
