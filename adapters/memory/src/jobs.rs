@@ -298,10 +298,12 @@ mod tests {
     use super::*;
 
     fn job(run_at: DateTime<Utc>) -> NewJob {
+        let clock = posthorn_core::ports::SystemClock;
         NewJob::at(
+            &clock,
             JobPayload::DeliverEmail {
                 workspace_id: "w".into(),
-                email_id: posthorn_core::model::new_id(),
+                email_id: posthorn_core::model::EmailId::generate(&clock),
             },
             run_at,
         )
@@ -315,12 +317,12 @@ mod tests {
         for j in &jobs {
             queue.enqueue(j.clone());
         }
-        let claimed: Vec<String> = queue
+        let claimed: Vec<JobId> = queue
             .claim(now, Duration::from_secs(30), 10)
             .into_iter()
             .map(|c| c.id)
             .collect();
-        let expected: Vec<String> = jobs.into_iter().map(|j| j.id).collect();
+        let expected: Vec<JobId> = jobs.into_iter().map(|j| j.id).collect();
         assert_eq!(claimed, expected);
     }
 

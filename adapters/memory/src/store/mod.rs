@@ -418,9 +418,14 @@ mod tests {
     use posthorn_core::model::EmailAddress;
     use posthorn_core::ports::Write;
 
+    fn w() -> WorkspaceId {
+        WorkspaceId::from("w")
+    }
+
     fn contact(ws: &WorkspaceId, n: usize, subscribed: bool, pending: bool) -> Contact {
         let email = EmailAddress::parse(&format!("c{n}@example.com")).expect("valid address");
         Contact::new(
+            &posthorn_core::ports::SystemClock,
             ws,
             email,
             subscribed,
@@ -451,14 +456,14 @@ mod tests {
     #[tokio::test]
     async fn counters_and_indexes_survive_a_rolled_back_commit() {
         let store = MemoryStore::new();
-        let a = contact("w", 1, true, false);
-        let b = contact("w", 2, false, true);
+        let a = contact(&w(), 1, true, false);
+        let b = contact(&w(), 2, false, true);
         let writes = vec![
             Write::InsertContact(a.clone()),
             Write::InsertContact(b.clone()),
         ];
         assert!(store.commit(ChangeSet { writes }).await.is_ok());
-        assert_eq!(counts(&store, "w").await, (2, 1, 1, 1));
+        assert_eq!(counts(&store, &w()).await, (2, 1, 1, 1));
 
         let mut a2 = a.clone();
         a2.subscribed = false;
@@ -468,7 +473,7 @@ mod tests {
         let writes = vec![
             Write::UpdateContact(a2),
             Write::UpdateContact(b2),
-            Write::InsertContact(contact("w", 3, true, false)),
+            Write::InsertContact(contact(&w(), 3, true, false)),
             Write::DeleteContact {
                 workspace_id: "w".into(),
                 id: a.id.clone(),
@@ -478,18 +483,18 @@ mod tests {
         ];
         let result = store.commit(ChangeSet { writes }).await;
         assert!(matches!(result, Err(StoreError::Conflict(_))));
-        assert_eq!(counts(&store, "w").await, (2, 1, 1, 1));
-        let by_email = store.contact_by_email("w", a.email.as_str()).await;
+        assert_eq!(counts(&store, &w()).await, (2, 1, 1, 1));
+        let by_email = store.contact_by_email(&w(), a.email.as_str()).await;
         assert_eq!(by_email, Ok(Some(a)));
     }
 
     #[tokio::test]
     async fn email_lookup_accepts_an_unnormalised_address() {
         let store = MemoryStore::new();
-        let a = contact("w", 1, true, false);
+        let a = contact(&w(), 1, true, false);
         let writes = vec![Write::InsertContact(a.clone())];
         assert!(store.commit(ChangeSet { writes }).await.is_ok());
-        let found = store.contact_by_email("w", "C1@Example.com").await;
+        let found = store.contact_by_email(&w(), "C1@Example.com").await;
         assert_eq!(found, Ok(Some(a)));
     }
 
@@ -500,7 +505,7 @@ mod tests {
         let store = MemoryStore::new();
         let writes = (0..50)
             .map(|n| {
-                let mut c = contact("w", n, n % 3 != 0, false);
+                let mut c = contact(&w(), n, n % 3 != 0, false);
                 c.data.insert("n".into(), serde_json::json!(n));
                 Write::InsertContact(c)
             })
@@ -520,13 +525,13 @@ mod tests {
                 audience_only,
                 now,
             };
-            let whole = store.count_in_slices("w", &query, usize::MAX).await;
+            let whole = store.count_in_slices(&w(), &query, usize::MAX).await;
             // n in 10..50; subscribed unless n is a multiple of 3 (13 of them).
             let expected = if audience_only { 27 } else { 40 };
             assert_eq!(whole, expected, "audience_only = {audience_only}");
             // Slices that divide the contacts evenly, unevenly, and one contact at a time.
             for slice in [1, 7, 10, 49, 50, 51] {
-                let sliced = store.count_in_slices("w", &query, slice).await;
+                let sliced = store.count_in_slices(&w(), &query, slice).await;
                 assert_eq!(
                     sliced, whole,
                     "slice {slice}, audience_only = {audience_only}"
@@ -538,8 +543,11 @@ mod tests {
             audience_only: false,
             now,
         };
-        assert_eq!(store.count_in_slices("w", &everybody, 7).await, 50);
-        assert_eq!(store.count_in_slices("nobody", &everybody, 7).await, 0);
+        assert_eq!(store.count_in_slices(&w(), &everybody, 7).await, 50);
+        assert_eq!(
+            store.count_in_slices(&"nobody".into(), &everybody, 7).await,
+            0
+        );
     }
 
     /// A rough timing of the condition queries over 1,000,000 contacts; run with
@@ -554,7 +562,7 @@ mod tests {
         let now = Utc::now();
         let writes = (0..1_000_000)
             .map(|n| {
-                let mut c = contact("w", n, n % 3 != 0, false);
+                let mut c = contact(&w(), n, n % 3 != 0, false);
                 let plan = if n % 10 == 0 { "pro" } else { "free" };
                 c.data.insert("plan".into(), serde_json::json!(plan));
                 Write::InsertContact(c)
@@ -572,11 +580,11 @@ mod tests {
         )
         .expect("valid condition");
         let started = Instant::now();
-        let count = store.count_matching("w", &condition, false, now).await;
+        let count = store.count_matching(&w(), &condition, false, now).await;
         println!("count_matching: {:?}", started.elapsed());
         assert_eq!(count, Ok(100_000));
         let started = Instant::now();
-        let count = store.count_matching("w", &condition, true, now).await;
+        let count = store.count_matching(&w(), &condition, true, now).await;
         println!("count_matching (audience): {:?}", started.elapsed());
         assert!(count.is_ok());
 
@@ -588,7 +596,7 @@ mod tests {
         let mut pages = 0;
         loop {
             let page = store
-                .contacts_matching("w", &condition, &query, now)
+                .contacts_matching(&w(), &condition, &query, now)
                 .await
                 .expect("page");
             pages += 1;
