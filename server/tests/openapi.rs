@@ -968,9 +968,10 @@ async fn real_answers_match_the_documented_schemas() {
         Some(ADMIN.to_string()),
     ));
     let parked = NewJob::at(
+        &posthorn_core::ports::SystemClock,
         JobPayload::DeliverEmail {
-            workspace_id: SOME_ID.to_string(),
-            email_id: SOME_ID.to_string(),
+            workspace_id: SOME_ID.into(),
+            email_id: SOME_ID.into(),
         },
         start(),
     );

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use posthorn_core::app::campaigns::CampaignView;
 use posthorn_core::app::Caller;
+use posthorn_core::model::CampaignId;
 use serde_json::{json, Value};
 
 use super::segments::page_json;
@@ -102,7 +103,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     Ok(ok(campaign_json(
         &state.engine.campaign(&caller, &id).await?,
@@ -128,7 +129,7 @@ pub async fn read(
 pub async fn update(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignPatchBody>,
 ) -> ApiResult<Response> {
     Ok(ok(campaign_json(
@@ -158,7 +159,7 @@ pub async fn update(
 pub async fn patch(
     state: State<AppState>,
     caller: Extension<Caller>,
-    id: Path<String>,
+    id: Path<CampaignId>,
     body: Wire<CampaignPatchBody>,
 ) -> ApiResult<Response> {
     update(state, caller, id, body).await
@@ -179,7 +180,7 @@ pub async fn patch(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     state.engine.delete_campaign(&caller, &id).await?;
     Ok(Json(json!({"success": true, "message": "Campaign deleted"})).into_response())
@@ -205,7 +206,7 @@ pub async fn delete(
 pub async fn send(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignSendBody>,
 ) -> ApiResult<Response> {
     let (view, message) = state
@@ -235,7 +236,7 @@ pub async fn send(
 pub async fn cancel(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     let (view, message) = state.engine.cancel_campaign(&caller, &id).await?;
     Ok(
@@ -259,7 +260,7 @@ pub async fn cancel(
 pub async fn stats(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     let view = state.engine.campaign(&caller, &id).await?;
     let c = &view.counts;

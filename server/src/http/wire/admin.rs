@@ -393,7 +393,7 @@ pub struct NewKeySetBody {
 impl From<&NewKeySet> for NewKeySetBody {
     fn from(set: &NewKeySet) -> Self {
         NewKeySetBody {
-            id: set.record.id.clone(),
+            id: set.record.id.to_string(),
             name: set.record.name.clone(),
             public_key: set.public_key.clone(),
             secret_key: set.secret_key.clone(),
@@ -454,7 +454,7 @@ impl DeadJobBody {
             return None;
         };
         Some(DeadJobBody {
-            id: job.id.clone(),
+            id: job.id.to_string(),
             kind: payload.get("kind").cloned().unwrap_or(Value::Null),
             payload,
             attempts: job.attempts,

@@ -5,6 +5,7 @@ use deserr::{Deserr, IntoValue, Value as DValue, ValuePointerRef};
 use posthorn_core::app::campaigns::{CampaignPatch, CreateCampaign, ListCampaigns, SendCampaign};
 use posthorn_core::app::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
 use posthorn_core::app::PageRequest;
+use posthorn_core::model::SegmentId;
 use posthorn_core::model::{AudienceType, CampaignStatus};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::RefOr;
@@ -209,7 +210,7 @@ impl From<CampaignCreateBody> for CreateCampaign {
             from_name: b.from_name.map(|n| n.0),
             reply_to: b.reply_to.map(|e| e.0),
             audience_type: b.audience_type.0 .0,
-            segment_id: b.segment_id.map(|s| s.trim().to_string()),
+            segment_id: b.segment_id.map(|s| SegmentId::from(s.trim())),
             audience_condition: b.audience_condition.map(|c| c.0),
         }
     }
@@ -280,7 +281,7 @@ impl From<CampaignPatchBody> for CampaignPatch {
             from_name: b.from_name.into_patch().map(|n| n.0),
             reply_to: b.reply_to.into_patch().map(|e| e.0),
             audience_type: b.audience_type.map(|a| a.0),
-            segment_id: b.segment_id.into_patch().map(|s| s.trim().to_string()),
+            segment_id: b.segment_id.into_patch().map(|s| SegmentId::from(s.trim())),
             audience_condition: b.audience_condition.into_patch().map(|c| c.0),
         }
     }

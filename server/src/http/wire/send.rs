@@ -6,6 +6,7 @@ use posthorn_core::app::send::{
     Recipient, SendEmail, MAX_NAME_CHARS, MAX_SUBJECT_CHARS,
 };
 use posthorn_core::model::EmailAddress;
+use posthorn_core::model::TemplateId;
 use posthorn_core::ports::Attachment;
 use posthorn_core::validate::{join, type_name, Checker};
 use posthorn_core::Result;
@@ -63,7 +64,7 @@ pub fn send_email(body: &Value) -> Result<SendEmail> {
         subject,
         body: body_html,
         text,
-        template,
+        template: template.map(TemplateId::from),
         subscribed,
         data,
         headers,
