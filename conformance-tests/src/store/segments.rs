@@ -56,7 +56,7 @@ fn ids<'a>(contacts: impl IntoIterator<Item = &'a Contact>) -> Vec<ContactId> {
 }
 
 fn set(items: &[&SegmentId]) -> HashSet<SegmentId> {
-    items.iter().map(|s| SegmentId::clone(s)).collect()
+    items.iter().copied().cloned().collect()
 }
 
 async fn member_ids_all(
