@@ -3,8 +3,9 @@
 # builds and starts `posthorn` on loopback with a SQLite store in a temporary directory,
 # creates a workspace and its keys through the operator API, and runs schemathesis on every
 # operation (workspace API with the secret key, operator API with the admin token, key
-# revocation last as it can revoke the key in use). Prints a summary; exits non-zero when a
-# check failed.
+# revocation last as it can revoke the key in use). Well-formed `Idempotency-Key`s are made
+# unique per request (scripts/fuzz_hooks.py). Prints a summary; exits non-zero when a check
+# failed.
 #
 # Usage: scripts/fuzz-api.sh [MAX_EXAMPLES]     (default 40 examples per operation)
 # Environment: FUZZ_PORT (default 18089), FUZZ_KEEP=1 keeps the temporary directory.
@@ -79,7 +80,8 @@ run() {
     shift 2
     echo "== schemathesis: $name"
     local status=0
-    schemathesis run "$BASE/openapi.json" \
+    PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=fuzz_hooks \
+        schemathesis run "$BASE/openapi.json" \
         --url "$BASE" \
         --checks all \
         --max-examples "$MAX_EXAMPLES" \

@@ -227,6 +227,12 @@ fn layer_operation(op: &mut Operation, scheme: &str, is_post: bool) {
             error_response("A request with this `Idempotency-Key` is still running (`CONFLICT`)"),
         );
     }
+    if is_post {
+        add(
+            "422",
+            error_response("`Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)"),
+        );
+    }
     if has_body {
         add(
             "413",

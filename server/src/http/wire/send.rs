@@ -10,7 +10,7 @@ use posthorn_core::app::send::{
     header_problem, recipients_problem, Accepted, Recipient, SendEmail, MAX_HEADER_VALUE_BYTES,
     MAX_NAME_CHARS, MAX_RECIPIENTS, MAX_SUBJECT_CHARS, RESERVED_HEADERS,
 };
-use posthorn_core::model::{timestamp, EmailAddress};
+use posthorn_core::model::{timestamp, EmailAddress, EMAIL_PATTERN};
 use posthorn_core::validate::type_name;
 use serde::Serialize;
 use serde_json::Value;
@@ -93,7 +93,7 @@ impl PartialSchema for Mailbox {
                 ObjectBuilder::new()
                     .schema_type(Type::String)
                     .min_length(Some(3))
-                    .pattern(Some(MAILBOX_PATTERN))
+                    .pattern(Some(mailbox_pattern()))
                     .description(Some("`address` or `Display Name <address>`."))
                     .examples([serde_json::json!("Ada Lovelace <ada@example.org>")]),
             )
@@ -125,14 +125,22 @@ impl PartialSchema for Sender {
 
 impl ToSchema for Sender {}
 
-/// An address (the shape of core's `EMAIL_PATTERN`) or `Display Name <address>`, with no
-/// control characters anywhere.
-const MAILBOX_PATTERN: &str = concat!(
-    r"^(\s*[^\s@<>\u0000-\u001F\u007F-\u009F]+@[^\s@<>\u0000-\u001F\u007F-\u009F]+\.",
-    r"[^\s@<>\u0000-\u001F\u007F-\u009F]+\s*",
-    r"|[^\u0000-\u001F\u007F-\u009F<>]*<[^\s@<>\u0000-\u001F\u007F-\u009F]+@",
-    r"[^\s@<>\u0000-\u001F\u007F-\u009F]+\.[^\s@<>\u0000-\u001F\u007F-\u009F]+>\s*)$"
-);
+/// White space that `str::trim` removes and that is not a control character (an address
+/// with a control character is refused).
+const SPACE: &str = r"[ \u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
+
+/// An address (core's `EMAIL_PATTERN`) or `Display Name <address>`, with no control
+/// characters anywhere.
+fn mailbox_pattern() -> String {
+    let address = EMAIL_PATTERN
+        .strip_prefix(r"^\s*")
+        .and_then(|p| p.strip_suffix(r"\s*$"))
+        .unwrap_or(EMAIL_PATTERN)
+        .replace(r"\s", SPACE);
+    format!(
+        r"^({SPACE}*{address}{SPACE}*|[^\u0000-\u001F\u007F-\u009F<>]*<{SPACE}*{address}{SPACE}*>{SPACE}*)$"
+    )
+}
 
 /// Parses `addr` or `Display Name <addr>` found at `location`.
 pub fn parse_mailbox_string(
@@ -696,6 +704,14 @@ mod tests {
         let req = send_email(json!({"to": "a@x.com", "subject": "s", "body": "b", "text": ""}))
             .expect("valid");
         assert_eq!(req.text.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn the_mailbox_pattern_is_built_from_the_address_pattern() {
+        let pattern = mailbox_pattern();
+        assert!(pattern.starts_with("^("), "{pattern}");
+        assert!(!pattern.contains(r"^\s*"), "{pattern}");
+        assert!(pattern.contains("(?=[^@]{1,64}@)"), "{pattern}");
     }
 
     proptest! {
