@@ -15,7 +15,7 @@ use posthorn_core::validate::type_name;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::openapi::schema::{
-    AllOfBuilder, AnyOfBuilder, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type,
+    AllOfBuilder, AnyOfBuilder, ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type,
 };
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
@@ -446,7 +446,16 @@ impl PartialSchema for SendInput {
         let with_template = ObjectBuilder::new()
             .property("template", ObjectBuilder::new().schema_type(Type::String))
             .required("template");
-        let inline = ObjectBuilder::new().required("subject").required("body");
+        // Without a template, `from` is required by the send itself (422 at `from`).
+        let inline = ObjectBuilder::new()
+            .property(
+                "from",
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::from_iter([Type::String, Type::Object])),
+            )
+            .required("subject")
+            .required("body")
+            .required("from");
         AllOfBuilder::new()
             .item(SendBody::schema())
             .item(
@@ -454,7 +463,7 @@ impl PartialSchema for SendInput {
                     .item(with_template)
                     .item(inline)
                     .description(Some(
-                        "`subject` and `body` are required unless `template` is given.",
+                        "`subject`, `body` and `from` are required unless `template` is given.",
                     )),
             )
             .into()
