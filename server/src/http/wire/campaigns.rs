@@ -79,6 +79,25 @@ impl Deserr<WireErrors> for QueryStatus {
     }
 }
 
+impl PartialSchema for QueryStatus {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some([
+                "",
+                "DRAFT",
+                "SCHEDULED",
+                "SENDING",
+                "SENT",
+                "CANCELLED",
+            ]))
+            .description(Some("A campaign status; empty for any."))
+            .into()
+    }
+}
+
+impl ToSchema for QueryStatus {}
+
 /// Where a campaign is in its life: DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
 /// SCHEDULED | CANCELLED; SENDING → SENT | CANCELLED.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -367,7 +386,7 @@ pub struct CampaignsQuery {
     pub limit: Option<QueryInt<1, 100>>,
     /// Only campaigns in this status.
     #[deserr(default)]
-    #[param(inline, value_type = Option<Status>)]
+    #[param(inline, value_type = Option<QueryStatus>)]
     pub status: QueryStatus,
 }
 
