@@ -86,8 +86,9 @@ run() {
     shift 2
     echo "== schemathesis: $name"
     local status=0
-    PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=fuzz_hooks \
-        schemathesis run "$BASE/openapi.json" \
+    # From the temporary directory: schemathesis keeps a cache in `.schemathesis/`.
+    (cd "$WORK" && PYTHONPATH="$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" \
+        SCHEMATHESIS_HOOKS=fuzz_hooks schemathesis run "$BASE/openapi.json" \
         --url "$BASE" \
         --checks all \
         --max-examples "$MAX_EXAMPLES" \
@@ -95,7 +96,7 @@ run() {
         --seed 20261123 \
         --generation-allow-x00 false \
         --no-color \
-        "$@" 2>&1 | tee "$WORK/$name.txt" || status=$?
+        "$@") 2>&1 | tee "$WORK/$name.txt" || status=$?
     RESULTS+=("$name: exit $status; $(grep -E '^ +[0-9]+ generated' "$WORK/$name.txt" | tail -1 | sed 's/^ *//'); operations $(grep -E '^ +Tested:' "$WORK/$name.txt" | tail -1 | sed 's/^ *Tested: *//')")
     if [[ $status -ne 0 ]]; then FAILED=1; fi
 }
