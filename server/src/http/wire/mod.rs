@@ -10,6 +10,7 @@ pub mod campaigns;
 pub mod contacts;
 pub mod de;
 pub mod events;
+pub mod mailbox;
 pub mod segments;
 pub mod send;
 pub mod templates;
