@@ -17,6 +17,8 @@ pub use campaign::{AudienceType, Campaign, CampaignStatus, EmailCounts};
 pub use contact::{merge_data, Contact, ContactStatus};
 pub use domain::{parse_domain_name, Domain};
 pub use email::{EmailRecord, EmailStatus, SourceType};
+#[cfg(feature = "openapi")]
+pub use email_address::EMAIL_PATTERN;
 pub use email_address::{EmailAddress, EmailAddressError};
 pub use event::{Event, INTERNAL_EVENT_NAMES};
 pub use event_name::{EventName, EventNameError};

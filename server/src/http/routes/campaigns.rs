@@ -15,7 +15,7 @@ use crate::http::body::Wire;
 use crate::http::error::{ApiError, ApiResult, ErrorResponse};
 use crate::http::query::WireQuery;
 use crate::http::wire::campaigns::{
-    CampaignActionResponse, CampaignCreateBody, CampaignDeleted, CampaignPage, CampaignPatchBody,
+    CampaignActionResponse, CampaignCreateInput, CampaignDeleted, CampaignPage, CampaignPatchBody,
     CampaignResponse, CampaignSendBody, CampaignStatsResponse, CampaignsQuery,
 };
 use crate::http::AppState;
@@ -45,7 +45,7 @@ fn ok(data: Value) -> Response {
 /// A DRAFT addressed to ALL subscribed contacts, a SEGMENT or a FILTERED audience.
 #[utoipa::path(
     post, path = "/campaigns", operation_id = "createCampaign", tag = "Campaigns",
-    request_body = CampaignCreateBody,
+    request_body = CampaignCreateInput,
     responses(
         (status = 201, description = "Created", body = CampaignResponse),
         (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key`, SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
@@ -57,7 +57,7 @@ fn ok(data: Value) -> Response {
 pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Wire(body): Wire<CampaignCreateBody>,
+    Wire(body): Wire<CampaignCreateInput>,
 ) -> ApiResult<Response> {
     let view = state.engine.create_campaign(&caller, body.into()).await?;
     Ok((

@@ -10,13 +10,7 @@ pub mod public;
 pub mod segments;
 pub mod templates;
 
-use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
-
-/// The `/v1` envelope: `{success: true, data}`.
-pub fn v1(data: Value) -> Response {
-    axum::Json(json!({ "success": true, "data": data })).into_response()
-}
+use serde_json::Value;
 
 /// Serializes a record, mapping the (impossible in practice) failure to an internal error.
 pub fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, super::error::ApiError> {

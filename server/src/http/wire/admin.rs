@@ -36,6 +36,8 @@ impl<const MIN: i64, const MAX: i64> Deserr<WireErrors> for Integer<MIN, MAX> {
         let n = match value {
             DValue::Integer(n) => i64::try_from(n).ok(),
             DValue::NegativeInteger(n) => Some(n),
+            // JSON has one number type: `65.0` is the integer 65 (as JSON Schema says).
+            DValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(f as i64),
             DValue::Float(_) => None,
             other => {
                 return Err(WireErrors::wrong_kind(

@@ -80,6 +80,25 @@ impl Deserr<WireErrors> for QueryStatus {
     }
 }
 
+impl PartialSchema for QueryStatus {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some([
+                "",
+                "DRAFT",
+                "SCHEDULED",
+                "SENDING",
+                "SENT",
+                "CANCELLED",
+            ]))
+            .description(Some("A campaign status; empty for any."))
+            .into()
+    }
+}
+
+impl ToSchema for QueryStatus {}
+
 /// Where a campaign is in its life: DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
 /// SCHEDULED | CANCELLED; SENDING → SENT | CANCELLED.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -216,6 +235,68 @@ impl From<CampaignCreateBody> for CreateCampaign {
     }
 }
 
+/// Body of `POST /campaigns`: [`CampaignCreateBody`], whose schema also states what each
+/// audience needs (`segmentId` for SEGMENT, `audienceCondition` for FILTERED; 400
+/// `BAD_REQUEST` otherwise).
+#[derive(Debug)]
+pub struct CampaignCreateInput(pub CampaignCreateBody);
+
+impl Deserr<WireErrors> for CampaignCreateInput {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        CampaignCreateBody::deserialize_from_value(value, location).map(CampaignCreateInput)
+    }
+}
+
+impl PartialSchema for CampaignCreateInput {
+    fn schema() -> RefOr<Schema> {
+        use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder};
+        let audience = |kind: &str, field: Option<(&str, Type)>| {
+            let builder = ObjectBuilder::new().property(
+                "audienceType",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some([kind])),
+            );
+            match field {
+                Some((name, ty)) => builder
+                    .property(name, ObjectBuilder::new().schema_type(ty))
+                    .required(name),
+                None => builder,
+            }
+        };
+        AllOfBuilder::new()
+            .item(CampaignCreateBody::schema())
+            .item(
+                AnyOfBuilder::new()
+                    .item(audience("ALL", None))
+                    .item(audience("SEGMENT", Some(("segmentId", Type::String))))
+                    .item(audience(
+                        "FILTERED",
+                        Some(("audienceCondition", Type::Object)),
+                    ))
+                    .description(Some(
+                        "SEGMENT needs `segmentId`, FILTERED needs `audienceCondition`.",
+                    )),
+            )
+            .into()
+    }
+}
+
+impl ToSchema for CampaignCreateInput {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CampaignCreate")
+    }
+}
+
+impl From<CampaignCreateInput> for CreateCampaign {
+    fn from(CampaignCreateInput(b): CampaignCreateInput) -> Self {
+        b.into()
+    }
+}
+
 /// Body of `PUT` or `PATCH /campaigns/{id}` (DRAFT or SCHEDULED only): fields not given are
 /// left alone; `null` clears optional ones.
 #[derive(Debug, Deserr, ToSchema)]
@@ -306,7 +387,7 @@ pub struct CampaignsQuery {
     pub limit: Option<QueryInt<1, 100>>,
     /// Only campaigns in this status.
     #[deserr(default)]
-    #[param(inline, value_type = Option<Status>)]
+    #[param(inline, value_type = Option<QueryStatus>)]
     pub status: QueryStatus,
 }
 
