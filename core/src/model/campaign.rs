@@ -9,6 +9,7 @@ use crate::segment::Condition;
 /// Where a campaign is in its life. DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
 /// SCHEDULED (new time) | CANCELLED; SENDING → SENT | CANCELLED.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CampaignStatus {
     /// Being written; editable.
@@ -50,6 +51,7 @@ impl CampaignStatus {
 
 /// Who receives a campaign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum AudienceType {
     /// Every subscribed, ACTIVE contact.
@@ -74,6 +76,8 @@ impl AudienceType {
 
 /// A broadcast to an audience.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = CampaignRecord))]
 #[serde(rename_all = "camelCase")]
 pub struct Campaign {
     /// Campaign id.
@@ -84,30 +88,38 @@ pub struct Campaign {
     /// Name.
     pub name: String,
     /// Optional description.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub description: Option<String>,
     /// Subject (placeholders allowed).
     pub subject: String,
     /// HTML body (placeholders allowed).
     pub body: String,
     /// Sender address on a verified domain.
+    #[cfg_attr(feature = "openapi", schema(format = Email))]
     pub from: String,
     /// Sender name.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub from_name: Option<String>,
     /// Reply-To.
+    #[cfg_attr(feature = "openapi", schema(required = true, format = Email))]
     pub reply_to: Option<String>,
     /// ALL, SEGMENT or FILTERED.
     pub audience_type: AudienceType,
     /// The segment for SEGMENT audiences.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub segment_id: Option<SegmentId>,
     /// The condition for FILTERED audiences.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub audience_condition: Option<Condition>,
     /// Current status.
     pub status: CampaignStatus,
     /// When a SCHEDULED campaign starts.
     #[serde(with = "super::timestamp::option")]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub scheduled_for: Option<DateTime<Utc>>,
     /// When sending started.
     #[serde(with = "super::timestamp::option")]
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub sent_at: Option<DateTime<Utc>>,
     /// Recipients expanded so far (exact once expansion is done).
     pub total_recipients: u64,

@@ -8,6 +8,7 @@ use crate::segment::Condition;
 
 /// How a segment's members are decided. A segment never changes type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum SegmentType {
     /// Members are the contacts matching the condition, whenever asked.
@@ -29,6 +30,8 @@ impl SegmentType {
 
 /// A named set of contacts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SegmentRecord))]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
     /// Segment id.
@@ -39,11 +42,13 @@ pub struct Segment {
     /// Name; its slug names the entry and exit events.
     pub name: String,
     /// Optional description.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub description: Option<String>,
     /// DYNAMIC or STATIC.
     #[serde(rename = "type")]
     pub segment_type: SegmentType,
     /// The condition (always present for DYNAMIC; optional for STATIC).
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     pub condition: Option<Condition>,
     /// Whether entries and exits are tracked and emitted as events (DYNAMIC only).
     pub track_membership: bool,

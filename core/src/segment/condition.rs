@@ -394,6 +394,55 @@ impl Operator {
     }
 }
 
+/// What a filter's `value` must be for an operator on a kind of field (see the table on
+/// [`Operator`]); `parse_condition` applies exactly this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operand {
+    /// No value; a `value` or `unit` given is ignored.
+    None,
+    /// `true` or `false` (`subscribed`, and the `equals true|false` shorthand of
+    /// `event.*` and `email.*`).
+    Boolean,
+    /// A string (`email`).
+    String,
+    /// A string, number or boolean (`data.*` equality and containment).
+    Scalar,
+    /// A timestamp string (`createdAt`, `updatedAt` comparisons).
+    Timestamp,
+    /// A number or a timestamp string (`data.*` comparisons).
+    NumberOrTimestamp,
+    /// A positive number with a `unit`, at most 36,500 days in all (time windows).
+    Window,
+}
+
+impl Operator {
+    /// The operand this operator takes on fields of `kind`; `None` when it does not fit
+    /// that kind (`operator_not_allowed`). `equals` and `notEquals` fit `event.*` and
+    /// `email.*` as the boolean shorthand of `triggered` and `notTriggered`.
+    pub fn operand(self, kind: FieldKind) -> Option<Operand> {
+        use Operator as O;
+        if kind == FieldKind::Occurrence && matches!(self, O::Equals | O::NotEquals) {
+            return Some(Operand::Boolean);
+        }
+        if !self.allowed_for(kind) {
+            return None;
+        }
+        Some(if self.takes_no_value() {
+            Operand::None
+        } else if self.uses_time() {
+            Operand::Window
+        } else {
+            match (self, kind) {
+                (_, FieldKind::Subscribed) => Operand::Boolean,
+                (_, FieldKind::Email) => Operand::String,
+                (O::Equals | O::NotEquals | O::Contains | O::NotContains, _) => Operand::Scalar,
+                (_, FieldKind::Timestamp) => Operand::Timestamp,
+                _ => Operand::NumberOrTimestamp,
+            }
+        })
+    }
+}
+
 impl fmt::Display for Operator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -6,11 +6,13 @@ mod condition;
 mod evaluate;
 pub mod generate;
 mod parse;
+#[cfg(feature = "openapi")]
+mod schema;
 mod slug;
 mod timestamp;
 
 pub use condition::{
-    Activity, Condition, Field, FieldKind, Filter, Group, Logic, Operator, TimeUnit,
+    Activity, Condition, Field, FieldKind, Filter, Group, Logic, Operand, Operator, TimeUnit,
     MAX_WINDOW_SECONDS,
 };
 pub use evaluate::{filter_matches, matches, ActivityFact, ContactFacts, EventFact};

@@ -1,44 +1,20 @@
-//! `/campaigns`: every answer is `{success, data}` (send and cancel add `message`).
+//! `/campaigns`: every answer is `{success, data}` (send and cancel add `message`), typed
+//! in [`crate::http::wire::campaigns`].
 
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
-use posthorn_core::app::campaigns::CampaignView;
 use posthorn_core::app::Caller;
 use posthorn_core::model::CampaignId;
-use serde_json::{json, Value};
 
-use super::segments::page_json;
-use super::to_json;
 use crate::http::body::Wire;
-use crate::http::error::{ApiError, ApiResult, ErrorResponse};
+use crate::http::error::{ApiResult, ErrorResponse};
 use crate::http::query::WireQuery;
 use crate::http::wire::campaigns::{
     CampaignActionResponse, CampaignCreateInput, CampaignDeleted, CampaignPage, CampaignPatchBody,
     CampaignResponse, CampaignSendBody, CampaignStatsResponse, CampaignsQuery,
 };
 use crate::http::AppState;
-
-/// A campaign with its counters and embedded segment.
-pub fn campaign_json(view: &CampaignView) -> Result<Value, ApiError> {
-    let mut value = to_json(&view.campaign)?;
-    let c = &view.counts;
-    value["sentCount"] = json!(c.handed_over());
-    value["deliveredCount"] = json!(c.delivered + c.opened + c.clicked + c.complained);
-    value["openedCount"] = json!(c.opened + c.clicked);
-    value["clickedCount"] = json!(c.clicked);
-    value["bouncedCount"] = json!(c.bounced);
-    value["segment"] = match &view.segment {
-        Some(s) => to_json(s)?,
-        None => Value::Null,
-    };
-    Ok(value)
-}
-
-fn ok(data: Value) -> Response {
-    Json(json!({"success": true, "data": data})).into_response()
-}
 
 /// Create a campaign
 ///
@@ -58,13 +34,9 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Wire(body): Wire<CampaignCreateInput>,
-) -> ApiResult<Response> {
+) -> ApiResult<(StatusCode, Json<CampaignResponse>)> {
     let view = state.engine.create_campaign(&caller, body.into()).await?;
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({"success": true, "data": campaign_json(&view)?})),
-    )
-        .into_response())
+    Ok((StatusCode::CREATED, Json(view.into())))
 }
 
 /// List campaigns
@@ -82,11 +54,9 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     WireQuery(query): WireQuery<CampaignsQuery>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<CampaignPage>> {
     let page = state.engine.list_campaigns(&caller, query.into()).await?;
-    let mut value = page_json(&page, campaign_json)?;
-    value["success"] = json!(true);
-    Ok(Json(value).into_response())
+    Ok(Json(page.into()))
 }
 
 /// Read a campaign
@@ -104,10 +74,8 @@ pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Response> {
-    Ok(ok(campaign_json(
-        &state.engine.campaign(&caller, &id).await?,
-    )?))
+) -> ApiResult<Json<CampaignResponse>> {
+    Ok(Json(state.engine.campaign(&caller, &id).await?.into()))
 }
 
 /// Update a campaign
@@ -131,13 +99,12 @@ pub async fn update(
     Extension(caller): Extension<Caller>,
     Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignPatchBody>,
-) -> ApiResult<Response> {
-    Ok(ok(campaign_json(
-        &state
-            .engine
-            .update_campaign(&caller, &id, body.into())
-            .await?,
-    )?))
+) -> ApiResult<Json<CampaignResponse>> {
+    let view = state
+        .engine
+        .update_campaign(&caller, &id, body.into())
+        .await?;
+    Ok(Json(view.into()))
 }
 
 /// Update a campaign (PATCH)
@@ -161,7 +128,7 @@ pub async fn patch(
     caller: Extension<Caller>,
     id: Path<CampaignId>,
     body: Wire<CampaignPatchBody>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<CampaignResponse>> {
     update(state, caller, id, body).await
 }
 
@@ -181,9 +148,9 @@ pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<CampaignDeleted>> {
     state.engine.delete_campaign(&caller, &id).await?;
-    Ok(Json(json!({"success": true, "message": "Campaign deleted"})).into_response())
+    Ok(Json(CampaignDeleted::default()))
 }
 
 /// Send or schedule a campaign
@@ -208,15 +175,12 @@ pub async fn send(
     Extension(caller): Extension<Caller>,
     Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignSendBody>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<CampaignActionResponse>> {
     let (view, message) = state
         .engine
         .send_campaign(&caller, &id, body.into())
         .await?;
-    Ok(
-        Json(json!({"success": true, "data": campaign_json(&view)?, "message": message}))
-            .into_response(),
-    )
+    Ok(Json(CampaignActionResponse::new(view, message)))
 }
 
 /// Cancel a campaign
@@ -237,12 +201,9 @@ pub async fn cancel(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<CampaignActionResponse>> {
     let (view, message) = state.engine.cancel_campaign(&caller, &id).await?;
-    Ok(
-        Json(json!({"success": true, "data": campaign_json(&view)?, "message": message}))
-            .into_response(),
-    )
+    Ok(Json(CampaignActionResponse::new(view, message)))
 }
 
 /// Campaign statistics
@@ -261,35 +222,6 @@ pub async fn stats(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Response> {
-    let view = state.engine.campaign(&caller, &id).await?;
-    let c = &view.counts;
-    let sent = c.handed_over();
-    let delivered = c.delivered + c.opened + c.clicked + c.complained;
-    let rate = |n: u64, of: u64| {
-        if of == 0 {
-            0.0
-        } else {
-            (n as f64 / of as f64 * 10_000.0).round() / 100.0
-        }
-    };
-    Ok(ok(json!({
-        "campaignId": view.campaign.id,
-        "status": view.campaign.status,
-        "totalRecipients": view.campaign.total_recipients,
-        "queuedCount": c.queued,
-        "sentCount": sent,
-        "deliveredCount": delivered,
-        "openedCount": c.opened + c.clicked,
-        "clickedCount": c.clicked,
-        "bouncedCount": c.bounced,
-        "complainedCount": c.complained,
-        "failedCount": c.failed,
-        "cancelledCount": c.cancelled,
-        "deliveryRate": rate(delivered, sent),
-        "openRate": rate(c.opened + c.clicked, sent),
-        "clickRate": rate(c.clicked, sent),
-        "bounceRate": rate(c.bounced, sent),
-        "complaintRate": rate(c.complained, sent),
-    })))
+) -> ApiResult<Json<CampaignStatsResponse>> {
+    Ok(Json(state.engine.campaign(&caller, &id).await?.into()))
 }

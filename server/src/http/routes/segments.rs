@@ -2,16 +2,12 @@
 
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
-use posthorn_core::app::segments::{Page, SegmentView};
 use posthorn_core::app::Caller;
 use posthorn_core::model::SegmentId;
-use serde_json::{json, Value};
 
-use super::to_json;
 use crate::http::body::Wire;
-use crate::http::error::{ApiError, ApiResult, ErrorResponse};
+use crate::http::error::{ApiResult, ErrorResponse};
 use crate::http::query::WireQuery;
 use crate::http::wire::segments::{
     PageQuery, Segment, SegmentContactPage, SegmentCreateBody, SegmentCreateInput,
@@ -19,32 +15,6 @@ use crate::http::wire::segments::{
     SegmentPage, SegmentPatchBody,
 };
 use crate::http::AppState;
-
-/// A segment with `memberCount`.
-pub fn segment_json(view: &SegmentView) -> Result<Value, ApiError> {
-    let mut value = to_json(&view.segment)?;
-    value["memberCount"] = json!(view.member_count);
-    Ok(value)
-}
-
-/// The page-style envelope.
-pub fn page_json<T>(
-    page: &Page<T>,
-    render: impl Fn(&T) -> Result<Value, ApiError>,
-) -> Result<Value, ApiError> {
-    let data = page
-        .data
-        .iter()
-        .map(render)
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(json!({
-        "data": data,
-        "page": page.page,
-        "pageSize": page.page_size,
-        "total": page.total,
-        "totalPages": page.total_pages,
-    }))
-}
 
 /// Create a segment
 ///
@@ -73,9 +43,9 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Wire(body): Wire<SegmentCreateInput>,
-) -> ApiResult<Response> {
+) -> ApiResult<(StatusCode, Json<Segment>)> {
     let view = state.engine.create_segment(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, Json(segment_json(&view)?)).into_response())
+    Ok((StatusCode::CREATED, Json(view.into())))
 }
 
 /// List segments
@@ -101,9 +71,9 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     WireQuery(query): WireQuery<PageQuery>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<SegmentPage>> {
     let page = state.engine.list_segments(&caller, query.into()).await?;
-    Ok(Json(page_json(&page, segment_json)?).into_response())
+    Ok(Json(page.into()))
 }
 
 /// Read a segment
@@ -128,8 +98,8 @@ pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<SegmentId>,
-) -> ApiResult<Response> {
-    Ok(Json(segment_json(&state.engine.segment(&caller, &id).await?)?).into_response())
+) -> ApiResult<Json<Segment>> {
+    Ok(Json(state.engine.segment(&caller, &id).await?.into()))
 }
 
 /// Update a segment
@@ -161,14 +131,12 @@ pub async fn patch(
     Extension(caller): Extension<Caller>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentPatchBody>,
-) -> ApiResult<Response> {
-    Ok(Json(segment_json(
-        &state
-            .engine
-            .patch_segment(&caller, &id, body.into())
-            .await?,
-    )?)
-    .into_response())
+) -> ApiResult<Json<Segment>> {
+    let view = state
+        .engine
+        .patch_segment(&caller, &id, body.into())
+        .await?;
+    Ok(Json(view.into()))
 }
 
 /// Update a segment (PUT)
@@ -199,7 +167,7 @@ pub async fn replace(
     caller: Extension<Caller>,
     id: Path<SegmentId>,
     body: Wire<SegmentPatchBody>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<Segment>> {
     patch(state, caller, id, body).await
 }
 
@@ -226,9 +194,9 @@ pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<SegmentId>,
-) -> ApiResult<Response> {
+) -> ApiResult<StatusCode> {
     state.engine.delete_segment(&caller, &id).await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// List a segment's members
@@ -257,12 +225,12 @@ pub async fn contacts(
     Extension(caller): Extension<Caller>,
     Path(id): Path<SegmentId>,
     WireQuery(query): WireQuery<PageQuery>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<SegmentContactPage>> {
     let page = state
         .engine
         .segment_contacts(&caller, &id, query.into())
         .await?;
-    Ok(Json(page_json(&page, to_json)?).into_response())
+    Ok(Json(page.into()))
 }
 
 /// Add members to a STATIC segment
@@ -294,17 +262,13 @@ pub async fn add_members(
     Extension(caller): Extension<Caller>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersAddBody>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<SegmentMembersAdded>> {
     let create_missing = body.create_missing == Some(true);
     let out = state
         .engine
         .add_segment_members(&caller, &id, body.into())
         .await?;
-    let mut value = json!({"added": out.added, "notFound": out.not_found});
-    if create_missing {
-        value["created"] = json!(out.created);
-    }
-    Ok(Json(value).into_response())
+    Ok(Json(SegmentMembersAdded::new(out, create_missing)))
 }
 
 /// Remove members from a STATIC segment
@@ -334,10 +298,10 @@ pub async fn remove_members(
     Extension(caller): Extension<Caller>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersRemoveBody>,
-) -> ApiResult<Response> {
+) -> ApiResult<Json<SegmentMembersRemoved>> {
     let removed = state
         .engine
         .remove_segment_members(&caller, &id, body.into())
         .await?;
-    Ok(Json(json!({"removed": removed})).into_response())
+    Ok(Json(SegmentMembersRemoved { removed }))
 }

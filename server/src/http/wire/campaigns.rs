@@ -2,17 +2,23 @@
 
 use chrono::{DateTime, Utc};
 use deserr::{Deserr, IntoValue, Value as DValue, ValuePointerRef};
-use posthorn_core::app::campaigns::{CampaignPatch, CreateCampaign, ListCampaigns, SendCampaign};
+use posthorn_core::app::campaigns::{
+    CampaignPatch, CampaignView, CreateCampaign, ListCampaigns, SendCampaign,
+};
+use posthorn_core::app::segments::Page;
 use posthorn_core::app::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
 use posthorn_core::app::PageRequest;
-use posthorn_core::model::SegmentId;
-use posthorn_core::model::{AudienceType, CampaignStatus};
+use posthorn_core::model::{
+    AudienceType, Campaign as CampaignRecord, CampaignId, CampaignStatus, EmailCounts,
+    Segment as SegmentRecord, SegmentId,
+};
+use serde::Serialize;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::RefOr;
 use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use super::de::{path_of, Email, Filled, Line, Nullable, QueryInt, Templated, WireErrors};
-use super::segments::{AudienceCondition, SegmentCondition, SegmentRecord};
+use super::segments::AudienceCondition;
 
 type Name = Line<255>;
 type Description = Line<2000>;
@@ -54,13 +60,6 @@ impl PartialSchema for Audience {
 
 impl ToSchema for Audience {}
 
-/// A campaign status (exact case), as listed and answered.
-fn status_schema() -> ObjectBuilder {
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .enum_values(Some(["DRAFT", "SCHEDULED", "SENDING", "SENT", "CANCELLED"]))
-}
-
 /// A campaign's status in a query string (trimmed; empty for none).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct QueryStatus(pub Option<CampaignStatus>);
@@ -98,24 +97,6 @@ impl PartialSchema for QueryStatus {
 }
 
 impl ToSchema for QueryStatus {}
-
-/// Where a campaign is in its life: DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
-/// SCHEDULED | CANCELLED; SENDING → SENT | CANCELLED.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Status;
-
-impl PartialSchema for Status {
-    fn schema() -> RefOr<Schema> {
-        status_schema()
-            .description(Some(
-                "DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING | SCHEDULED | CANCELLED; \
-                 SENDING → SENT | CANCELLED.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for Status {}
 
 /// An RFC 3339 date-time (`T` separator, `Z` or a numeric offset), as `scheduledFor` takes it.
 const DATE_TIME: &str = concat!(
@@ -425,59 +406,16 @@ impl From<CampaignSendBody> for SendCampaign {
 }
 
 // ---------------------------------------------------------------------------------------
-// Answers: the shapes `routes::campaigns` renders (`campaign_json` and the envelopes).
+// Answers: what `routes::campaigns` serializes
 // ---------------------------------------------------------------------------------------
 
 /// A campaign with its counters and embedded segment.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Campaign {
-    /// Campaign id.
-    pub id: String,
-    /// Owning workspace.
-    pub project_id: String,
-    /// Name.
-    pub name: String,
-    /// Description.
-    #[schema(required = true)]
-    pub description: Option<String>,
-    /// Subject with placeholders.
-    pub subject: String,
-    /// HTML body with placeholders.
-    pub body: String,
-    /// Sender address on a verified domain.
-    #[schema(format = Email)]
-    pub from: String,
-    /// Sender name.
-    #[schema(required = true)]
-    pub from_name: Option<String>,
-    /// Reply-To address.
-    #[schema(required = true, format = Email)]
-    pub reply_to: Option<String>,
-    /// ALL, SEGMENT or FILTERED.
-    #[schema(inline)]
-    pub audience_type: Audience,
-    /// The segment of a SEGMENT audience.
-    #[schema(required = true)]
-    pub segment_id: Option<String>,
-    /// The condition of a FILTERED audience.
-    #[schema(required = true)]
-    pub audience_condition: Option<SegmentCondition>,
-    /// Current status.
-    #[schema(inline)]
-    pub status: Status,
-    /// When a SCHEDULED campaign starts.
-    #[schema(required = true)]
-    pub scheduled_for: Option<DateTime<Utc>>,
-    /// When sending started.
-    #[schema(required = true)]
-    pub sent_at: Option<DateTime<Utc>>,
-    /// Recipients (emails created) so far; exact once expansion is done.
-    pub total_recipients: u64,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-    /// Last change.
-    pub updated_at: DateTime<Utc>,
+    /// The stored campaign.
+    #[serde(flatten)]
+    pub campaign: CampaignRecord,
     /// Recipients handed to the provider (or further).
     pub sent_count: u64,
     /// Recipients whose delivery was confirmed (including opened, clicked, complained).
@@ -493,8 +431,28 @@ pub struct Campaign {
     pub segment: Option<SegmentRecord>,
 }
 
+impl From<CampaignView> for Campaign {
+    fn from(view: CampaignView) -> Self {
+        let c = view.counts;
+        Campaign {
+            campaign: view.campaign,
+            sent_count: c.handed_over(),
+            delivered_count: delivered(&c),
+            opened_count: c.opened + c.clicked,
+            clicked_count: c.clicked,
+            bounced_count: c.bounced,
+            segment: view.segment,
+        }
+    }
+}
+
+/// Emails whose delivery was confirmed, including those opened, clicked or complained of.
+fn delivered(c: &EmailCounts) -> u64 {
+    c.delivered + c.opened + c.clicked + c.complained
+}
+
 /// `{success: true, data}` with one campaign.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CampaignResponse {
     /// Always `true`.
     pub success: bool,
@@ -502,8 +460,17 @@ pub struct CampaignResponse {
     pub data: Campaign,
 }
 
+impl From<CampaignView> for CampaignResponse {
+    fn from(view: CampaignView) -> Self {
+        CampaignResponse {
+            success: true,
+            data: view.into(),
+        }
+    }
+}
+
 /// `{success: true, data, message}` of `POST /campaigns/{id}/send` and `.../cancel`.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CampaignActionResponse {
     /// Always `true`.
     pub success: bool,
@@ -515,8 +482,19 @@ pub struct CampaignActionResponse {
     pub message: String,
 }
 
+impl CampaignActionResponse {
+    /// The answer to a send or cancel: the campaign after it and what happened.
+    pub fn new(view: CampaignView, message: String) -> Self {
+        CampaignActionResponse {
+            success: true,
+            data: view.into(),
+            message,
+        }
+    }
+}
+
 /// Answer of `DELETE /campaigns/{id}`.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CampaignDeleted {
     /// Always `true`.
     pub success: bool,
@@ -525,8 +503,17 @@ pub struct CampaignDeleted {
     pub message: String,
 }
 
+impl Default for CampaignDeleted {
+    fn default() -> Self {
+        CampaignDeleted {
+            success: true,
+            message: "Campaign deleted".to_string(),
+        }
+    }
+}
+
 /// A page of campaigns, newest first, with `success`.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CampaignPage {
     /// Always `true`.
@@ -543,15 +530,27 @@ pub struct CampaignPage {
     pub total_pages: u64,
 }
 
+impl From<Page<CampaignView>> for CampaignPage {
+    fn from(page: Page<CampaignView>) -> Self {
+        CampaignPage {
+            success: true,
+            data: page.data.into_iter().map(Campaign::from).collect(),
+            page: page.page,
+            page_size: page.page_size,
+            total: page.total,
+            total_pages: page.total_pages,
+        }
+    }
+}
+
 /// A campaign's counters and rates.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CampaignStats {
     /// Campaign id.
-    pub campaign_id: String,
+    pub campaign_id: CampaignId,
     /// Current status.
-    #[schema(inline)]
-    pub status: Status,
+    pub status: CampaignStatus,
     /// Recipients (emails created) so far.
     pub total_recipients: u64,
     /// Emails waiting for delivery.
@@ -589,13 +588,57 @@ pub struct CampaignStats {
     pub complaint_rate: f64,
 }
 
+impl From<CampaignView> for CampaignStats {
+    fn from(view: CampaignView) -> Self {
+        let c = view.counts;
+        let sent = c.handed_over();
+        let delivered = delivered(&c);
+        // Percent with two decimals; 0 when nothing was sent.
+        let rate = |n: u64| {
+            if sent == 0 {
+                0.0
+            } else {
+                (n as f64 / sent as f64 * 10_000.0).round() / 100.0
+            }
+        };
+        CampaignStats {
+            campaign_id: view.campaign.id,
+            status: view.campaign.status,
+            total_recipients: view.campaign.total_recipients,
+            queued_count: c.queued,
+            sent_count: sent,
+            delivered_count: delivered,
+            opened_count: c.opened + c.clicked,
+            clicked_count: c.clicked,
+            bounced_count: c.bounced,
+            complained_count: c.complained,
+            failed_count: c.failed,
+            cancelled_count: c.cancelled,
+            delivery_rate: rate(delivered),
+            open_rate: rate(c.opened + c.clicked),
+            click_rate: rate(c.clicked),
+            bounce_rate: rate(c.bounced),
+            complaint_rate: rate(c.complained),
+        }
+    }
+}
+
 /// `{success: true, data}` of `GET /campaigns/{id}/stats`.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CampaignStatsResponse {
     /// Always `true`.
     pub success: bool,
     /// The counters and rates.
     pub data: CampaignStats,
+}
+
+impl From<CampaignView> for CampaignStatsResponse {
+    fn from(view: CampaignView) -> Self {
+        CampaignStatsResponse {
+            success: true,
+            data: view.into(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,20 +1,22 @@
 //! `/segments`: bodies and query strings into typed commands, and the shapes of the answers
 //! and of the condition language.
 
-use chrono::{DateTime, Utc};
+use std::borrow::Cow;
+
 use deserr::{Deserr, IntoValue, Value as DValue, ValueKind, ValuePointerRef};
 use posthorn_core::app::segments::{
-    immutable_type, CreateSegment, SegmentMembers, SegmentPatch, MAX_SEGMENT_DESCRIPTION_CHARS,
-    MAX_SEGMENT_NAME_CHARS,
+    immutable_type, CreateSegment, MembersAdded, Page, SegmentMembers, SegmentPatch, SegmentView,
+    MAX_SEGMENT_DESCRIPTION_CHARS, MAX_SEGMENT_NAME_CHARS,
 };
 use posthorn_core::app::PageRequest;
-use posthorn_core::model::{Contact, EmailAddress};
+use posthorn_core::model::{Contact, EmailAddress, Segment as SegmentRecord};
 use posthorn_core::segment::{parse_condition, Condition};
 use posthorn_core::validate::type_name;
 use posthorn_core::Error;
+use serde::Serialize;
 use serde_json::Value;
-use utoipa::openapi::schema::{Object, ObjectBuilder, Schema, SchemaType, Type};
-use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::{Ref, RefOr};
 use utoipa::{IntoParams, PartialSchema, ToSchema};
 
 use super::de::{path_of, Filled, Line, Nullable, QueryInt, WireErrors};
@@ -396,230 +398,31 @@ impl From<SegmentMembersRemoveBody> for SegmentMembers {
 }
 
 // ---------------------------------------------------------------------------------------
-// Segment conditions
+// Answers: what `routes::segments` serializes
 // ---------------------------------------------------------------------------------------
-
-/// A segment condition: `{logic, groups: [{filters, conditions?}]}`. A group matches when all
-/// its filters match and its nested condition (if any) matches; the groups combine by `logic`.
-/// No groups matches every contact. At most 5 nested levels and 100 filters in all. Invalid
-/// conditions are refused with 422, each problem named by its path, e.g.
-/// `condition.groups.0.filters.1.operator`.
-#[derive(ToSchema)]
-#[schema(example = json!({
-    "logic": "AND",
-    "groups": [{
-        "filters": [
-            {"field": "data.plan", "operator": "equals", "value": "pro"},
-            {"field": "event.login", "operator": "triggeredWithin", "value": 7, "unit": "days"}
-        ],
-        "conditions": {"logic": "OR", "groups": [
-            {"filters": [{"field": "email", "operator": "contains", "value": "@acme.com"}]}
-        ]}
-    }]
-}))]
-pub struct SegmentCondition {
-    /// How the groups combine: `AND` (default when omitted or null) or `OR`; any case is
-    /// accepted, answers use upper case.
-    pub logic: Option<ConditionLogic>,
-    /// The groups; `[]` matches every contact.
-    pub groups: Vec<ConditionGroup>,
-}
-
-/// How the groups of a condition combine: `AND` (every group must match) or `OR` (at least
-/// one must). Requests may spell it in any case (`and`, `Or`, ...); answers use upper case.
-pub struct ConditionLogic;
-
-impl PartialSchema for ConditionLogic {
-    fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .pattern(Some("^([Aa][Nn][Dd]|[Oo][Rr])$"))
-            .description(Some(
-                "`AND` (every group must match) or `OR` (at least one must), in any case; \
-                 answers use upper case.",
-            ))
-            .into()
-    }
-}
-
-impl ToSchema for ConditionLogic {}
-
-/// A group of a condition: all its filters and its nested condition must match; an empty
-/// group matches.
-#[derive(ToSchema)]
-pub struct ConditionGroup {
-    /// Filters, all of which must match; may be omitted in requests (no filters).
-    pub filters: Option<Vec<ConditionFilter>>,
-    /// A nested condition, ANDed with the filters (omitted when there is none; `null` in a
-    /// request is the same as omitted).
-    #[schema(no_recursion)]
-    pub conditions: Option<Box<SegmentCondition>>,
-}
-
-/// One test on a contact.
-///
-/// | Field | Operators | Value |
-/// |---|---|---|
-/// | `email` | `equals`, `notEquals`, `contains`, `notContains` | string (case-insensitive) |
-/// | `subscribed` | `equals`, `notEquals` | boolean |
-/// | `createdAt`, `updatedAt` | `greaterThan`, `lessThan`, `greaterThanOrEqual`, `lessThanOrEqual` | RFC 3339 date-time |
-/// | `createdAt`, `updatedAt` | `within`, `olderThan` | positive number + `unit` |
-/// | `data.<path>` | `equals`, `notEquals`, `contains`, `notContains` | string, number or boolean |
-/// | `data.<path>` | the four comparisons | number or date-time |
-/// | `data.<path>` | `exists`, `notExists` | none |
-/// | `data.<path>` | `within`, `olderThan` | positive number + `unit` |
-/// | `event.<name>`, `email.<activity>` | `triggered`, `notTriggered` (also `equals: true/false`) | none |
-/// | `event.<name>`, `email.<activity>` | `triggeredWithin`, `notTriggeredWithin`, `triggeredOlderThan` | positive number + `unit` |
-/// | `segment.<id>` | `memberOfSegment`, `notMemberOfSegment` | none |
-///
-/// `<activity>` is `sent`, `delivered`, `opened`, `clicked`, `bounced` or `complained`;
-/// `segment.<id>` must name a STATIC segment or a DYNAMIC one with `trackMembership`. A
-/// `value` or `unit` the operator does not use is dropped.
-#[derive(ToSchema)]
-pub struct ConditionFilter {
-    /// What is tested: `email`, `subscribed`, `createdAt`, `updatedAt`, `data.<path>`,
-    /// `event.<name>`, `email.<activity>` or `segment.<id>`.
-    #[schema(
-        example = "data.plan",
-        pattern = r"^(email|subscribed|createdAt|updatedAt|data\.[^.]+(\.[^.]+)*|event\..+|email\.(sent|delivered|opened|clicked|bounced|complained)|segment\..+)$"
-    )]
-    pub field: String,
-    /// How it is tested; the operator must fit the field (see the table).
-    pub operator: FilterOperator,
-    /// The operand, for operators that take one: a string, number or boolean (date-times as
-    /// RFC 3339 strings; a time window's length as a positive number). Omitted otherwise.
-    #[schema(schema_with = filter_value)]
-    pub value: Option<Value>,
-    /// The unit of a time window; required exactly for `within`, `olderThan`,
-    /// `triggeredWithin`, `notTriggeredWithin` and `triggeredOlderThan`.
-    #[schema(nullable = false)]
-    pub unit: Option<TimeUnit>,
-}
-
-/// `value` of a filter: a string, number or boolean.
-fn filter_value() -> Object {
-    ObjectBuilder::new()
-        .schema_type(SchemaType::Array(vec![
-            Type::String,
-            Type::Number,
-            Type::Boolean,
-        ]))
-        .description(Some(
-            "The operand: a string, number or boolean; omitted for operators without one.",
-        ))
-        .build()
-}
-
-/// A filter's operator.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum FilterOperator {
-    /// Equal to the value.
-    Equals,
-    /// Not equal to the value.
-    NotEquals,
-    /// Case-insensitive substring (strings) or element (arrays).
-    Contains,
-    /// Not `contains`.
-    NotContains,
-    /// Above the value.
-    GreaterThan,
-    /// Below the value.
-    LessThan,
-    /// At or above the value.
-    GreaterThanOrEqual,
-    /// At or below the value.
-    LessThanOrEqual,
-    /// The data path holds a non-null value.
-    Exists,
-    /// Not `exists`.
-    NotExists,
-    /// At or after `now - value unit`.
-    Within,
-    /// Before `now - value unit`.
-    OlderThan,
-    /// At least one occurrence.
-    Triggered,
-    /// No occurrence.
-    NotTriggered,
-    /// At least one occurrence at or after `now - value unit`.
-    TriggeredWithin,
-    /// No occurrence at or after `now - value unit`.
-    NotTriggeredWithin,
-    /// At least one occurrence before `now - value unit`.
-    TriggeredOlderThan,
-    /// The contact is a member of the segment.
-    MemberOfSegment,
-    /// The contact is not a member of the segment.
-    NotMemberOfSegment,
-}
-
-/// The unit of a time window (any case is accepted; answers use lower case). Windows are
-/// above 0 and at most 36,500 days.
-#[derive(ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TimeUnit {
-    /// 60 seconds.
-    Minutes,
-    /// 3,600 seconds.
-    Hours,
-    /// 86,400 seconds.
-    Days,
-}
-
-// ---------------------------------------------------------------------------------------
-// Segments
-// ---------------------------------------------------------------------------------------
-
-/// How a segment's members are decided; never changes.
-#[derive(ToSchema)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum SegmentType {
-    /// The contacts matching the condition, whenever asked.
-    Dynamic,
-    /// Members added and removed explicitly.
-    Static,
-}
-
-/// A stored segment (as embedded in a campaign; without `memberCount`).
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SegmentRecord {
-    /// Segment id.
-    pub id: String,
-    /// Owning workspace.
-    pub project_id: String,
-    /// Name; its slug names the `segment.<slug>.entry|exit` events.
-    pub name: String,
-    /// Description.
-    #[schema(required = true)]
-    pub description: Option<String>,
-    /// DYNAMIC or STATIC.
-    #[serde(rename = "type")]
-    pub segment_type: SegmentType,
-    /// The condition; always set for DYNAMIC, null for a STATIC segment without one.
-    #[schema(required = true)]
-    pub condition: Option<SegmentCondition>,
-    /// Whether members are stored and entries and exits emitted as events.
-    pub track_membership: bool,
-    /// Creation time.
-    pub created_at: DateTime<Utc>,
-    /// Last change.
-    pub updated_at: DateTime<Utc>,
-}
 
 /// A segment with its current member count.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
+    /// The stored segment.
     #[serde(flatten)]
     pub segment: SegmentRecord,
     /// Members now (computed at read time for DYNAMIC segments).
     pub member_count: u64,
 }
 
+impl From<SegmentView> for Segment {
+    fn from(view: SegmentView) -> Self {
+        Segment {
+            segment: view.segment,
+            member_count: view.member_count,
+        }
+    }
+}
+
 /// A page of segments, newest first.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentPage {
     /// The segments.
@@ -634,8 +437,20 @@ pub struct SegmentPage {
     pub total_pages: u64,
 }
 
+impl From<Page<SegmentView>> for SegmentPage {
+    fn from(page: Page<SegmentView>) -> Self {
+        SegmentPage {
+            data: page.data.into_iter().map(Segment::from).collect(),
+            page: page.page,
+            page_size: page.page_size,
+            total: page.total,
+            total_pages: page.total_pages,
+        }
+    }
+}
+
 /// A page of a segment's members.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentContactPage {
     /// The members: stored members newest first; an untracked DYNAMIC segment's matches
@@ -651,8 +466,20 @@ pub struct SegmentContactPage {
     pub total_pages: u64,
 }
 
+impl From<Page<Contact>> for SegmentContactPage {
+    fn from(page: Page<Contact>) -> Self {
+        SegmentContactPage {
+            data: page.data,
+            page: page.page,
+            page_size: page.page_size,
+            total: page.total,
+            total_pages: page.total_pages,
+        }
+    }
+}
+
 /// Answer of `POST /segments/{id}/members`.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentMembersAdded {
     /// Addresses that matched (or became) contacts, members already or not.
@@ -665,54 +492,64 @@ pub struct SegmentMembersAdded {
     pub created: Option<u64>,
 }
 
+impl SegmentMembersAdded {
+    /// The answer to an addition; `created` only when the request asked `createMissing`.
+    pub fn new(out: MembersAdded, create_missing: bool) -> Self {
+        SegmentMembersAdded {
+            added: out.added,
+            not_found: out.not_found,
+            created: create_missing.then_some(out.created),
+        }
+    }
+}
+
 /// Answer of `DELETE /segments/{id}/members`.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct SegmentMembersRemoved {
     /// Members removed.
     pub removed: u64,
 }
 
-/// A segment condition (`audienceCondition`, ...), parsed by core's [`parse_condition`]:
-/// every problem is reported at its own path, e.g.
-/// `audienceCondition.groups.0.filters.1.operator`. Described by the `SegmentCondition`
-/// schema.
+// ---------------------------------------------------------------------------------------
+// Segment conditions
+// ---------------------------------------------------------------------------------------
+
+/// A segment condition in a request (`condition`, `audienceCondition`), parsed by core's
+/// [`parse_condition`]: every problem is reported at its own path, e.g.
+/// `audienceCondition.groups.0.filters.1.operator`. Described by core's [`Condition`]
+/// schema (`SegmentCondition`), the same one answers use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AudienceCondition(pub Condition);
 
-impl deserr::Deserr<super::de::WireErrors> for AudienceCondition {
-    fn deserialize_from_value<V: deserr::IntoValue>(
-        value: deserr::Value<V>,
-        location: deserr::ValuePointerRef,
-    ) -> std::result::Result<Self, super::de::WireErrors> {
+impl Deserr<WireErrors> for AudienceCondition {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
         let json = Value::from(value);
-        parse_condition(&json, &super::de::path_of(location))
+        parse_condition(&json, &path_of(location))
             .map(AudienceCondition)
-            .map_err(|errors| super::de::WireErrors(errors, Vec::new()))
+            .map_err(|errors| WireErrors(errors, Vec::new()))
     }
 }
 
-impl utoipa::PartialSchema for AudienceCondition {
-    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::Ref::from_schema_name("SegmentCondition").into()
+impl PartialSchema for AudienceCondition {
+    fn schema() -> RefOr<Schema> {
+        Ref::from_schema_name(<Condition as ToSchema>::name()).into()
     }
 }
 
-impl utoipa::ToSchema for AudienceCondition {
-    fn name() -> std::borrow::Cow<'static, str> {
-        "SegmentCondition".into()
+impl ToSchema for AudienceCondition {
+    fn name() -> Cow<'static, str> {
+        <Condition as ToSchema>::name()
     }
 
-    fn schemas(
-        schemas: &mut Vec<(
-            String,
-            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
-        )>,
-    ) {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
         schemas.push((
-            "SegmentCondition".to_string(),
-            <SegmentCondition as utoipa::PartialSchema>::schema(),
+            <Condition as ToSchema>::name().into_owned(),
+            <Condition as PartialSchema>::schema(),
         ));
-        <SegmentCondition as utoipa::ToSchema>::schemas(schemas);
+        <Condition as ToSchema>::schemas(schemas);
     }
 }
 
