@@ -694,6 +694,55 @@ mod tests {
     }
 
     #[test]
+    fn a_campaign_answer_is_the_record_with_its_counters_and_segment() {
+        let record: CampaignRecord = serde_json::from_value(json!({
+            "id": "c1", "projectId": "w1", "name": "n", "description": null, "subject": "s",
+            "body": "b", "from": "a@example.com", "fromName": null, "replyTo": null,
+            "audienceType": "ALL", "segmentId": null, "audienceCondition": null,
+            "status": "DRAFT", "scheduledFor": null, "sentAt": null, "totalRecipients": 7,
+            "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-02T00:00:00.000Z"
+        }))
+        .expect("record");
+        let counts = EmailCounts {
+            sent: 2,
+            opened: 1,
+            clicked: 1,
+            bounced: 1,
+            complained: 1,
+            failed: 4,
+            ..EmailCounts::default()
+        };
+        let view = || CampaignView {
+            campaign: record.clone(),
+            counts,
+            segment: None,
+        };
+        let got = serde_json::to_value(Campaign::from(view())).expect("json");
+        let mut want = serde_json::to_value(&record).expect("json");
+        for (key, value) in [
+            ("sentCount", json!(6)),
+            ("deliveredCount", json!(3)),
+            ("openedCount", json!(2)),
+            ("clickedCount", json!(1)),
+            ("bouncedCount", json!(1)),
+            ("segment", serde_json::Value::Null),
+        ] {
+            want[key] = value;
+        }
+        assert_eq!(got, want);
+        assert_eq!(got["description"], serde_json::Value::Null);
+        assert_eq!(got["createdAt"], json!("2026-01-01T00:00:00.000Z"));
+
+        let stats = serde_json::to_value(CampaignStatsResponse::from(view())).expect("json");
+        assert_eq!(stats["success"], json!(true));
+        assert_eq!(stats["data"]["campaignId"], json!("c1"));
+        assert_eq!(stats["data"]["status"], json!("DRAFT"));
+        assert_eq!(stats["data"]["deliveryRate"], json!(50.0));
+        assert_eq!(stats["data"]["complaintRate"], json!(16.67));
+        assert_eq!(stats["data"]["failedCount"], json!(4));
+    }
+
+    #[test]
     fn a_patch_tells_null_from_absent() {
         let body: CampaignPatchBody =
             parse(json!({"segmentId": null, "fromName": "Ada", "name": null})).expect("valid");

@@ -630,6 +630,48 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_answer_is_the_record_with_member_count() {
+        let record: SegmentRecord = serde_json::from_value(json!({
+            "id": "s1", "projectId": "w1", "name": "Pro", "description": null,
+            "type": "DYNAMIC", "trackMembership": false,
+            "condition": {"logic": "or", "groups": [{"filters": [
+                {"field": "event.login", "operator": "equals", "value": true, "unit": 3}
+            ]}]},
+            "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-01T00:00:00.000Z"
+        }))
+        .expect("record");
+        let got = serde_json::to_value(Segment::from(SegmentView {
+            segment: record.clone(),
+            member_count: 4,
+        }))
+        .expect("json");
+        let mut want = serde_json::to_value(&record).expect("json");
+        want["memberCount"] = json!(4);
+        assert_eq!(got, want);
+        assert_eq!(
+            got["condition"],
+            json!({"logic": "OR", "groups": [{"filters": [
+                {"field": "event.login", "operator": "triggered"}
+            ]}]})
+        );
+        assert_eq!(got["description"], Value::Null);
+
+        let out = |created| MembersAdded {
+            added: 2,
+            not_found: vec!["a@example.com".into()],
+            created,
+        };
+        assert_eq!(
+            serde_json::to_value(SegmentMembersAdded::new(out(0), false)).expect("json"),
+            json!({"added": 2, "notFound": ["a@example.com"]})
+        );
+        assert_eq!(
+            serde_json::to_value(SegmentMembersAdded::new(out(1), true)).expect("json"),
+            json!({"added": 2, "notFound": ["a@example.com"], "created": 1})
+        );
+    }
+
+    #[test]
     fn a_type_that_is_not_a_type_is_refused_as_a_change() {
         let got = codes(errors::<SegmentPatchBody>(json!({"type": "OTHER"})));
         assert_eq!(got, pairs(&[("type", "immutable")]));
