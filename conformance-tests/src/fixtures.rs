@@ -145,15 +145,7 @@ pub async fn must_read_contact(
 
 /// A new domain (not stored).
 pub fn domain(workspace_id: &WorkspaceId, name: &str, at: DateTime<Utc>) -> Domain {
-    Domain {
-        id: DomainId::generate(ids()),
-        workspace_id: workspace_id.clone(),
-        domain: name.to_string(),
-        verified: false,
-        inbound_enabled: false,
-        created_at: at,
-        updated_at: at,
-    }
+    Domain::new(ids(), workspace_id.clone(), name.to_string(), at)
 }
 
 /// A new template (not stored).

@@ -28,7 +28,7 @@ impl Default for WorkerOptions {
 /// Runs the engine's jobs until `shutdown` turns true: then it claims nothing more and
 /// returns once the jobs in flight have settled. Idle workers wake on new work (the job
 /// queue's `wait_for_work`), not only by polling; workspace maintenance (PENDING contacts,
-/// time-based segments) runs once a minute.
+/// time-based segments) runs once a minute; the durable domain re-check job is seeded here.
 pub async fn run_workers(
     engine: Engine,
     options: WorkerOptions,
@@ -37,6 +37,11 @@ pub async fn run_workers(
     let concurrency = options.concurrency.max(1);
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut last_maintenance = tokio::time::Instant::now();
+    // The hourly domain re-check reschedules itself; this seeds the chain (the job id
+    // names the hour slot, so every worker seeding the same slot adds one job between them).
+    if let Err(e) = engine.schedule_domain_recheck(engine.clock.now()).await {
+        tracing::error!(error = %e, "could not schedule the domain re-check");
+    }
     loop {
         if *shutdown.borrow() {
             break;

@@ -3,9 +3,7 @@
 use super::keys::CreateKeySet;
 use super::{Caller, Patch};
 use crate::error::{Error, Resource, Result};
-use crate::model::{
-    hash_key, parse_domain_name, Domain, NewKeySet, Workspace, WorkspaceId,
-};
+use crate::model::{hash_key, parse_domain_name, Domain, NewKeySet, Workspace, WorkspaceId};
 use crate::ports::{ChangeSet, StoreError, Write};
 use crate::validate::line_problem;
 use crate::Engine;

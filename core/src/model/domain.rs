@@ -125,6 +125,24 @@ impl DkimKeyPair {
         &self.private_key_der
     }
 
+    /// The stored form: (base64 of the private key's DER, public key).
+    pub fn to_stored(&self) -> (String, String) {
+        use base64::Engine as _;
+        (
+            base64::engine::general_purpose::STANDARD.encode(&self.private_key_der),
+            self.public_key.clone(),
+        )
+    }
+
+    /// A key pair from its stored form; `None` when the private part is not base64.
+    pub fn from_stored(private_b64: &str, public_key: String) -> Option<Self> {
+        use base64::Engine as _;
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(private_b64)
+            .ok()?;
+        Some(Self::from_parts(der, public_key))
+    }
+
     /// The TXT value to publish: `v=DKIM1; k=rsa; p=...`.
     pub fn dns_value(&self) -> String {
         format!("v=DKIM1; k=rsa; p={}", self.public_key)

@@ -187,7 +187,10 @@ mod tests {
         apply_findings(&mut d, &all(Finding::Unknown), t0);
         apply_findings(&mut d, &all(Finding::Unknown), t0 + Duration::hours(5));
         assert!(d.verified);
-        assert_eq!(d.checks.status(DomainRecord::Ownership), RecordStatus::Pending);
+        assert_eq!(
+            d.checks.status(DomainRecord::Ownership),
+            RecordStatus::Pending
+        );
     }
 
     #[test]

@@ -42,8 +42,9 @@ impl Caller {
     /// Domain management needs an unscoped secret key, as key management does: a key
     /// limited to some sender domains could otherwise add itself others.
     fn may_manage_domains(&self) -> Result<()> {
-        self.may_manage_keys()
-            .map_err(|_| Error::Forbidden("Domain management needs a secret key without domain limits".into()))
+        self.may_manage_keys().map_err(|_| {
+            Error::Forbidden("Domain management needs a secret key without domain limits".into())
+        })
     }
 }
 
@@ -155,7 +156,10 @@ impl Engine {
             let mut offset = 0;
             loop {
                 let (page, _) = self.store.campaigns(ws, Some(status), offset, 100).await?;
-                if let Some(c) = page.iter().find(|c| domain.name_is(address_domain(&c.from))) {
+                if let Some(c) = page
+                    .iter()
+                    .find(|c| domain.name_is(address_domain(&c.from)))
+                {
                     return Err(Error::Conflict(format!(
                         "the campaign '{}' ({:?}) sends from {}; wait for it or cancel it first",
                         c.name, c.status, domain.domain

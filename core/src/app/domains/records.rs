@@ -106,7 +106,9 @@ fn matches(record: &PublishedRecord, answer: &str) -> bool {
     let answer = answer.trim();
     match record.record {
         DomainRecord::Ownership => answer == record.value,
-        DomainRecord::Dkim => tag(answer, "p") == tag(&record.value, "p") && tag(answer, "p").is_some(),
+        DomainRecord::Dkim => {
+            tag(answer, "p") == tag(&record.value, "p") && tag(answer, "p").is_some()
+        }
         DomainRecord::Spf => answer.to_ascii_lowercase().starts_with("v=spf1"),
         DomainRecord::Dmarc => answer.to_ascii_uppercase().starts_with("V=DMARC1"),
         DomainRecord::Mx => {

@@ -8,6 +8,7 @@ pub mod admin;
 pub mod campaigns;
 pub mod contacts;
 pub mod de;
+pub mod domains;
 pub mod events;
 pub mod segments;
 pub mod send;
