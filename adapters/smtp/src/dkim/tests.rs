@@ -82,13 +82,13 @@ fn signing(key: DkimKeyPair) -> DkimSigning {
 async fn verify(path: &PathBuf, published: &str) -> Vec<DkimResult> {
     let raw = std::fs::read(path).expect("eml written");
     let message = AuthenticatedMessage::parse(&raw).expect("the eml parses");
-    let record = DomainKey::parse(published.as_bytes()).expect("published record parses");
+    let record = Arc::new(DomainKey::parse(published.as_bytes()).expect("published record parses"));
     let cache = StaticTxt::default();
     let name = "ph0a1b2c3d._domainkey.signed.example.test";
     for key in [name.to_string(), format!("{name}.")] {
         cache.insert(
             key,
-            Txt::DomainKey(Arc::new(record.clone())),
+            Txt::DomainKey(record.clone()),
             Instant::now(),
         );
     }
