@@ -37,9 +37,11 @@ pub async fn run_workers(
     let concurrency = options.concurrency.max(1);
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut last_maintenance = tokio::time::Instant::now();
-    // The hourly domain re-check reschedules itself; this seeds the chain (the job id
-    // names the hour slot, so every worker seeding the same slot adds one job between them).
-    if let Err(e) = engine.schedule_domain_recheck(engine.clock.now()).await {
+    // The hourly domain re-check reschedules itself; this seeds the chain an hour on (the
+    // job id names the hour slot, so every worker seeding the same slot adds one job
+    // between them, and a chain already running absorbs the seed).
+    let first_recheck = engine.clock.now() + posthorn_core::app::domains::RECHECK_INTERVAL;
+    if let Err(e) = engine.schedule_domain_recheck(first_recheck).await {
         tracing::error!(error = %e, "could not schedule the domain re-check");
     }
     loop {
