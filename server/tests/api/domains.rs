@@ -3,7 +3,7 @@
 
 use axum::http::Method;
 use chrono::Duration;
-use posthorn_core::ports::RecordKind;
+use posthorn_core::ports::{Clock, RecordKind};
 use posthorn_core::Settings;
 use serde_json::{json, Value};
 
@@ -58,6 +58,20 @@ fn published(body: &Value) -> posthorn_dns::StaticDns {
             RecordKind::Txt,
             [value(body, "TXT", &dkim_name(body))],
         )
+}
+
+async fn as_other(
+    app: &TestApp,
+    sk: &str,
+    method: Method,
+    path: String,
+    body: Option<Value>,
+) -> crate::harness::Res {
+    app.call(method, &path, Some(sk), body, &[]).await
+}
+
+async fn read(app: &TestApp, id: &str) -> Value {
+    app.get(&format!("/domains/{id}")).await.expect(200).body
 }
 
 async fn create(app: &TestApp, name: &str) -> Value {
@@ -150,34 +164,39 @@ async fn another_workspace_sees_nothing() {
     let id = d["id"].as_str().expect("id");
     let (_, _, other_sk) = app.new_workspace("Other").await;
     let path = format!("/domains/{id}");
-    let other = |method: Method, path: String, body: Option<Value>| {
-        let sk = other_sk.clone();
-        let app = &app;
-        async move { app.call(method, &path, Some(&sk), body, &[]).await }
-    };
-    other(Method::GET, path.clone(), None)
+    as_other(&app, &other_sk, Method::GET, path.clone(), None)
         .await
         .expect_error(404, "NOT_FOUND");
-    other(Method::POST, format!("{path}/verify"), Some(json!({})))
-        .await
-        .expect_error(404, "NOT_FOUND");
-    other(
+    as_other(
+        &app,
+        &other_sk,
+        Method::POST,
+        format!("{path}/verify"),
+        Some(json!({})),
+    )
+    .await
+    .expect_error(404, "NOT_FOUND");
+    as_other(
+        &app,
+        &other_sk,
         Method::PATCH,
         path.clone(),
         Some(json!({"inboundEnabled": true})),
     )
     .await
     .expect_error(404, "NOT_FOUND");
-    other(Method::DELETE, path.clone(), None)
+    as_other(&app, &other_sk, Method::DELETE, path.clone(), None)
         .await
         .expect_error(404, "NOT_FOUND");
-    let list = other(Method::GET, "/domains".into(), None)
+    let list = as_other(&app, &other_sk, Method::GET, "/domains".into(), None)
         .await
         .expect(200)
         .body;
     assert!(!list.to_string().contains("acme.test"));
     // The same name in the other workspace gets its own token and key.
-    let mine = other(
+    let mine = as_other(
+        &app,
+        &other_sk,
         Method::POST,
         "/domains".into(),
         Some(json!({"domain": "acme.test"})),
@@ -284,30 +303,23 @@ async fn one_failed_check_does_not_unverify_only_an_hour_of_failures_does() {
         .await
         .expect("seeded");
     app.run_jobs().await;
-    let read = |app: &TestApp| {
-        let path = format!("/domains/{id}");
-        let app = app;
-        async move { app.get(&path).await.expect(200).body }
-    };
-    assert_eq!(read(&app).await["verified"], json!(true));
-    app.clock
-        .advance(Duration::minutes(59).to_std().expect("std"));
+    assert_eq!(read(&app, &id).await["verified"], json!(true));
+    app.clock.advance(Duration::minutes(59));
     assert_eq!(app.run_jobs().await, 0, "the next re-check is an hour on");
-    assert_eq!(read(&app).await["verified"], json!(true));
-    app.clock
-        .advance(Duration::minutes(1).to_std().expect("std"));
+    assert_eq!(read(&app, &id).await["verified"], json!(true));
+    app.clock.advance(Duration::minutes(1));
     assert_eq!(app.run_jobs().await, 1);
     assert_eq!(
-        read(&app).await["verified"],
+        read(&app, &id).await["verified"],
         json!(false),
         "failures spanning an hour un-verify"
     );
 
     // Records back: the next re-check verifies it again.
     app.set_dns(published(&d));
-    app.clock.advance(Duration::hours(1).to_std().expect("std"));
+    app.clock.advance(Duration::hours(1));
     assert_eq!(app.run_jobs().await, 1);
-    assert_eq!(read(&app).await["verified"], json!(true));
+    assert_eq!(read(&app, &id).await["verified"], json!(true));
 }
 
 #[tokio::test]
@@ -320,7 +332,7 @@ async fn operator_verified_domains_stay_verified_through_rechecks() {
         .expect("seeded");
     for _ in 0..3 {
         app.run_jobs().await;
-        app.clock.advance(Duration::hours(1).to_std().expect("std"));
+        app.clock.advance(Duration::hours(1));
     }
     let list = app.get("/domains").await.expect(200).body;
     let ex = &list["data"][0];
@@ -422,6 +434,9 @@ async fn delete_is_refused_while_a_template_or_a_live_campaign_sends_from_it() {
         .await
         .expect(204);
 
+    app.post("/contacts", json!({"email": "reader@example.com"}))
+        .await
+        .expect(201);
     let created = app
         .post(
             "/campaigns",

@@ -86,11 +86,7 @@ async fn verify(path: &PathBuf, published: &str) -> Vec<DkimResult> {
     let cache = StaticTxt::default();
     let name = "ph0a1b2c3d._domainkey.signed.example.test";
     for key in [name.to_string(), format!("{name}.")] {
-        cache.insert(
-            key,
-            Txt::DomainKey(record.clone()),
-            Instant::now(),
-        );
+        cache.insert(key, Txt::DomainKey(record.clone()), Instant::now());
     }
     let authenticator = MessageAuthenticator::new(ResolverConfig::new(), ResolverOpts::default())
         .expect("resolver without name servers");
