@@ -28,7 +28,7 @@ impl Default for WorkerOptions {
 /// Runs the engine's jobs until `shutdown` turns true: then it claims nothing more and
 /// returns once the jobs in flight have settled. Idle workers wake on new work (the job
 /// queue's `wait_for_work`), not only by polling; workspace maintenance (PENDING contacts,
-/// time-based segments) runs once a minute; the durable domain re-check job is seeded here.
+/// time-based segments) runs once a minute.
 pub async fn run_workers(
     engine: Engine,
     options: WorkerOptions,
@@ -37,13 +37,6 @@ pub async fn run_workers(
     let concurrency = options.concurrency.max(1);
     let permits = Arc::new(Semaphore::new(concurrency));
     let mut last_maintenance = tokio::time::Instant::now();
-    // The hourly domain re-check reschedules itself; this seeds the chain an hour on (the
-    // job id names the hour slot, so every worker seeding the same slot adds one job
-    // between them, and a chain already running absorbs the seed).
-    let first_recheck = engine.clock.now() + posthorn_core::app::domains::RECHECK_INTERVAL;
-    if let Err(e) = engine.schedule_domain_recheck(first_recheck).await {
-        tracing::error!(error = %e, "could not schedule the domain re-check");
-    }
     loop {
         if *shutdown.borrow() {
             break;

@@ -276,6 +276,7 @@ async fn verification_follows_the_published_records() {
 #[tokio::test]
 async fn one_failed_check_does_not_unverify_only_an_hour_of_failures_does() {
     let mut app = app().await;
+    // Adding the domain queues the hourly re-check (due 11:00).
     let d = create(&app, "acme.test").await;
     let id = d["id"].as_str().expect("id").to_string();
     app.set_dns(published(&d));
@@ -296,14 +297,22 @@ async fn one_failed_check_does_not_unverify_only_an_hour_of_failures_does() {
         "one failure never un-verifies"
     );
     assert_eq!(record(&after, "TXT", &dkim_name(&d))["status"], "FAILED");
-
-    // The hourly job: seeded now, it re-checks and reschedules itself an hour on.
-    app.engine
-        .schedule_domain_recheck(app.clock.now())
+    // The verify call recorded the first failure at 10:00; set the records back to start
+    // the hour from the job's own first failure.
+    app.set_dns(published(&d));
+    app.post(&format!("/domains/{id}/verify"), json!({}))
         .await
-        .expect("seeded");
-    app.run_jobs().await;
-    assert_eq!(read(&app, &id).await["verified"], json!(true));
+        .expect(200);
+    app.set_dns(fake_dns());
+
+    assert_eq!(app.run_jobs().await, 0, "nothing due before 11:00");
+    app.clock.advance(Duration::hours(1));
+    assert_eq!(app.run_jobs().await, 1, "the re-check ran at 11:00");
+    assert_eq!(
+        read(&app, &id).await["verified"],
+        json!(true),
+        "the job's first failed check keeps it verified"
+    );
     app.clock.advance(Duration::minutes(59));
     assert_eq!(app.run_jobs().await, 0, "the next re-check is an hour on");
     assert_eq!(read(&app, &id).await["verified"], json!(true));
@@ -330,10 +339,13 @@ async fn operator_verified_domains_stay_verified_through_rechecks() {
         .schedule_domain_recheck(app.clock.now())
         .await
         .expect("seeded");
-    for _ in 0..3 {
-        app.run_jobs().await;
-        app.clock.advance(Duration::hours(1));
-    }
+    assert_eq!(app.run_jobs().await, 1);
+    app.clock.advance(Duration::hours(2));
+    assert_eq!(
+        app.run_jobs().await,
+        0,
+        "no domain relies on DNS: the re-check does not reschedule itself"
+    );
     let list = app.get("/domains").await.expect(200).body;
     let ex = &list["data"][0];
     assert_eq!(ex["domain"], json!("example.com"));

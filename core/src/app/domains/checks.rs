@@ -79,11 +79,15 @@ impl Engine {
         Ok(domain)
     }
 
-    /// Handles `RecheckDomains`: checks every domain of every workspace, then enqueues the
-    /// next run an hour on. A domain that fails to check is logged and left for next time.
+    /// Handles `RecheckDomains`: checks every domain of every workspace, then, while some
+    /// domain's verification rests on DNS (not on the operator's word), enqueues the next
+    /// run an hour on; with none the chain stops until such a domain is added. A domain
+    /// that fails to check is logged and left for next time.
     pub(crate) async fn recheck_domains(&self, job: &ClaimedJob) -> Result<()> {
+        let mut watched = false;
         for ws in self.store.workspaces().await? {
             for domain in self.store.domains(&ws.id).await? {
+                watched |= !domain.verified_by_operator;
                 let id = domain.id.clone();
                 let checked = match self.ensure_dkim_key(domain).await {
                     Ok(domain) => self.check_domain(domain).await.map(|_| ()),
@@ -94,15 +98,18 @@ impl Engine {
                 }
             }
         }
-        self.schedule_domain_recheck(self.clock.now() + RECHECK_INTERVAL)
-            .await?;
+        if watched {
+            self.schedule_domain_recheck(self.clock.now() + RECHECK_INTERVAL)
+                .await?;
+        }
         self.jobs.complete(job).await?;
         Ok(())
     }
 
     /// Enqueues the domain re-check for the hour slot holding `at`, unless it is queued
     /// already: the job id names the slot, so every process seeding or rescheduling the
-    /// same slot enqueues one job between them. Workers call it once at start.
+    /// same slot enqueues one job between them. Adding a domain verified through DNS calls
+    /// it, and so does each run while such domains exist.
     pub async fn schedule_domain_recheck(&self, at: DateTime<Utc>) -> Result<()> {
         let slot = at
             .with_nanosecond(0)

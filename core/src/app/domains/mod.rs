@@ -74,7 +74,15 @@ impl Engine {
         let mut changes = ChangeSet::new();
         changes.push(Write::InsertDomain(domain.clone()));
         match self.store.commit(changes).await {
-            Ok(()) => Ok(domain),
+            Ok(()) => {
+                if !domain.verified_by_operator {
+                    // DNS decides for this domain from now on: make sure the hourly
+                    // re-check runs (a no-op when it is queued already).
+                    let at = self.clock.now() + RECHECK_INTERVAL;
+                    self.schedule_domain_recheck(at).await?;
+                }
+                Ok(domain)
+            }
             Err(StoreError::Conflict(_)) => Err(Error::Conflict(format!(
                 "the workspace already has the domain {}, or another workspace receives its \
                  inbound mail",
