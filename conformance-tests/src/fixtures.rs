@@ -8,9 +8,7 @@ use posthorn_core::model::{
     AudienceType, Campaign, CampaignStatus, Contact, Domain, EmailAddress, EmailRecord,
     EmailStatus, Event, Segment, SegmentType, SourceType, Template, TemplateType, Workspace,
 };
-use posthorn_core::model::{
-    CampaignId, ContactId, DomainId, EmailId, SegmentId, TemplateId, WorkspaceId,
-};
+use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
 use posthorn_core::ports::{
     ChangeSet, Clock, JobPayload, Mailbox, NewJob, Store, StoreError, SystemClock, Write,
 };
