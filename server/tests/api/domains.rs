@@ -108,7 +108,23 @@ async fn create_lists_the_records_to_publish_and_never_the_private_key() {
         dkim,
         "one key per domain"
     );
+    // The stored private key shows in no answer, nor in the domain's Debug output.
+    let stored = app
+        .engine
+        .store
+        .domains(&app.ws())
+        .await
+        .expect("domains")
+        .into_iter()
+        .find(|s| s.domain == "mail.acme.test")
+        .expect("stored");
+    let (private, public) = stored.dkim.as_ref().expect("key made").to_stored();
+    assert!(dkim.ends_with(&public));
+    let secret = &private[..40];
+    assert!(!text.contains(secret) && !read.to_string().contains(secret));
+    assert!(!format!("{stored:?}").contains(secret));
     let list = app.get("/domains").await.expect(200).body;
+    assert!(!list.to_string().contains(secret));
     let names: Vec<&str> = list["data"]
         .as_array()
         .expect("data")
