@@ -8,9 +8,7 @@ use posthorn_core::model::{
     AudienceType, Campaign, CampaignStatus, Contact, Domain, EmailAddress, EmailRecord,
     EmailStatus, Event, Segment, SegmentType, SourceType, Template, TemplateType, Workspace,
 };
-use posthorn_core::model::{
-    CampaignId, ContactId, DomainId, EmailId, SegmentId, TemplateId, WorkspaceId,
-};
+use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
 use posthorn_core::ports::{
     ChangeSet, Clock, JobPayload, Mailbox, NewJob, Store, StoreError, SystemClock, Write,
 };
@@ -145,15 +143,7 @@ pub async fn must_read_contact(
 
 /// A new domain (not stored).
 pub fn domain(workspace_id: &WorkspaceId, name: &str, at: DateTime<Utc>) -> Domain {
-    Domain {
-        id: DomainId::generate(ids()),
-        workspace_id: workspace_id.clone(),
-        domain: name.to_string(),
-        verified: false,
-        inbound_enabled: false,
-        created_at: at,
-        updated_at: at,
-    }
+    Domain::new(ids(), workspace_id.clone(), name.to_string(), at)
 }
 
 /// A new template (not stored).

@@ -19,6 +19,8 @@ pub struct Settings {
     /// Claims in a row that may end without the job being settled (its worker died or it
     /// outran its lease) before the job is given up as one that kills its worker.
     pub max_job_claims: u32,
+    /// The host domains with inbound mail should name in their MX (`POSTHORN_MX_HOST`).
+    pub mx_host: Option<String>,
 }
 
 impl Default for Settings {
@@ -29,6 +31,7 @@ impl Default for Settings {
             base_retry_delay: Duration::from_secs(30),
             max_retry_delay: Duration::from_secs(3600),
             max_job_claims: 5,
+            mx_host: None,
         }
     }
 }

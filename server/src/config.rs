@@ -101,6 +101,10 @@ pub struct Config {
         default_value = "http://127.0.0.1:8080"
     )]
     pub public_url: String,
+    /// Host that inbound-enabled domains name in their MX record (listed among a domain's
+    /// DNS records; no MX record is suggested while unset).
+    #[arg(long, env = "POSTHORN_MX_HOST")]
+    pub mx_host: Option<String>,
     /// `all`, `api` or `worker`.
     #[arg(long, env = "POSTHORN_ROLE", value_enum, default_value = "all")]
     pub role: Role,

@@ -959,6 +959,18 @@ async fn real_answers_match_the_documented_schemas() {
     call!(c, "DELETE", "/keys/{id}", &key, sk, None => 204);
     call!(c, "DELETE", "/keys/{id}", &key, sk, None => 404);
 
+    // Domains.
+    let res = call!(c, "POST", "/domains", "/domains", sk, Some(json!({"domain": "acme-mail.test"})) => 201);
+    let dom = format!("/domains/{}", str_at(&res.body, "/id"));
+    call!(c, "POST", "/domains", "/domains", sk, Some(json!({"domain": "acme-mail.test"})) => 409);
+    call!(c, "POST", "/domains", "/domains", sk, Some(json!({"domain": "nope"})) => 422);
+    call!(c, "GET", "/domains", "/domains", sk, None => 200);
+    call!(c, "GET", "/domains/{id}", &dom, sk, None => 200);
+    call!(c, "POST", "/domains/{id}/verify", &format!("{dom}/verify"), sk, None => 200);
+    call!(c, "PATCH", "/domains/{id}", &dom, sk, Some(json!({"inboundEnabled": true})) => 200);
+    call!(c, "DELETE", "/domains/{id}", &dom, sk, None => 204);
+    call!(c, "GET", "/domains/{id}", &dom, sk, None => 404);
+
     // Rate limit: a workspace with a budget of one request per minute.
     let res = call!(c, "POST", "/admin/workspaces", "/admin/workspaces", admin, Some(json!({"name": "Tiny", "rateLimitPerMinute": 1})) => 201);
     let tiny = str_at(&res.body, "/keySet/secretKey").to_string();

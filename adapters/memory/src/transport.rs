@@ -123,6 +123,7 @@ mod tests {
             text: None,
             headers: vec![],
             attachments: vec![],
+            dkim: None,
         }
     }
 

@@ -90,6 +90,23 @@ pub(crate) async fn domains(pool: &PgPool, workspace_id: &str) -> Result<Vec<Dom
     rows::all(&found, rows::domain)
 }
 
+/// The inbound-enabled domain of that name, in whichever workspace.
+pub(crate) async fn inbound_domain(
+    pool: &PgPool,
+    name: &str,
+) -> Result<Option<Domain>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        domain_cols!(),
+        " FROM domains WHERE domain = $1 AND inbound_enabled LIMIT 1"
+    ))
+    .bind(name)
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::domain).transpose()
+}
+
 /// A template by id.
 pub(crate) async fn template(
     pool: &PgPool,

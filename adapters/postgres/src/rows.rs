@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    Campaign, Contact, Domain, EmailAddress, EmailRecord, Event, KeySet, Segment, Template,
-    Workspace,
+    Campaign, Contact, DkimKeyPair, Domain, DomainChecks, EmailAddress, EmailRecord, Event, KeySet,
+    Segment, Template, Workspace,
 };
 use posthorn_core::ports::{Attachment, Mailbox, StoreError};
 use posthorn_core::segment::Condition;
@@ -35,7 +35,9 @@ macro_rules! key_set_cols {
 /// Columns of `domains`.
 macro_rules! domain_cols {
     () => {
-        "workspace_id, id, domain, verified, inbound_enabled, created_at, updated_at"
+        "workspace_id, id, domain, verified, inbound_enabled, created_at, updated_at, \
+         verification_token, dkim_selector, dkim_private_key, dkim_public_key, \
+         verified_by_operator, checks"
     };
 }
 
@@ -190,7 +192,24 @@ pub(crate) fn domain(row: &PgRow) -> Result<Domain, StoreError> {
         inbound_enabled: get(row, "domains", "inbound_enabled")?,
         created_at: get(row, "domains", "created_at")?,
         updated_at: get(row, "domains", "updated_at")?,
+        verification_token: get(row, "domains", "verification_token")?,
+        dkim_selector: get(row, "domains", "dkim_selector")?,
+        dkim: dkim_key(row)?,
+        verified_by_operator: get(row, "domains", "verified_by_operator")?,
+        checks: get::<Json<DomainChecks>>(row, "domains", "checks")?.0,
     })
+}
+
+/// The DKIM key pair of a `domains` row, when it has one.
+fn dkim_key(row: &PgRow) -> Result<Option<DkimKeyPair>, StoreError> {
+    let private: Option<String> = get(row, "domains", "dkim_private_key")?;
+    let public: Option<String> = get(row, "domains", "dkim_public_key")?;
+    match (private, public) {
+        (Some(private), Some(public)) => DkimKeyPair::from_stored(&private, public)
+            .map(Some)
+            .ok_or_else(|| StoreError::Corrupt("domains.dkim_private_key is not base64".into())),
+        _ => Ok(None),
+    }
 }
 
 /// Decodes a `contacts` row.

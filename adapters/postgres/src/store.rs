@@ -52,6 +52,10 @@ impl Store for PgStore {
         records::domains(&self.pool, workspace_id.as_str()).await
     }
 
+    async fn inbound_domain(&self, name: &str) -> Result<Option<Domain>, StoreError> {
+        records::inbound_domain(&self.pool, name).await
+    }
+
     async fn contact(
         &self,
         workspace_id: &WorkspaceId,

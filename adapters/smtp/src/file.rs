@@ -114,6 +114,7 @@ mod tests {
             text: None,
             headers: vec![],
             attachments: vec![],
+            dkim: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Mail transports for Posthorn: `.eml` files for development and SMTP relays via lettre.
 //! Both build their MIME with [`build_mime`].
 
+mod dkim;
 mod file;
 mod mime;
 mod smtp;

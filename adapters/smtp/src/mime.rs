@@ -31,6 +31,7 @@ const RESERVED_HEADERS: &[&str] = &[
     "content-transfer-encoding",
     "content-disposition",
     "x-posthorn-email-id",
+    "dkim-signature",
 ];
 
 /// Why a message could not be turned into MIME; retrying cannot help.
@@ -45,13 +46,16 @@ pub enum BuildError {
     /// A custom header would replace one Posthorn sets itself.
     #[error("header {0:?} is set by Posthorn and cannot be given as a custom header")]
     ReservedHeader(String),
+    /// The message could not be DKIM-signed (an unusable key).
+    #[error("DKIM: {0}")]
+    Dkim(String),
 }
 
 /// Serializes `msg` as a complete message with `date` in the Date header.
 ///
 /// Body layout: `text/html` alone, or `multipart/alternative` (text, html) when `text` is
 /// `Some` and not empty; inline parts join the HTML in `multipart/related`; attachments wrap
-/// everything in `multipart/mixed`.
+/// everything in `multipart/mixed`. With `msg.dkim` the message is DKIM-signed last.
 pub fn build_mime(msg: &OutgoingMessage, date: DateTime<Utc>) -> Result<Vec<u8>, BuildError> {
     check_fields(msg)?;
     let mut builder = MessageBuilder::new()
@@ -69,7 +73,10 @@ pub fn build_mime(msg: &OutgoingMessage, date: DateTime<Utc>) -> Result<Vec<u8>,
     }
     let mut out = Vec::new();
     builder.body(body(msg)).serialize(&mut out);
-    Ok(out)
+    match &msg.dkim {
+        Some(signing) => crate::dkim::sign(out, signing),
+        None => Ok(out),
+    }
 }
 
 fn address<'x>(name: Option<&'x str>, email: &'x str) -> Address<'x> {
@@ -217,6 +224,7 @@ mod tests {
                 ),
             ],
             attachments: vec![],
+            dkim: None,
         }
     }
 

@@ -2,7 +2,8 @@
 //! set's writes in order.
 
 use posthorn_core::model::{
-    Campaign, Contact, Domain, EmailRecord, KeySet, Segment, Template, Workspace,
+    Campaign, Contact, DkimKeyPair, Domain, DomainId, EmailRecord, KeySet, Segment, Template,
+    Workspace, WorkspaceId,
 };
 use posthorn_core::ports::{ChangeSet, StoreError, Write};
 use sqlx::{SqliteConnection, SqlitePool};
@@ -68,6 +69,20 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
         }
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,
+        Write::DeleteDomain { workspace_id, id } => {
+            delete(
+                conn,
+                "DELETE FROM domains WHERE workspace_id = ? AND id = ?",
+                workspace_id.as_str(),
+                id.as_str(),
+            )
+            .await
+        }
+        Write::SetDomainDkimKey {
+            workspace_id,
+            id,
+            key,
+        } => set_dkim_key(conn, workspace_id, id, key).await,
         Write::InsertContact(c) => insert_contact(conn, c).await,
         Write::UpdateContact(c) => update_contact(conn, c).await,
         Write::DeleteContact { workspace_id, id } => {
@@ -237,9 +252,12 @@ async fn put_key_set(conn: &mut SqliteConnection, k: &KeySet) -> Result<(), Stor
 }
 
 async fn insert_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), StoreError> {
+    let (private, public) = d.dkim.as_ref().map(|k| k.to_stored()).unzip();
     sqlx::query(
         "INSERT INTO domains (workspace_id, id, domain, verified, inbound_enabled, created_at, \
-         updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+         updated_at, verification_token, dkim_selector, dkim_private_key, dkim_public_key, \
+         verified_by_operator, checks) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )
     .bind(d.workspace_id.as_str())
     .bind(d.id.as_str())
@@ -248,6 +266,12 @@ async fn insert_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), St
     .bind(d.inbound_enabled)
     .bind(micros(d.created_at))
     .bind(micros(d.updated_at))
+    .bind(d.verification_token.clone())
+    .bind(d.dkim_selector.clone())
+    .bind(private)
+    .bind(public)
+    .bind(d.verified_by_operator)
+    .bind(json_text(&d.checks))
     .execute(conn)
     .await
     .map_err(error::store)?;
@@ -257,7 +281,8 @@ async fn insert_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), St
 async fn update_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), StoreError> {
     let done = sqlx::query(
         "UPDATE domains SET domain = ?3, verified = ?4, inbound_enabled = ?5, created_at = ?6, \
-         updated_at = ?7 WHERE workspace_id = ?1 AND id = ?2",
+         updated_at = ?7, verification_token = ?8, dkim_selector = ?9, \
+         verified_by_operator = ?10, checks = ?11 WHERE workspace_id = ?1 AND id = ?2",
     )
     .bind(d.workspace_id.as_str())
     .bind(d.id.as_str())
@@ -266,10 +291,36 @@ async fn update_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), St
     .bind(d.inbound_enabled)
     .bind(micros(d.created_at))
     .bind(micros(d.updated_at))
+    .bind(d.verification_token.clone())
+    .bind(d.dkim_selector.clone())
+    .bind(d.verified_by_operator)
+    .bind(json_text(&d.checks))
     .execute(conn)
     .await
     .map_err(error::store)?;
     expect_one(done.rows_affected(), || format!("domain {} is gone", d.id))
+}
+
+/// Stores a DKIM key pair on a domain without one (a no-op otherwise).
+async fn set_dkim_key(
+    conn: &mut SqliteConnection,
+    workspace_id: &WorkspaceId,
+    id: &DomainId,
+    key: &DkimKeyPair,
+) -> Result<(), StoreError> {
+    let (private, public) = key.to_stored();
+    sqlx::query(
+        "UPDATE domains SET dkim_private_key = ?3, dkim_public_key = ?4 \
+         WHERE workspace_id = ?1 AND id = ?2 AND dkim_private_key IS NULL",
+    )
+    .bind(workspace_id.as_str())
+    .bind(id.as_str())
+    .bind(private)
+    .bind(public)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
 }
 
 async fn insert_contact(conn: &mut SqliteConnection, c: &Contact) -> Result<(), StoreError> {

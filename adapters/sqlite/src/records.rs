@@ -107,6 +107,23 @@ pub(crate) async fn domains(
     rows::all(&found, rows::domain)
 }
 
+/// The inbound-enabled domain of that name, in whichever workspace.
+pub(crate) async fn inbound_domain(
+    pool: &SqlitePool,
+    name: &str,
+) -> Result<Option<Domain>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        domain_cols!(),
+        " FROM domains WHERE domain = ? AND inbound_enabled = 1 LIMIT 1"
+    ))
+    .bind(name.to_string())
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::domain).transpose()
+}
+
 /// A template by id.
 pub(crate) async fn template(
     pool: &SqlitePool,

@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    Campaign, Contact, Domain, EmailAddress, EmailRecord, Event, KeySet, Segment, Template,
-    Workspace,
+    Campaign, Contact, DkimKeyPair, Domain, EmailAddress, EmailRecord, Event, KeySet, Segment,
+    Template, Workspace,
 };
 use posthorn_core::ports::{Attachment, Mailbox, StoreError};
 use posthorn_core::segment::Condition;
@@ -39,7 +39,9 @@ macro_rules! key_set_cols {
 /// Columns of `domains`.
 macro_rules! domain_cols {
     () => {
-        "workspace_id, id, domain, verified, inbound_enabled, created_at, updated_at"
+        "workspace_id, id, domain, verified, inbound_enabled, created_at, updated_at, \
+         verification_token, dkim_selector, dkim_private_key, dkim_public_key, \
+         verified_by_operator, checks"
     };
 }
 
@@ -236,7 +238,24 @@ pub(crate) fn domain(row: &SqliteRow) -> Result<Domain, StoreError> {
         inbound_enabled: get(row, "inbound_enabled")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
+        verification_token: get(row, "verification_token")?,
+        dkim_selector: get(row, "dkim_selector")?,
+        dkim: dkim_key(row)?,
+        verified_by_operator: get(row, "verified_by_operator")?,
+        checks: json(row, "checks")?,
     })
+}
+
+/// The DKIM key pair of a `domains` row, when it has one.
+fn dkim_key(row: &SqliteRow) -> Result<Option<DkimKeyPair>, StoreError> {
+    let private: Option<String> = get(row, "dkim_private_key")?;
+    let public: Option<String> = get(row, "dkim_public_key")?;
+    match (private, public) {
+        (Some(private), Some(public)) => DkimKeyPair::from_stored(&private, public)
+            .map(Some)
+            .ok_or_else(|| StoreError::Corrupt("domains.dkim_private_key is not base64".into())),
+        _ => Ok(None),
+    }
 }
 
 /// Decodes a `contacts` row.

@@ -56,6 +56,10 @@ impl Store for SqliteStore {
         records::domains(&self.readers, workspace_id.as_str()).await
     }
 
+    async fn inbound_domain(&self, name: &str) -> Result<Option<Domain>, StoreError> {
+        records::inbound_domain(&self.readers, name).await
+    }
+
     async fn contact(
         &self,
         workspace_id: &WorkspaceId,

@@ -4,6 +4,7 @@
 pub mod campaigns;
 pub mod contacts;
 pub mod dead_jobs;
+pub mod domains;
 pub mod events;
 pub mod keys;
 pub mod membership;

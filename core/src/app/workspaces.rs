@@ -3,9 +3,7 @@
 use super::keys::CreateKeySet;
 use super::{Caller, Patch};
 use crate::error::{Error, Resource, Result};
-use crate::model::{
-    hash_key, parse_domain_name, Domain, DomainId, NewKeySet, Workspace, WorkspaceId,
-};
+use crate::model::{hash_key, parse_domain_name, Domain, NewKeySet, Workspace, WorkspaceId};
 use crate::ports::{ChangeSet, StoreError, Write};
 use crate::validate::line_problem;
 use crate::Engine;
@@ -208,25 +206,11 @@ impl Engine {
         })?;
         let (verified, inbound) = (cmd.verified, cmd.inbound_enabled);
         let now = self.clock.now();
-        let domain = Domain {
-            id: DomainId::generate(&*self.clock),
-            workspace_id: ws.id,
-            domain: name,
-            verified,
-            inbound_enabled: inbound,
-            created_at: now,
-            updated_at: now,
-        };
-        let mut changes = ChangeSet::new();
-        changes.push(Write::InsertDomain(domain.clone()));
-        match self.store.commit(changes).await {
-            Ok(()) => Ok(domain),
-            Err(StoreError::Conflict(_)) => Err(Error::Conflict(format!(
-                "the workspace already has the domain {}",
-                domain.domain
-            ))),
-            Err(e) => Err(e.into()),
-        }
+        let mut domain = Domain::new(&*self.clock, ws.id, name, now);
+        domain.verified = verified;
+        domain.verified_by_operator = verified;
+        domain.inbound_enabled = inbound;
+        self.insert_domain(domain).await
     }
 
     /// First run: when the store has no workspace, creates `default` with a key set and a
@@ -248,15 +232,10 @@ impl Engine {
         let mut changes = ChangeSet::new();
         changes.push(Write::PutWorkspace(ws.clone()));
         changes.push(Write::PutKeySet(keys.record.clone()));
-        changes.push(Write::InsertDomain(Domain {
-            id: DomainId::generate(&*self.clock),
-            workspace_id: ws.id.clone(),
-            domain,
-            verified: true,
-            inbound_enabled: false,
-            created_at: now,
-            updated_at: now,
-        }));
+        let mut domain = Domain::new(&*self.clock, ws.id.clone(), domain, now);
+        domain.verified = true;
+        domain.verified_by_operator = true;
+        changes.push(Write::InsertDomain(domain));
         match self.store.commit(changes).await {
             Ok(()) => Ok(Some((ws, keys))),
             Err(StoreError::Conflict(_)) => Ok(None),

@@ -6,7 +6,9 @@ use super::JobOutcome;
 use crate::model::{
     timestamp, CampaignStatus, ContactStatus, EmailId, EmailRecord, EmailStatus, Event, WorkspaceId,
 };
-use crate::ports::{ChangeSet, ClaimedJob, OutgoingMessage, Quota, TransportError, Write};
+use crate::ports::{
+    ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, TransportError, Write,
+};
 use crate::render::html_to_text;
 use crate::Engine;
 
@@ -154,6 +156,7 @@ impl Engine {
             text: text_part(&email),
             headers: email.headers.clone(),
             attachments: email.attachments.clone(),
+            dkim: self.dkim_signing(&email).await?,
         };
         match self.transport.send(&message).await {
             Ok(provider_id) => {
@@ -205,6 +208,30 @@ impl Engine {
                 }
             }
         }
+    }
+}
+
+impl Engine {
+    /// The DKIM key of `email`'s sender domain (made now if the domain has none yet);
+    /// `None`, with a warning, when the workspace no longer has that domain.
+    async fn dkim_signing(&self, email: &EmailRecord) -> crate::Result<Option<DkimSigning>> {
+        let sender = email.from.email.rsplit_once('@').map_or("", |(_, d)| d);
+        let domain = self
+            .store
+            .domains(&email.workspace_id)
+            .await?
+            .into_iter()
+            .find(|d| d.name_is(sender));
+        let Some(domain) = domain else {
+            tracing::warn!(email_id = %email.id, sender, "sender domain gone: sent without DKIM");
+            return Ok(None);
+        };
+        let domain = self.ensure_dkim_key(domain).await?;
+        Ok(domain.dkim.map(|key| DkimSigning {
+            domain: domain.domain,
+            selector: domain.dkim_selector,
+            key,
+        }))
     }
 }
 

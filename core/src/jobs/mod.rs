@@ -82,6 +82,10 @@ impl Engine {
                 workspace_id,
                 campaign_id,
             } => self.finish_campaign(job, workspace_id, campaign_id).await,
+            JobPayload::RecheckDomains => {
+                self.recheck_domains(job).await?;
+                Ok(JobOutcome::Done)
+            }
         }
     }
 

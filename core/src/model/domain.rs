@@ -1,9 +1,14 @@
-//! Sender domains of a workspace.
+//! Sender domains of a workspace, their DNS checks and DKIM keys.
+
+use std::collections::BTreeMap;
+use std::fmt;
 
 use chrono::{DateTime, Utc};
+use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use super::{DomainId, WorkspaceId};
+use crate::ports::Clock;
 
 /// A domain a workspace may send from once verified.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +32,165 @@ pub struct Domain {
     /// Last change.
     #[serde(with = "super::timestamp")]
     pub updated_at: DateTime<Utc>,
+    /// The token published at `_posthorn.<domain>` to prove ownership.
+    #[serde(skip)]
+    pub verification_token: String,
+    /// The DKIM selector: the key is published at `<selector>._domainkey.<domain>`.
+    #[serde(skip)]
+    pub dkim_selector: String,
+    /// The DKIM key pair, made when first needed; only `Write::SetDomainDkimKey` stores it.
+    #[serde(skip)]
+    pub dkim: Option<DkimKeyPair>,
+    /// Verified by the operator's word: DNS re-checks report statuses but never un-verify.
+    #[serde(skip)]
+    pub verified_by_operator: bool,
+    /// What the last DNS checks found.
+    #[serde(skip)]
+    pub checks: DomainChecks,
+}
+
+/// One DNS record Posthorn asks the domain owner to publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DomainRecord {
+    /// TXT `_posthorn.<domain>` with the verification token (required).
+    Ownership,
+    /// TXT `<selector>._domainkey.<domain>` with the DKIM public key (required).
+    Dkim,
+    /// TXT SPF suggestion at the domain (advisory).
+    Spf,
+    /// TXT `_dmarc.<domain>` suggestion (advisory).
+    Dmarc,
+    /// MX at `POSTHORN_MX_HOST`, only while inbound is enabled (advisory).
+    Mx,
+}
+
+/// What the last lookup of one record found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "UPPERCASE")]
+pub enum RecordStatus {
+    /// Not checked yet.
+    #[default]
+    Pending,
+    /// Found with the expected value.
+    Verified,
+    /// Looked up and not found (or another value).
+    Failed,
+}
+
+/// The outcome of the DNS checks of a domain, kept between checks.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomainChecks {
+    /// Status per record; a record never checked is absent (PENDING).
+    #[serde(default)]
+    pub records: BTreeMap<DomainRecord, RecordStatus>,
+    /// When DNS last gave a definite answer for the required records.
+    #[serde(default)]
+    pub checked_at: Option<DateTime<Utc>>,
+    /// Since when the required records of a verified domain have been missing, while they
+    /// still are; a domain is un-verified only once this is an hour old.
+    #[serde(default)]
+    pub failing_since: Option<DateTime<Utc>>,
+}
+
+impl DomainChecks {
+    /// The status of `record` (PENDING when never checked).
+    pub fn status(&self, record: DomainRecord) -> RecordStatus {
+        self.records.get(&record).copied().unwrap_or_default()
+    }
+}
+
+/// A DKIM RSA key pair; the private half never shows in `Debug` or any answer.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DkimKeyPair {
+    /// The private key, PKCS#1 DER.
+    private_key_der: Vec<u8>,
+    /// The public key, base64 of the SubjectPublicKeyInfo DER (the DKIM `p=` value).
+    pub public_key: String,
+}
+
+impl DkimKeyPair {
+    /// A key pair from its stored parts.
+    pub fn from_parts(private_key_der: Vec<u8>, public_key: String) -> Self {
+        Self {
+            private_key_der,
+            public_key,
+        }
+    }
+
+    /// The private key, PKCS#1 DER: for the store and the signer only.
+    pub fn private_key_der(&self) -> &[u8] {
+        &self.private_key_der
+    }
+
+    /// The stored form: (base64 of the private key's DER, public key).
+    pub fn to_stored(&self) -> (String, String) {
+        use base64::Engine as _;
+        (
+            base64::engine::general_purpose::STANDARD.encode(&self.private_key_der),
+            self.public_key.clone(),
+        )
+    }
+
+    /// A key pair from its stored form; `None` when the private part is not base64.
+    pub fn from_stored(private_b64: &str, public_key: String) -> Option<Self> {
+        use base64::Engine as _;
+        let der = base64::engine::general_purpose::STANDARD
+            .decode(private_b64)
+            .ok()?;
+        Some(Self::from_parts(der, public_key))
+    }
+
+    /// The TXT value to publish: `v=DKIM1; k=rsa; p=...`.
+    pub fn dns_value(&self) -> String {
+        format!("v=DKIM1; k=rsa; p={}", self.public_key)
+    }
+}
+
+impl fmt::Debug for DkimKeyPair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DkimKeyPair")
+            .field("private_key_der", &"<redacted>")
+            .field("public_key", &self.public_key)
+            .finish()
+    }
+}
+
+impl Domain {
+    /// A new, unverified domain with a fresh verification token and DKIM selector (its
+    /// key pair is made when first needed). `name` must already be parsed.
+    pub fn new(
+        clock: &dyn Clock,
+        workspace_id: WorkspaceId,
+        name: String,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let mut token = [0u8; 16];
+        rand::thread_rng().fill_bytes(&mut token);
+        let mut selector = [0u8; 4];
+        rand::thread_rng().fill_bytes(&mut selector);
+        Self {
+            id: DomainId::generate(clock),
+            workspace_id,
+            domain: name,
+            verified: false,
+            inbound_enabled: false,
+            created_at: now,
+            updated_at: now,
+            verification_token: format!("posthorn-verification={}", hex::encode(token)),
+            dkim_selector: format!("ph{}", hex::encode(selector)),
+            dkim: None,
+            verified_by_operator: false,
+            checks: DomainChecks::default(),
+        }
+    }
+
+    /// Whether mail `from` this address's domain matches this domain.
+    pub fn name_is(&self, other: &str) -> bool {
+        self.domain.eq_ignore_ascii_case(other)
+    }
 }
 
 /// Parses a domain name: lower-case labels of letters, digits and hyphens, at least two.
@@ -43,4 +207,31 @@ pub fn parse_domain_name(raw: &str) -> Option<String> {
                 && l.chars().all(|c| c.is_alphanumeric() || c == '-')
         });
     ok.then_some(domain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_the_private_key() {
+        let key = DkimKeyPair::from_parts(vec![0x30, 0x82, 0xAB, 0xCD], "PUB".into());
+        let shown = format!("{key:?}");
+        assert!(shown.contains("<redacted>") && shown.contains("PUB"));
+        assert!(!shown.contains("171") && !shown.to_lowercase().contains("abcd"));
+    }
+
+    #[test]
+    fn checks_round_trip_as_json() {
+        let mut checks = DomainChecks::default();
+        checks
+            .records
+            .insert(DomainRecord::Dkim, RecordStatus::Verified);
+        checks
+            .records
+            .insert(DomainRecord::Spf, RecordStatus::Failed);
+        let json = serde_json::to_string(&checks).unwrap();
+        assert_eq!(serde_json::from_str::<DomainChecks>(&json).unwrap(), checks);
+        assert_eq!(checks.status(DomainRecord::Mx), RecordStatus::Pending);
+    }
 }

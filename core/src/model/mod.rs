@@ -15,7 +15,9 @@ mod workspace;
 
 pub use campaign::{AudienceType, Campaign, CampaignStatus, EmailCounts};
 pub use contact::{merge_data, Contact, ContactStatus};
-pub use domain::{parse_domain_name, Domain};
+pub use domain::{
+    parse_domain_name, DkimKeyPair, Domain, DomainChecks, DomainRecord, RecordStatus,
+};
 pub use email::{EmailRecord, EmailStatus, SourceType};
 #[cfg(feature = "openapi")]
 pub use email_address::EMAIL_PATTERN;

@@ -58,6 +58,8 @@ pub enum JobPayload {
         /// The campaign.
         campaign_id: CampaignId,
     },
+    /// Re-check every domain's DNS records and enqueue the next re-check an hour on.
+    RecheckDomains,
 }
 
 /// A job to enqueue (through `Write::EnqueueJob`).

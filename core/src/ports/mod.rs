@@ -19,7 +19,9 @@ pub use store::{
     ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,
     Write,
 };
-pub use transport::{Attachment, MailTransport, Mailbox, OutgoingMessage, TransportError};
+pub use transport::{
+    Attachment, DkimSigning, MailTransport, Mailbox, OutgoingMessage, TransportError,
+};
 pub use webhook::{
     body_excerpt, classify_attempt, classify_status, parse_retry_after, sign, signature_headers,
     AttemptVerdict, RetrySchedule, ScheduleError, SecretError, SigningKeys, UnknownMethod,

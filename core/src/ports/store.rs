@@ -7,9 +7,9 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::model::{
-    Campaign, CampaignId, CampaignStatus, Contact, ContactId, Domain, EmailCounts, EmailId,
-    EmailRecord, Event, KeySet, KeySetId, Segment, SegmentId, Template, TemplateId, TemplateType,
-    Workspace, WorkspaceId,
+    Campaign, CampaignId, CampaignStatus, Contact, ContactId, DkimKeyPair, Domain, DomainId,
+    EmailCounts, EmailId, EmailRecord, Event, KeySet, KeySetId, Segment, SegmentId, Template,
+    TemplateId, TemplateType, Workspace, WorkspaceId,
 };
 use crate::segment::{Condition, EventFact};
 
@@ -50,7 +50,9 @@ pub enum Write {
     },
     /// Inserts a domain; `Conflict` if the workspace already has that domain name.
     InsertDomain(Domain),
-    /// Replaces an existing domain; `Conflict` if it is gone.
+    /// Replaces an existing domain, all but its DKIM key (see `SetDomainDkimKey`);
+    /// `Conflict` if it is gone. Both domain writes also answer `Conflict` when the domain
+    /// is inbound-enabled and another workspace's domain of that name already is.
     UpdateDomain(Domain),
     /// Inserts a contact with `version` 0; `Conflict` if (workspace, email) exists.
     InsertContact(Contact),
@@ -120,6 +122,24 @@ pub enum Write {
         workspace_id: WorkspaceId,
         /// Campaign id.
         id: CampaignId,
+    },
+    /// Deletes a domain (no-op when absent).
+    DeleteDomain {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// Domain id.
+        id: DomainId,
+    },
+    /// Stores the DKIM key pair of a domain that has none yet; a domain that already has
+    /// one keeps it (no-op, so concurrent first uses agree on one key), and a domain that
+    /// is gone is a no-op too. Read the domain again to learn which key won.
+    SetDomainDkimKey {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// Domain id.
+        id: DomainId,
+        /// The key pair.
+        key: DkimKeyPair,
     },
 }
 
@@ -254,6 +274,9 @@ pub trait Store: Send + Sync {
 
     /// The domains of a workspace, oldest first.
     async fn domains(&self, workspace_id: &WorkspaceId) -> Result<Vec<Domain>, StoreError>;
+    /// The inbound-enabled domain named `name` (lower-case), whichever workspace has it:
+    /// at most one exists, since the domain writes refuse a second.
+    async fn inbound_domain(&self, name: &str) -> Result<Option<Domain>, StoreError>;
 
     /// A contact by id.
     async fn contact(

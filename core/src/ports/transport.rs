@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use crate::model::EmailId;
+use crate::model::{DkimKeyPair, EmailId};
 
 /// A display name and address, as used in From, To and Reply-To.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,6 +52,20 @@ pub struct OutgoingMessage {
     pub headers: Vec<(String, String)>,
     /// Attachments and inline parts.
     pub attachments: Vec<Attachment>,
+    /// The key that signs the message (DKIM); `None` sends it unsigned.
+    pub dkim: Option<DkimSigning>,
+}
+
+/// The DKIM key of the sender domain, and where its public half is published
+/// (`<selector>._domainkey.<domain>`). `Debug` never shows the private key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DkimSigning {
+    /// The signing domain (`d=`).
+    pub domain: String,
+    /// The selector (`s=`).
+    pub selector: String,
+    /// The key pair.
+    pub key: DkimKeyPair,
 }
 
 /// How a delivery attempt failed.

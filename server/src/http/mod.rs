@@ -138,6 +138,13 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(routes::campaigns::stats))
         .routes(routes!(routes::keys::list, routes::keys::create))
         .routes(routes!(routes::keys::revoke))
+        .routes(routes!(routes::domains::create, routes::domains::list))
+        .routes(routes!(
+            routes::domains::read,
+            routes::domains::patch,
+            routes::domains::delete
+        ))
+        .routes(routes!(routes::domains::verify))
 }
 
 /// The operator API (the admin token): every route with its documentation.

@@ -387,6 +387,15 @@ impl TestApp {
         gate
     }
 
+    /// Answers DNS lookups from `dns` from now on (HTTP handlers and jobs alike).
+    pub fn set_dns(&mut self, dns: StaticDns) {
+        self.engine = Engine {
+            dns: Arc::new(dns),
+            ..self.engine.clone()
+        };
+        self.router = router(AppState::new(self.engine.clone(), Some(ADMIN.to_string())));
+    }
+
     /// Sets a workspace's limits through the operator API.
     pub async fn set_workspace(&self, id: &str, patch: Value) {
         self.admin(

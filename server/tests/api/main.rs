@@ -7,6 +7,7 @@ mod campaign_stats;
 mod campaigns;
 mod contacts;
 mod delivery;
+mod domains;
 mod error_snapshots;
 mod errors;
 mod events;

@@ -30,6 +30,27 @@ pub(crate) enum Undo {
     Campaign(WorkspaceId, CampaignId, Option<Campaign>),
 }
 
+/// Refuses an inbound-enabled `domain` whose name another workspace receives mail for.
+fn inbound_unique(state: &State, domain: &Domain) -> Result<(), StoreError> {
+    if !domain.inbound_enabled {
+        return Ok(());
+    }
+    let taken = state.data.iter().any(|(ws, data)| {
+        *ws != domain.workspace_id
+            && data
+                .domains
+                .values()
+                .any(|d| d.inbound_enabled && d.domain == domain.domain)
+    });
+    if taken {
+        return Err(conflict(format!(
+            "domain {} receives inbound mail in another workspace",
+            domain.domain
+        )));
+    }
+    Ok(())
+}
+
 /// Applies `writes` in order. On the first failing write everything applied before it is
 /// undone and the error returned; on success the jobs to enqueue are returned.
 pub(crate) fn apply_all(state: &mut State, writes: Vec<Write>) -> Result<Vec<NewJob>, StoreError> {
@@ -67,6 +88,7 @@ fn apply(
         }
         Write::InsertDomain(domain) => {
             let (ws, id) = (domain.workspace_id.clone(), domain.id.clone());
+            inbound_unique(state, &domain)?;
             let data = state.data_mut(&ws);
             if data.domain_names.contains_key(&domain.domain) {
                 return Err(conflict(format!("domain {} already exists", domain.domain)));
@@ -77,12 +99,15 @@ fn apply(
             let old = data.replace_domain(&id, Some(domain));
             undo.push(Undo::Domain(ws, id, old));
         }
-        Write::UpdateDomain(domain) => {
+        Write::UpdateDomain(mut domain) => {
             let (ws, id) = (domain.workspace_id.clone(), domain.id.clone());
+            inbound_unique(state, &domain)?;
             let data = state.data_mut(&ws);
-            if !data.domains.contains_key(&id) {
+            let Some(stored) = data.domains.get(&id) else {
                 return Err(conflict(format!("domain {id} is gone")));
-            }
+            };
+            // Only `SetDomainDkimKey` writes the key.
+            domain.dkim = stored.dkim.clone();
             if data
                 .domain_names
                 .get(&domain.domain)
@@ -92,6 +117,23 @@ fn apply(
             }
             let old = data.replace_domain(&id, Some(domain));
             undo.push(Undo::Domain(ws, id, old));
+        }
+        Write::DeleteDomain { workspace_id, id } => {
+            let old = state.data_mut(&workspace_id).replace_domain(&id, None);
+            undo.push(Undo::Domain(workspace_id, id, old));
+        }
+        Write::SetDomainDkimKey {
+            workspace_id,
+            id,
+            key,
+        } => {
+            let data = state.data_mut(&workspace_id);
+            if let Some(stored) = data.domains.get(&id).filter(|d| d.dkim.is_none()) {
+                let mut new = stored.clone();
+                new.dkim = Some(key);
+                let old = data.replace_domain(&id, Some(new));
+                undo.push(Undo::Domain(workspace_id, id, old));
+            }
         }
         Write::InsertContact(mut contact) => {
             let (ws, id) = (contact.workspace_id.clone(), contact.id.clone());

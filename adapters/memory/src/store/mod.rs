@@ -144,6 +144,10 @@ impl Store for MemoryStore {
         Ok(reads::domains(&self.read(), workspace_id))
     }
 
+    async fn inbound_domain(&self, name: &str) -> Result<Option<Domain>, StoreError> {
+        Ok(reads::inbound_domain(&self.read(), name))
+    }
+
     async fn contact(
         &self,
         workspace_id: &WorkspaceId,

@@ -32,6 +32,15 @@ pub(super) fn key_sets(state: &State, workspace_id: &WorkspaceId) -> Vec<KeySet>
     sets
 }
 
+pub(super) fn inbound_domain(state: &State, name: &str) -> Option<Domain> {
+    state
+        .data
+        .values()
+        .flat_map(|data| data.domains.values())
+        .find(|d| d.inbound_enabled && d.domain == name)
+        .cloned()
+}
+
 pub(super) fn domains(state: &State, workspace_id: &WorkspaceId) -> Vec<Domain> {
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();

@@ -107,6 +107,7 @@ fn message() -> OutgoingMessage {
         text: Some("Hi\n.\nbye".into()),
         headers: vec![],
         attachments: vec![],
+        dkim: None,
     }
 }
 

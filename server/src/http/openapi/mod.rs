@@ -45,6 +45,7 @@ use utoipa::{Modify, OpenApi, PartialSchema};
         (name = "Segments", description = "Named sets of contacts: DYNAMIC (a condition) or STATIC (explicit members)."),
         (name = "Campaigns", description = "One message to an audience, sent now or at a scheduled time."),
         (name = "Keys", description = "The workspace's API key sets."),
+        (name = "Domains", description = "The workspace's domains, the DNS records to publish, DKIM keys and verification."),
         (name = "Operator", description = "Workspaces, their key sets and domains, and dead-lettered jobs; admin token only."),
         (name = "System", description = "Readiness and this document; no key."),
     ),

@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod campaigns;
 pub mod contacts;
+pub mod domains;
 pub mod events;
 pub mod health;
 pub mod keys;

@@ -9,6 +9,7 @@ pub mod attachments;
 pub mod campaigns;
 pub mod contacts;
 pub mod de;
+pub mod domains;
 pub mod events;
 pub mod mailbox;
 pub mod segments;
