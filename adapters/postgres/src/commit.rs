@@ -383,6 +383,17 @@ macro_rules! bind_email {
             .bind($e.created_at)
             .bind($e.sent_at)
             .bind($e.updated_at)
+            .bind($e.lifecycle.delivered_at)
+            .bind($e.lifecycle.opened_at)
+            .bind($e.lifecycle.last_opened_at)
+            .bind(crate::rows::count_i32($e.lifecycle.opens))
+            .bind($e.lifecycle.clicked_at)
+            .bind($e.lifecycle.last_clicked_at)
+            .bind(crate::rows::count_i32($e.lifecycle.clicks))
+            .bind($e.lifecycle.bounced_at)
+            .bind($e.lifecycle.bounce_type.as_ref().map(enum_text))
+            .bind(&$e.lifecycle.bounce_detail)
+            .bind($e.lifecycle.complained_at)
     };
 }
 
@@ -392,7 +403,10 @@ async fn update_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), St
          reply_to = $6, subject = $7, html = $8, text = $9, headers = $10, \
          attachments = $11, template_id = $12, campaign_id = $13, source_type = $14, \
          status = $15, message_id = $16, provider_message_id = $17, error = $18, \
-         created_at = $19, sent_at = $20, updated_at = $21 \
+         created_at = $19, sent_at = $20, updated_at = $21, delivered_at = $22, \
+         opened_at = $23, last_opened_at = $24, opens = $25, clicked_at = $26, \
+         last_clicked_at = $27, clicks = $28, bounced_at = $29, bounce_type = $30, \
+         bounce_detail = $31, complained_at = $32 \
          WHERE workspace_id = $1 AND id = $2",
     );
     let done = bind_email!(query, e)

@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    Campaign, Contact, Domain, EmailAddress, EmailRecord, Event, KeySet, Segment, Template,
-    Workspace,
+    Campaign, Contact, Domain, EmailAddress, EmailLifecycle, EmailRecord, Event, KeySet, Segment,
+    Template, Workspace,
 };
 use posthorn_core::ports::{Attachment, Mailbox, StoreError};
 use posthorn_core::segment::Condition;
@@ -60,7 +60,9 @@ macro_rules! email_cols {
     () => {
         "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, html, \
          text, headers, attachments, template_id, campaign_id, source_type, status, \
-         message_id, provider_message_id, error, created_at, sent_at, updated_at"
+         message_id, provider_message_id, error, created_at, sent_at, updated_at, \
+         delivered_at, opened_at, last_opened_at, opens, clicked_at, last_clicked_at, clicks, \
+         bounced_at, bounce_type, bounce_detail, complained_at"
     };
 }
 
@@ -118,6 +120,11 @@ fn opt_id_of<T: From<String>>(
     column: &str,
 ) -> Result<Option<T>, StoreError> {
     get::<Option<String>>(row, table, column).map(|id| id.map(T::from))
+}
+
+/// An open or click counter as stored (an `integer` column; saturates, never wraps).
+pub(crate) fn count_i32(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// The text form of a serde enum (`ACTIVE`, `MARKETING`, ...), as stored.
@@ -259,6 +266,31 @@ pub(crate) fn email(row: &PgRow) -> Result<EmailRecord, StoreError> {
         created_at: get(row, "emails", "created_at")?,
         sent_at: get(row, "emails", "sent_at")?,
         updated_at: get(row, "emails", "updated_at")?,
+        lifecycle: lifecycle(row)?,
+    })
+}
+
+/// Decodes the lifecycle columns of an `emails` row.
+fn lifecycle(row: &PgRow) -> Result<EmailLifecycle, StoreError> {
+    let count = |column: &str| -> Result<u32, StoreError> {
+        let n: i32 = get(row, "emails", column)?;
+        u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("emails.{column} is {n}")))
+    };
+    let bounce_type: Option<String> = get(row, "emails", "bounce_type")?;
+    Ok(EmailLifecycle {
+        delivered_at: get(row, "emails", "delivered_at")?,
+        opened_at: get(row, "emails", "opened_at")?,
+        last_opened_at: get(row, "emails", "last_opened_at")?,
+        opens: count("opens")?,
+        clicked_at: get(row, "emails", "clicked_at")?,
+        last_clicked_at: get(row, "emails", "last_clicked_at")?,
+        clicks: count("clicks")?,
+        bounced_at: get(row, "emails", "bounced_at")?,
+        bounce_type: bounce_type
+            .map(|t| text_enum("bounce_type", t))
+            .transpose()?,
+        bounce_detail: get(row, "emails", "bounce_detail")?,
+        complained_at: get(row, "emails", "complained_at")?,
     })
 }
 

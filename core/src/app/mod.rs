@@ -6,6 +6,7 @@ pub mod contacts;
 pub mod dead_jobs;
 pub mod events;
 pub mod keys;
+pub mod lifecycle;
 pub mod membership;
 pub mod segments;
 pub mod send;

@@ -345,6 +345,7 @@ impl CampaignMessage {
             created_at: now,
             sent_at: None,
             updated_at: now,
+            lifecycle: Default::default(),
         }
     }
 }

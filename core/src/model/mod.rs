@@ -16,7 +16,7 @@ mod workspace;
 pub use campaign::{AudienceType, Campaign, CampaignStatus, EmailCounts};
 pub use contact::{merge_data, Contact, ContactStatus};
 pub use domain::{parse_domain_name, Domain};
-pub use email::{EmailRecord, EmailStatus, SourceType};
+pub use email::{BounceType, EmailLifecycle, EmailRecord, EmailStats, EmailStatus, SourceType};
 pub use email_address::{EmailAddress, EmailAddressError};
 pub use event::{Event, INTERNAL_EVENT_NAMES};
 pub use event_name::{EventName, EventNameError};

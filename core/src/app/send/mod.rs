@@ -291,5 +291,6 @@ fn build_record(
         created_at: now,
         sent_at: None,
         updated_at: now,
+        lifecycle: Default::default(),
     })
 }

@@ -23,12 +23,12 @@ use crate::http::AppState;
 /// A campaign with its counters and embedded segment.
 pub fn campaign_json(view: &CampaignView) -> Result<Value, ApiError> {
     let mut value = to_json(&view.campaign)?;
-    let c = &view.counts;
-    value["sentCount"] = json!(c.handed_over());
-    value["deliveredCount"] = json!(c.delivered + c.opened + c.clicked + c.complained);
-    value["openedCount"] = json!(c.opened + c.clicked);
-    value["clickedCount"] = json!(c.clicked);
-    value["bouncedCount"] = json!(c.bounced);
+    let o = &view.outcomes;
+    value["sentCount"] = json!(view.counts.handed_over());
+    value["deliveredCount"] = json!(o.delivered);
+    value["openedCount"] = json!(o.opened);
+    value["clickedCount"] = json!(o.clicked);
+    value["bouncedCount"] = json!(o.bounced);
     value["segment"] = match &view.segment {
         Some(s) => to_json(s)?,
         None => Value::Null,
@@ -264,8 +264,8 @@ pub async fn stats(
 ) -> ApiResult<Response> {
     let view = state.engine.campaign(&caller, &id).await?;
     let c = &view.counts;
+    let o = &view.outcomes;
     let sent = c.handed_over();
-    let delivered = c.delivered + c.opened + c.clicked + c.complained;
     let rate = |n: u64, of: u64| {
         if of == 0 {
             0.0
@@ -279,17 +279,17 @@ pub async fn stats(
         "totalRecipients": view.campaign.total_recipients,
         "queuedCount": c.queued,
         "sentCount": sent,
-        "deliveredCount": delivered,
-        "openedCount": c.opened + c.clicked,
-        "clickedCount": c.clicked,
-        "bouncedCount": c.bounced,
-        "complainedCount": c.complained,
+        "deliveredCount": o.delivered,
+        "openedCount": o.opened,
+        "clickedCount": o.clicked,
+        "bouncedCount": o.bounced,
+        "complainedCount": o.complained,
         "failedCount": c.failed,
         "cancelledCount": c.cancelled,
-        "deliveryRate": rate(delivered, sent),
-        "openRate": rate(c.opened + c.clicked, sent),
-        "clickRate": rate(c.clicked, sent),
-        "bounceRate": rate(c.bounced, sent),
-        "complaintRate": rate(c.complained, sent),
+        "deliveryRate": rate(o.delivered, sent),
+        "openRate": rate(o.opened, sent),
+        "clickRate": rate(o.clicked, sent),
+        "bounceRate": rate(o.bounced, sent),
+        "complaintRate": rate(o.complained, sent),
     })))
 }
