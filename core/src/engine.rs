@@ -19,7 +19,12 @@ pub struct Settings {
     /// Claims in a row that may end without the job being settled (its worker died or it
     /// outran its lease) before the job is given up as one that kills its worker.
     pub max_job_claims: u32,
+    /// Public base URL of the tracking, redirect and unsubscribe links in sent mail.
+    pub public_url: String,
 }
+
+/// The `public_url` of [`Settings::default`]: reachable from this machine only.
+pub const LOOPBACK_PUBLIC_URL: &str = "http://127.0.0.1:8080";
 
 impl Default for Settings {
     fn default() -> Self {
@@ -29,6 +34,7 @@ impl Default for Settings {
             base_retry_delay: Duration::from_secs(30),
             max_retry_delay: Duration::from_secs(3600),
             max_job_claims: 5,
+            public_url: LOOPBACK_PUBLIC_URL.to_owned(),
         }
     }
 }

@@ -80,6 +80,7 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         cache,
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
+            public_url: config.public_url.clone(),
             ..Settings::default()
         },
     })

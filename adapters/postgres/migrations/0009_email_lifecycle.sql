@@ -18,6 +18,11 @@ CREATE INDEX emails_provider_message_id ON emails (provider_message_id)
 CREATE INDEX emails_message_id ON emails (message_id);
 CREATE INDEX emails_sent_at ON emails (workspace_id, sent_at) WHERE sent_at IS NOT NULL;
 
+-- Per-workspace switches of open and click tracking (on by default).
+ALTER TABLE workspaces
+    ADD COLUMN track_opens  boolean NOT NULL DEFAULT true,
+    ADD COLUMN track_clicks boolean NOT NULL DEFAULT true;
+
 CREATE TABLE deployment_secrets (
     name  text COLLATE "C" PRIMARY KEY,
     value bytea NOT NULL

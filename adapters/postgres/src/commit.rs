@@ -199,13 +199,14 @@ async fn delete(
 async fn put_workspace(conn: &mut PgConnection, w: &Workspace) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO workspaces (id, name, disabled, active_contact_limit, \
-         rate_limit_per_minute, send_rate_per_second, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+         rate_limit_per_minute, send_rate_per_second, created_at, updated_at, track_opens, \
+         track_clicks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, disabled = EXCLUDED.disabled, \
          active_contact_limit = EXCLUDED.active_contact_limit, \
          rate_limit_per_minute = EXCLUDED.rate_limit_per_minute, \
          send_rate_per_second = EXCLUDED.send_rate_per_second, \
-         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at",
+         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, \
+         track_opens = EXCLUDED.track_opens, track_clicks = EXCLUDED.track_clicks",
     )
     .bind(w.id.as_str())
     .bind(&w.name)
@@ -215,6 +216,8 @@ async fn put_workspace(conn: &mut PgConnection, w: &Workspace) -> Result<(), Sto
     .bind(w.send_rate_per_second)
     .bind(w.created_at)
     .bind(w.updated_at)
+    .bind(w.track_opens)
+    .bind(w.track_clicks)
     .execute(conn)
     .await
     .map_err(error::store)?;

@@ -17,6 +17,10 @@ CREATE INDEX emails_provider_message_id ON emails (provider_message_id)
 CREATE INDEX emails_message_id ON emails (message_id);
 CREATE INDEX emails_sent_at ON emails (workspace_id, sent_at) WHERE sent_at IS NOT NULL;
 
+-- Per-workspace switches of open and click tracking (on by default).
+ALTER TABLE workspaces ADD COLUMN track_opens INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE workspaces ADD COLUMN track_clicks INTEGER NOT NULL DEFAULT 1;
+
 CREATE TABLE deployment_secrets (
     name  TEXT PRIMARY KEY,
     value BLOB NOT NULL

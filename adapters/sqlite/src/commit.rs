@@ -188,13 +188,14 @@ async fn delete(
 async fn put_workspace(conn: &mut SqliteConnection, w: &Workspace) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO workspaces (id, name, disabled, active_contact_limit, \
-         rate_limit_per_minute, send_rate_per_second, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+         rate_limit_per_minute, send_rate_per_second, created_at, updated_at, track_opens, \
+         track_clicks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, disabled = excluded.disabled, \
          active_contact_limit = excluded.active_contact_limit, \
          rate_limit_per_minute = excluded.rate_limit_per_minute, \
          send_rate_per_second = excluded.send_rate_per_second, \
-         created_at = excluded.created_at, updated_at = excluded.updated_at",
+         created_at = excluded.created_at, updated_at = excluded.updated_at, \
+         track_opens = excluded.track_opens, track_clicks = excluded.track_clicks",
     )
     .bind(w.id.as_str())
     .bind(w.name.clone())
@@ -204,6 +205,8 @@ async fn put_workspace(conn: &mut SqliteConnection, w: &Workspace) -> Result<(),
     .bind(w.send_rate_per_second)
     .bind(micros(w.created_at))
     .bind(micros(w.updated_at))
+    .bind(w.track_opens)
+    .bind(w.track_clicks)
     .execute(conn)
     .await
     .map_err(error::store)?;

@@ -24,7 +24,7 @@ use crate::error::corrupt;
 macro_rules! workspace_cols {
     () => {
         "id, name, disabled, active_contact_limit, rate_limit_per_minute, \
-         send_rate_per_second, created_at, updated_at"
+         send_rate_per_second, created_at, updated_at, track_opens, track_clicks"
     };
 }
 
@@ -208,6 +208,8 @@ pub(crate) fn workspace(row: &SqliteRow) -> Result<Workspace, StoreError> {
         rate_limit_per_minute: u32::try_from(per_minute)
             .map_err(|e| corrupt("rate_limit_per_minute", e))?,
         send_rate_per_second: get(row, "send_rate_per_second")?,
+        track_opens: get(row, "track_opens")?,
+        track_clicks: get(row, "track_clicks")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
     })

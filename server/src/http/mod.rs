@@ -141,6 +141,19 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(routes::campaigns::stats))
         .routes(routes!(routes::keys::list, routes::keys::create))
         .routes(routes!(routes::keys::revoke))
+        .routes(routes!(routes::stats::stats))
+}
+
+/// The links in sent mail (open pixel, click redirect, unsubscribe): no key, no API rate
+/// limit; the signed token in the path is the authority.
+pub fn link_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(routes::links::open))
+        .routes(routes!(routes::links::click))
+        .routes(routes!(
+            routes::links::unsubscribe_page,
+            routes::links::unsubscribe
+        ))
 }
 
 /// The operator API (the admin token): every route with its documentation.
@@ -171,7 +184,10 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(state.clone(), time_limit::within_limit))
         .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
+    let links =
+        link_routes().route_layer(from_fn_with_state(state.clone(), time_limit::within_limit));
     let (app, _) = system_routes()
+        .merge(links)
         .merge(workspace_api)
         .merge(admin_api)
         .split_for_parts();

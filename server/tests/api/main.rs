@@ -21,5 +21,6 @@ mod store_errors;
 mod templates;
 mod time_limit;
 mod track;
+mod tracking;
 mod unavailable;
 mod verify;

@@ -5,11 +5,13 @@
 //! unsubscribe) live once.
 
 mod decide;
+mod links;
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
 pub use decide::{Decision, MAX_STORED_ENGAGEMENT_EVENTS};
+pub use links::STATS_WINDOWS;
 
 use crate::error::Result;
 use crate::model::{BounceType, EmailId, EmailRecord, Event, WorkspaceId};

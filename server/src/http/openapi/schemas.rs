@@ -67,6 +67,8 @@ pub struct SendRequest {
     /// At most 10 attachments, 10 MB decoded in total.
     #[schema(max_items = 10)]
     pub attachments: Option<Vec<Attachment>>,
+    /// `false` turns open and click tracking off for this send (default on).
+    pub tracking: Option<bool>,
 }
 
 /// `to`: one recipient or an array of 1 to 50 (schema written by hand for the array bounds).

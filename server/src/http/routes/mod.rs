@@ -6,8 +6,10 @@ pub mod contacts;
 pub mod events;
 pub mod health;
 pub mod keys;
+pub mod links;
 pub mod public;
 pub mod segments;
+pub mod stats;
 pub mod templates;
 
 use axum::response::{IntoResponse, Response};

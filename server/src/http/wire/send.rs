@@ -33,6 +33,7 @@ pub fn send_email(body: &Value) -> Result<SendEmail> {
         .string(obj, "template", "", false)
         .map(|s| s.trim().to_string());
     let subscribed = c.boolean(obj, "subscribed", "", false);
+    let tracking = c.boolean(obj, "tracking", "", false);
     let data = c
         .object(obj, "data", "", false)
         .cloned()
@@ -70,6 +71,7 @@ pub fn send_email(body: &Value) -> Result<SendEmail> {
         headers,
         reply,
         attachments,
+        tracking,
     })
 }
 
