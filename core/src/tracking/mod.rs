@@ -95,7 +95,10 @@ impl Tracker {
         let rewrite = |url: &str| -> Option<String> {
             let lower = url.to_ascii_lowercase();
             let web = lower.starts_with("http://") || lower.starts_with("https://");
-            if !self.clicks || !web || unsubscribe.is_some_and(|u| u == url) {
+            // Unsubscribe links (the footer's or `{{unsubscribeUrl}}` in any mail) stay
+            // direct: one-click must not depend on the redirect.
+            let own_unsubscribe = url.starts_with(&format!("{}/unsubscribe/", self.base_url));
+            if !self.clicks || !web || own_unsubscribe {
                 return None;
             }
             let token = LinkToken::Click {

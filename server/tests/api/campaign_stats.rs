@@ -3,7 +3,7 @@
 
 use posthorn_core::model::EmailId;
 use posthorn_core::model::{BounceType, EmailStatus};
-use posthorn_core::ports::TransportError;
+use posthorn_core::ports::{Clock, TransportError};
 use serde_json::{json, Value};
 
 use crate::campaigns::{create, drain, seed};

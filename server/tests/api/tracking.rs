@@ -2,7 +2,7 @@
 
 use axum::http::Method;
 use posthorn_core::model::{BounceType, EmailId, EmailRecord};
-use posthorn_core::ports::OutgoingMessage;
+use posthorn_core::ports::{Clock, OutgoingMessage};
 use serde_json::{json, Value};
 
 use crate::campaigns::{create, drain, seed};
@@ -296,13 +296,13 @@ async fn a_permanent_bounce_unsubscribes_once_and_a_transient_one_never() {
         json!({"email": "b1@x.com", "subscribed": true}),
     )
     .await
-    .expect(200);
+    .expect(201);
     app.post(
         "/contacts",
         json!({"email": "b2@x.com", "subscribed": true}),
     )
     .await
-    .expect(200);
+    .expect(201);
     let hard = app.send_one("b1@x.com").await;
     let soft = app.send_one("b2@x.com").await;
     app.run_jobs().await;
