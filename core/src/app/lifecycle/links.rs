@@ -30,7 +30,7 @@ impl Engine {
 
     async fn link_token(&self, text: &str) -> Result<LinkToken> {
         let tracker = self.tracker(false, false).await?;
-        tracker.verify(text).ok_or(Error::NotFound(Resource::Email))
+        tracker.verify(text).ok_or(Error::NotFound(Resource::Link))
     }
 
     /// The open pixel was fetched: records an open. `NotFound` for a token that is not
@@ -45,7 +45,7 @@ impl Engine {
                 self.record_open(&workspace_id, &email_id, now).await?;
                 Ok(())
             }
-            _ => Err(Error::NotFound(Resource::Email)),
+            _ => Err(Error::NotFound(Resource::Link)),
         }
     }
 
@@ -63,7 +63,7 @@ impl Engine {
                     .await?;
                 Ok(url)
             }
-            _ => Err(Error::NotFound(Resource::Email)),
+            _ => Err(Error::NotFound(Resource::Link)),
         }
     }
 
@@ -71,7 +71,7 @@ impl Engine {
     pub async fn check_unsubscribe_token(&self, token: &str) -> Result<()> {
         match self.link_token(token).await? {
             LinkToken::Unsubscribe { .. } => Ok(()),
-            _ => Err(Error::NotFound(Resource::Contact)),
+            _ => Err(Error::NotFound(Resource::Link)),
         }
     }
 
@@ -84,7 +84,7 @@ impl Engine {
             contact_id,
         } = self.link_token(token).await?
         else {
-            return Err(Error::NotFound(Resource::Contact));
+            return Err(Error::NotFound(Resource::Link));
         };
         self.on_conflict_retry(|| async {
             let contact = self.store.contact(&workspace_id, &contact_id).await?;

@@ -26,7 +26,7 @@ const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
     get, path = "/t/o/{token}", operation_id = "trackOpen", tag = "Tracking",
     params(("token" = String, Path, description = "Signed open token")),
     responses(
-        (status = 200, description = "A 1×1 GIF (`Cache-Control: no-store`)", content_type = "image/gif"),
+        (status = 200, description = "A 1×1 GIF (`Cache-Control: no-store`)", body = String, content_type = "image/gif"),
         (status = 404, description = "Invalid or tampered token", body = ErrorResponse),
     ),
 )]
@@ -71,7 +71,7 @@ pub async fn click(
     get, path = "/unsubscribe/{token}", operation_id = "unsubscribePage", tag = "Tracking",
     params(("token" = String, Path, description = "Signed unsubscribe token")),
     responses(
-        (status = 200, description = "HTML confirmation page", content_type = "text/html"),
+        (status = 200, description = "HTML confirmation page", body = String, content_type = "text/html"),
         (status = 404, description = "Invalid or tampered token", body = ErrorResponse),
     ),
 )]
@@ -101,7 +101,7 @@ pub async fn unsubscribe_page(
     post, path = "/unsubscribe/{token}", operation_id = "unsubscribe", tag = "Tracking",
     params(("token" = String, Path, description = "Signed unsubscribe token")),
     responses(
-        (status = 200, description = "Unsubscribed (HTML)", content_type = "text/html"),
+        (status = 200, description = "Unsubscribed (HTML)", body = String, content_type = "text/html"),
         (status = 404, description = "Invalid or tampered token", body = ErrorResponse),
     ),
 )]
