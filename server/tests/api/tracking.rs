@@ -382,3 +382,42 @@ async fn tracking_can_be_switched_off_per_workspace() {
     assert_eq!(shown["trackClicks"], json!(false), "{}", ws.body);
     assert_eq!(shown["trackOpens"], json!(true));
 }
+
+#[tokio::test]
+async fn the_written_message_carries_the_one_click_headers() {
+    let app = TestApp::new().await;
+    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 1000}))
+        .await;
+    seed(&app, "eml", 1, true, json!({})).await;
+    let id = create(&app, json!({"audienceType": "ALL"})).await;
+    app.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .expect(200);
+    // Deliver through the file transport instead of the capturing one.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let files = posthorn_smtp::FileTransport::new(dir.path().to_path_buf());
+    let engine = posthorn_core::Engine {
+        transport: std::sync::Arc::new(files.clone()),
+        ..app.engine.clone()
+    };
+    for _ in 0..20 {
+        if engine.run_due_jobs().await.expect("jobs") == 0 {
+            break;
+        }
+    }
+    let written: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("outbox")
+        .filter_map(|e| e.ok())
+        .collect();
+    assert_eq!(written.len(), 1);
+    let eml = std::fs::read_to_string(written[0].path()).expect("eml");
+    let unfolded = eml.replace("\r\n ", " ").replace("\r\n\t", " ");
+    assert!(
+        unfolded.contains(&format!("List-Unsubscribe: <{BASE}/unsubscribe/")),
+        "{eml}"
+    );
+    assert!(
+        unfolded.contains("List-Unsubscribe-Post: List-Unsubscribe=One-Click"),
+        "{eml}"
+    );
+}
