@@ -291,23 +291,36 @@ pub(crate) async fn email_stats(
     })
 }
 
-/// The secret `name`, storing `candidate` first when there is none.
+/// The secret `name`, storing `candidate` first when there is none. Reads first, so the
+/// usual call (every tracking hit) writes nothing.
 pub(crate) async fn ensure_secret(
     pool: &PgPool,
     name: &str,
     candidate: &[u8],
 ) -> Result<Vec<u8>, StoreError> {
-    sqlx::query("INSERT INTO deployment_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
-        .bind(name)
-        .bind(candidate)
-        .execute(pool)
-        .await
-        .map_err(error::store)?;
-    let (value,): (Vec<u8>,) =
+    if let Some(value) = secret(pool, name).await? {
+        return Ok(value);
+    }
+    sqlx::query(
+        "INSERT INTO deployment_secrets (name, value) VALUES ($1, $2) \
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name)
+    .bind(candidate)
+    .execute(pool)
+    .await
+    .map_err(error::store)?;
+    secret(pool, name)
+        .await?
+        .ok_or_else(|| StoreError::Unavailable(format!("secret {name} vanished after insert")))
+}
+
+async fn secret(pool: &PgPool, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    let found: Option<(Vec<u8>,)> =
         sqlx::query_as("SELECT value FROM deployment_secrets WHERE name = $1")
             .bind(name)
-            .fetch_one(pool)
+            .fetch_optional(pool)
             .await
             .map_err(error::store)?;
-    Ok(value)
+    Ok(found.map(|(value,)| value))
 }
