@@ -202,6 +202,7 @@ pub fn email_record(contact: &Contact, at: DateTime<Utc>) -> EmailRecord {
         created_at: at,
         sent_at: None,
         updated_at: at,
+        lifecycle: Default::default(),
     }
 }
 

@@ -21,7 +21,12 @@ pub struct Settings {
     pub max_job_claims: u32,
     /// The host domains with inbound mail should name in their MX (`POSTHORN_MX_HOST`).
     pub mx_host: Option<String>,
+    /// Public base URL of the tracking, redirect and unsubscribe links in sent mail.
+    pub public_url: String,
 }
+
+/// The `public_url` of [`Settings::default`]: reachable from this machine only.
+pub const LOOPBACK_PUBLIC_URL: &str = "http://127.0.0.1:8080";
 
 impl Default for Settings {
     fn default() -> Self {
@@ -32,6 +37,7 @@ impl Default for Settings {
             max_retry_delay: Duration::from_secs(3600),
             max_job_claims: 5,
             mx_host: None,
+            public_url: LOOPBACK_PUBLIC_URL.to_owned(),
         }
     }
 }

@@ -52,6 +52,8 @@ pub enum Resource {
     Email,
     /// A job (operator API: only dead jobs are addressed by id).
     Job,
+    /// A tracking or unsubscribe link whose token is not valid (forged, tampered, cut).
+    Link,
 }
 
 impl Resource {
@@ -68,6 +70,7 @@ impl Resource {
             Resource::Domain => "domain",
             Resource::Email => "email",
             Resource::Job => "job",
+            Resource::Link => "link",
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod model;
 pub mod ports;
 pub mod render;
 pub mod segment;
+pub mod tracking;
 pub mod validate;
 pub mod verify;
 
@@ -18,4 +19,4 @@ pub mod app;
 pub mod engine;
 pub mod jobs;
 
-pub use engine::{Engine, Settings};
+pub use engine::{Engine, Settings, LOOPBACK_PUBLIC_URL};

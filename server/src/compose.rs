@@ -81,6 +81,7 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
             mx_host: config.mx_host.clone().filter(|h| !h.trim().is_empty()),
+            public_url: config.public_url.clone(),
             ..Settings::default()
         },
     })

@@ -80,6 +80,13 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         let state = AppState::with_body_limit(engine, admin_token, config.max_body_bytes);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");
+        if is_loopback_url(&config.public_url) {
+            tracing::warn!(
+                public_url = %config.public_url,
+                "POSTHORN_PUBLIC_URL points at this machine: open tracking, click links and \
+                 unsubscribe links in sent mail will not work from other machines"
+            );
+        }
         let mut stop = stop_rx.clone();
         axum::serve(listener, router(state))
             .with_graceful_shutdown(async move {
@@ -111,4 +118,20 @@ async fn shutdown_signal() {
         _ = ctrl_c => {}
         _ = term => {}
     }
+}
+
+/// Whether `url`'s host is loopback (`localhost`, `127.x`, `::1`): links to it only work here.
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }

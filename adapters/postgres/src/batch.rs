@@ -63,7 +63,18 @@ impl<'a> Inserts<'a> {
                     .push_bind(&e.error)
                     .push_bind(e.created_at)
                     .push_bind(e.sent_at)
-                    .push_bind(e.updated_at);
+                    .push_bind(e.updated_at)
+                    .push_bind(e.lifecycle.delivered_at)
+                    .push_bind(e.lifecycle.opened_at)
+                    .push_bind(e.lifecycle.last_opened_at)
+                    .push_bind(crate::rows::count_i32(e.lifecycle.opens))
+                    .push_bind(e.lifecycle.clicked_at)
+                    .push_bind(e.lifecycle.last_clicked_at)
+                    .push_bind(crate::rows::count_i32(e.lifecycle.clicks))
+                    .push_bind(e.lifecycle.bounced_at)
+                    .push_bind(e.lifecycle.bounce_type.as_ref().map(enum_text))
+                    .push_bind(&e.lifecycle.bounce_detail)
+                    .push_bind(e.lifecycle.complained_at);
             });
             q.build().execute(&mut *conn).await.map_err(error::store)?;
         }

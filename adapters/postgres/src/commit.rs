@@ -206,13 +206,14 @@ async fn delete(
 async fn put_workspace(conn: &mut PgConnection, w: &Workspace) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO workspaces (id, name, disabled, active_contact_limit, \
-         rate_limit_per_minute, send_rate_per_second, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+         rate_limit_per_minute, send_rate_per_second, created_at, updated_at, track_opens, \
+         track_clicks) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, disabled = EXCLUDED.disabled, \
          active_contact_limit = EXCLUDED.active_contact_limit, \
          rate_limit_per_minute = EXCLUDED.rate_limit_per_minute, \
          send_rate_per_second = EXCLUDED.send_rate_per_second, \
-         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at",
+         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, \
+         track_opens = EXCLUDED.track_opens, track_clicks = EXCLUDED.track_clicks",
     )
     .bind(w.id.as_str())
     .bind(&w.name)
@@ -222,6 +223,8 @@ async fn put_workspace(conn: &mut PgConnection, w: &Workspace) -> Result<(), Sto
     .bind(w.send_rate_per_second)
     .bind(w.created_at)
     .bind(w.updated_at)
+    .bind(w.track_opens)
+    .bind(w.track_clicks)
     .execute(conn)
     .await
     .map_err(error::store)?;
@@ -440,6 +443,17 @@ macro_rules! bind_email {
             .bind($e.created_at)
             .bind($e.sent_at)
             .bind($e.updated_at)
+            .bind($e.lifecycle.delivered_at)
+            .bind($e.lifecycle.opened_at)
+            .bind($e.lifecycle.last_opened_at)
+            .bind(crate::rows::count_i32($e.lifecycle.opens))
+            .bind($e.lifecycle.clicked_at)
+            .bind($e.lifecycle.last_clicked_at)
+            .bind(crate::rows::count_i32($e.lifecycle.clicks))
+            .bind($e.lifecycle.bounced_at)
+            .bind($e.lifecycle.bounce_type.as_ref().map(enum_text))
+            .bind(&$e.lifecycle.bounce_detail)
+            .bind($e.lifecycle.complained_at)
     };
 }
 
@@ -449,7 +463,10 @@ async fn update_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), St
          reply_to = $6, subject = $7, html = $8, text = $9, headers = $10, \
          attachments = $11, template_id = $12, campaign_id = $13, source_type = $14, \
          status = $15, message_id = $16, provider_message_id = $17, error = $18, \
-         created_at = $19, sent_at = $20, updated_at = $21 \
+         created_at = $19, sent_at = $20, updated_at = $21, delivered_at = $22, \
+         opened_at = $23, last_opened_at = $24, opens = $25, clicked_at = $26, \
+         last_clicked_at = $27, clicks = $28, bounced_at = $29, bounce_type = $30, \
+         bounce_detail = $31, complained_at = $32 \
          WHERE workspace_id = $1 AND id = $2",
     );
     let done = bind_email!(query, e)

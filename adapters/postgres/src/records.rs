@@ -1,9 +1,9 @@
 //! Reads of every record but contacts: workspaces, keys, domains, templates, emails, events.
 
 use posthorn_core::model::{
-    ApiKey, Domain, EmailRecord, Event, KeyKind, KeySet, Template, Workspace,
+    ApiKey, Domain, EmailRecord, EmailStats, Event, KeyKind, KeySet, Template, Workspace,
 };
-use posthorn_core::ports::{EventQuery, StoreError, TemplateQuery};
+use posthorn_core::ports::{EmailStatsQuery, EventQuery, StoreError, TemplateQuery};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
 use crate::contacts::{sql_limit, substring_pattern};
@@ -230,4 +230,114 @@ pub(crate) async fn event_names(
     .fetch_all(pool)
     .await
     .map_err(error::store)
+}
+
+/// The newest email whose `column` (`provider_message_id` or `message_id`) is `value`, in
+/// any workspace.
+pub(crate) async fn email_by(
+    pool: &PgPool,
+    column: EmailKey,
+    value: &str,
+) -> Result<Option<EmailRecord>, StoreError> {
+    let sql = match column {
+        EmailKey::ProviderMessageId => concat!(
+            "SELECT ",
+            email_cols!(),
+            " FROM emails WHERE provider_message_id = $1 ORDER BY id DESC LIMIT 1"
+        ),
+        EmailKey::MessageId => concat!(
+            "SELECT ",
+            email_cols!(),
+            " FROM emails WHERE message_id = $1 ORDER BY id DESC LIMIT 1"
+        ),
+    };
+    let row = sqlx::query(sql)
+        .bind(value)
+        .fetch_optional(pool)
+        .await
+        .map_err(error::store)?;
+    row.as_ref().map(rows::email).transpose()
+}
+
+/// Which id [`email_by`] looks an email up by.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EmailKey {
+    /// The transport's id.
+    ProviderMessageId,
+    /// The RFC 5322 Message-ID.
+    MessageId,
+}
+
+/// Outcome counts of the workspace's sent emails matching `q`.
+pub(crate) async fn email_stats(
+    pool: &PgPool,
+    workspace_id: &str,
+    q: &EmailStatsQuery,
+) -> Result<EmailStats, StoreError> {
+    let mut b: QueryBuilder<Postgres> = QueryBuilder::new(
+        "SELECT count(*), \
+         count(*) FILTER (WHERE delivered_at IS NOT NULL OR opened_at IS NOT NULL \
+            OR clicked_at IS NOT NULL OR complained_at IS NOT NULL), \
+         count(*) FILTER (WHERE opened_at IS NOT NULL OR clicked_at IS NOT NULL), \
+         count(*) FILTER (WHERE clicked_at IS NOT NULL), \
+         count(*) FILTER (WHERE bounce_type = 'Permanent'), \
+         count(*) FILTER (WHERE complained_at IS NOT NULL) \
+         FROM emails WHERE sent_at IS NOT NULL AND workspace_id = ",
+    );
+    b.push_bind(workspace_id);
+    if let Some(campaign_id) = &q.campaign_id {
+        b.push(" AND campaign_id = ")
+            .push_bind(campaign_id.as_str());
+    }
+    if let Some(since) = q.sent_since {
+        b.push(" AND sent_at >= ").push_bind(since);
+    }
+    let (sent, delivered, opened, clicked, bounced, complained): (i64, i64, i64, i64, i64, i64) = b
+        .build_query_as()
+        .fetch_one(pool)
+        .await
+        .map_err(error::store)?;
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    Ok(EmailStats {
+        sent: n(sent),
+        delivered: n(delivered),
+        opened: n(opened),
+        clicked: n(clicked),
+        bounced: n(bounced),
+        complained: n(complained),
+    })
+}
+
+/// The secret `name`, storing `candidate` first when there is none. Reads first, so the
+/// usual call (every tracking hit) writes nothing.
+pub(crate) async fn ensure_secret(
+    pool: &PgPool,
+    name: &str,
+    candidate: &[u8],
+) -> Result<Vec<u8>, StoreError> {
+    if let Some(value) = secret(pool, name).await? {
+        return Ok(value);
+    }
+    sqlx::query(
+        "INSERT INTO deployment_secrets (name, value) VALUES ($1, $2) \
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name)
+    .bind(candidate)
+    .execute(pool)
+    .await
+    .map_err(error::store)?;
+    secret(pool, name)
+        .await?
+        .ok_or_else(|| StoreError::Unavailable(format!("secret {name} vanished after insert")))
+}
+
+async fn secret(pool: &PgPool, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    let found: Option<(Vec<u8>,)> =
+        sqlx::query_as("SELECT value FROM deployment_secrets WHERE name = $1")
+            .bind(name)
+            .fetch_optional(pool)
+            .await
+            .map_err(error::store)?;
+    Ok(found.map(|(value,)| value))
 }

@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    Campaign, Contact, DkimKeyPair, Domain, DomainChecks, EmailAddress, EmailRecord, Event, KeySet,
-    Segment, Template, Workspace,
+    Campaign, Contact, DkimKeyPair, Domain, DomainChecks, EmailAddress, EmailLifecycle,
+    EmailRecord, Event, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{Attachment, Mailbox, StoreError};
 use posthorn_core::segment::Condition;
@@ -20,7 +20,7 @@ use crate::error::corrupt;
 macro_rules! workspace_cols {
     () => {
         "id, name, disabled, active_contact_limit, rate_limit_per_minute, \
-         send_rate_per_second, created_at, updated_at"
+         send_rate_per_second, created_at, updated_at, track_opens, track_clicks"
     };
 }
 
@@ -62,7 +62,9 @@ macro_rules! email_cols {
     () => {
         "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, html, \
          text, headers, attachments, template_id, campaign_id, source_type, status, \
-         message_id, provider_message_id, error, created_at, sent_at, updated_at"
+         message_id, provider_message_id, error, created_at, sent_at, updated_at, \
+         delivered_at, opened_at, last_opened_at, opens, clicked_at, last_clicked_at, clicks, \
+         bounced_at, bounce_type, bounce_detail, complained_at"
     };
 }
 
@@ -122,6 +124,11 @@ fn opt_id_of<T: From<String>>(
     get::<Option<String>>(row, table, column).map(|id| id.map(T::from))
 }
 
+/// An open or click counter as stored (an `integer` column; saturates, never wraps).
+pub(crate) fn count_i32(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
 /// The text form of a serde enum (`ACTIVE`, `MARKETING`, ...), as stored.
 pub(crate) fn enum_text<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
@@ -161,6 +168,8 @@ pub(crate) fn workspace(row: &PgRow) -> Result<Workspace, StoreError> {
         rate_limit_per_minute: u32::try_from(per_minute)
             .map_err(|e| corrupt("rate_limit_per_minute", e))?,
         send_rate_per_second: get(row, "workspaces", "send_rate_per_second")?,
+        track_opens: get(row, "workspaces", "track_opens")?,
+        track_clicks: get(row, "workspaces", "track_clicks")?,
         created_at: get(row, "workspaces", "created_at")?,
         updated_at: get(row, "workspaces", "updated_at")?,
     })
@@ -278,6 +287,31 @@ pub(crate) fn email(row: &PgRow) -> Result<EmailRecord, StoreError> {
         created_at: get(row, "emails", "created_at")?,
         sent_at: get(row, "emails", "sent_at")?,
         updated_at: get(row, "emails", "updated_at")?,
+        lifecycle: lifecycle(row)?,
+    })
+}
+
+/// Decodes the lifecycle columns of an `emails` row.
+fn lifecycle(row: &PgRow) -> Result<EmailLifecycle, StoreError> {
+    let count = |column: &str| -> Result<u32, StoreError> {
+        let n: i32 = get(row, "emails", column)?;
+        u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("emails.{column} is {n}")))
+    };
+    let bounce_type: Option<String> = get(row, "emails", "bounce_type")?;
+    Ok(EmailLifecycle {
+        delivered_at: get(row, "emails", "delivered_at")?,
+        opened_at: get(row, "emails", "opened_at")?,
+        last_opened_at: get(row, "emails", "last_opened_at")?,
+        opens: count("opens")?,
+        clicked_at: get(row, "emails", "clicked_at")?,
+        last_clicked_at: get(row, "emails", "last_clicked_at")?,
+        clicks: count("clicks")?,
+        bounced_at: get(row, "emails", "bounced_at")?,
+        bounce_type: bounce_type
+            .map(|t| text_enum("bounce_type", t))
+            .transpose()?,
+        bounce_detail: get(row, "emails", "bounce_detail")?,
+        complained_at: get(row, "emails", "complained_at")?,
     })
 }
 

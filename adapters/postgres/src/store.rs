@@ -6,11 +6,12 @@ use std::collections::HashSet;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, Event, KeySet,
-    Segment, Template, Workspace,
+    ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, EmailStats, Event,
+    KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
+    StoreError, TemplateQuery,
 };
 use posthorn_core::segment::{Condition, EventFact};
 
@@ -122,6 +123,33 @@ impl Store for PgStore {
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError> {
         records::email(&self.pool, workspace_id.as_str(), id.as_str()).await
+    }
+
+    async fn email_by_provider_id(
+        &self,
+        provider_message_id: &str,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        let key = records::EmailKey::ProviderMessageId;
+        records::email_by(&self.pool, key, provider_message_id).await
+    }
+
+    async fn email_by_message_id(
+        &self,
+        message_id: &str,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        records::email_by(&self.pool, records::EmailKey::MessageId, message_id).await
+    }
+
+    async fn email_stats(
+        &self,
+        workspace_id: &WorkspaceId,
+        query: &EmailStatsQuery,
+    ) -> Result<EmailStats, StoreError> {
+        records::email_stats(&self.pool, workspace_id.as_str(), query).await
+    }
+
+    async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
+        records::ensure_secret(&self.pool, name, candidate).await
     }
 
     async fn events(

@@ -8,7 +8,7 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use crate::error;
 use crate::rows::{enum_text, json_text, micros, opt_micros};
 
-/// Rows per statement: 21 columns × 400 rows stays far below SQLite's 32,766 bound
+/// Rows per statement: 32 columns × 400 rows stays far below SQLite's 32,766 bound
 /// parameters.
 const CHUNK: usize = 400;
 
@@ -62,7 +62,18 @@ impl<'a> Inserts<'a> {
                     .push_bind(e.error.clone())
                     .push_bind(micros(e.created_at))
                     .push_bind(opt_micros(e.sent_at))
-                    .push_bind(micros(e.updated_at));
+                    .push_bind(micros(e.updated_at))
+                    .push_bind(opt_micros(e.lifecycle.delivered_at))
+                    .push_bind(opt_micros(e.lifecycle.opened_at))
+                    .push_bind(opt_micros(e.lifecycle.last_opened_at))
+                    .push_bind(i64::from(e.lifecycle.opens))
+                    .push_bind(opt_micros(e.lifecycle.clicked_at))
+                    .push_bind(opt_micros(e.lifecycle.last_clicked_at))
+                    .push_bind(i64::from(e.lifecycle.clicks))
+                    .push_bind(opt_micros(e.lifecycle.bounced_at))
+                    .push_bind(e.lifecycle.bounce_type.as_ref().map(enum_text))
+                    .push_bind(e.lifecycle.bounce_detail.clone())
+                    .push_bind(opt_micros(e.lifecycle.complained_at));
             });
             q.build().execute(&mut *conn).await.map_err(error::store)?;
         }

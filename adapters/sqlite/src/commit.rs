@@ -203,13 +203,14 @@ async fn delete(
 async fn put_workspace(conn: &mut SqliteConnection, w: &Workspace) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO workspaces (id, name, disabled, active_contact_limit, \
-         rate_limit_per_minute, send_rate_per_second, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+         rate_limit_per_minute, send_rate_per_second, created_at, updated_at, track_opens, \
+         track_clicks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, disabled = excluded.disabled, \
          active_contact_limit = excluded.active_contact_limit, \
          rate_limit_per_minute = excluded.rate_limit_per_minute, \
          send_rate_per_second = excluded.send_rate_per_second, \
-         created_at = excluded.created_at, updated_at = excluded.updated_at",
+         created_at = excluded.created_at, updated_at = excluded.updated_at, \
+         track_opens = excluded.track_opens, track_clicks = excluded.track_clicks",
     )
     .bind(w.id.as_str())
     .bind(w.name.clone())
@@ -219,6 +220,8 @@ async fn put_workspace(conn: &mut SqliteConnection, w: &Workspace) -> Result<(),
     .bind(w.send_rate_per_second)
     .bind(micros(w.created_at))
     .bind(micros(w.updated_at))
+    .bind(w.track_opens)
+    .bind(w.track_clicks)
     .execute(conn)
     .await
     .map_err(error::store)?;
@@ -404,7 +407,10 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
          reply_to = ?6, subject = ?7, html = ?8, text = ?9, headers = ?10, \
          attachments = ?11, template_id = ?12, campaign_id = ?13, source_type = ?14, \
          status = ?15, message_id = ?16, provider_message_id = ?17, error = ?18, \
-         created_at = ?19, sent_at = ?20, updated_at = ?21 \
+         created_at = ?19, sent_at = ?20, updated_at = ?21, delivered_at = ?22, \
+         opened_at = ?23, last_opened_at = ?24, opens = ?25, clicked_at = ?26, \
+         last_clicked_at = ?27, clicks = ?28, bounced_at = ?29, bounce_type = ?30, \
+         bounce_detail = ?31, complained_at = ?32 \
          WHERE workspace_id = ?1 AND id = ?2",
     )
     .bind(e.workspace_id.as_str())
@@ -428,6 +434,17 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
     .bind(micros(e.created_at))
     .bind(opt_micros(e.sent_at))
     .bind(micros(e.updated_at))
+    .bind(opt_micros(e.lifecycle.delivered_at))
+    .bind(opt_micros(e.lifecycle.opened_at))
+    .bind(opt_micros(e.lifecycle.last_opened_at))
+    .bind(i64::from(e.lifecycle.opens))
+    .bind(opt_micros(e.lifecycle.clicked_at))
+    .bind(opt_micros(e.lifecycle.last_clicked_at))
+    .bind(i64::from(e.lifecycle.clicks))
+    .bind(opt_micros(e.lifecycle.bounced_at))
+    .bind(e.lifecycle.bounce_type.as_ref().map(enum_text))
+    .bind(e.lifecycle.bounce_detail.clone())
+    .bind(opt_micros(e.lifecycle.complained_at))
     .execute(conn)
     .await
     .map_err(error::store)?;

@@ -1,9 +1,9 @@
 //! Reads of every record but contacts: workspaces, keys, domains, templates, emails, events.
 
 use posthorn_core::model::{
-    ApiKey, Domain, EmailRecord, Event, KeyKind, KeySet, Template, Workspace,
+    ApiKey, Domain, EmailRecord, EmailStats, Event, KeyKind, KeySet, Template, Workspace,
 };
-use posthorn_core::ports::{EventQuery, StoreError, TemplateQuery};
+use posthorn_core::ports::{EmailStatsQuery, EventQuery, StoreError, TemplateQuery};
 use sqlx::{QueryBuilder, Sqlite, SqlitePool};
 
 use crate::error;
@@ -239,4 +239,110 @@ pub(crate) async fn event_names(
         .fetch_all(pool)
         .await
         .map_err(error::store)
+}
+
+/// Which id [`email_by`] looks an email up by.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum EmailKey {
+    /// The transport's id.
+    ProviderMessageId,
+    /// The RFC 5322 Message-ID.
+    MessageId,
+}
+
+/// The newest email carrying `value` as its provider message id or Message-ID, in any
+/// workspace.
+pub(crate) async fn email_by(
+    pool: &SqlitePool,
+    key: EmailKey,
+    value: &str,
+) -> Result<Option<EmailRecord>, StoreError> {
+    let sql = match key {
+        EmailKey::ProviderMessageId => concat!(
+            "SELECT ",
+            email_cols!(),
+            " FROM emails WHERE provider_message_id = ? ORDER BY id DESC LIMIT 1"
+        ),
+        EmailKey::MessageId => concat!(
+            "SELECT ",
+            email_cols!(),
+            " FROM emails WHERE message_id = ? ORDER BY id DESC LIMIT 1"
+        ),
+    };
+    let row = sqlx::query(sql)
+        .bind(value.to_string())
+        .fetch_optional(pool)
+        .await
+        .map_err(error::store)?;
+    row.as_ref().map(rows::email).transpose()
+}
+
+/// Outcome counts of the workspace's sent emails matching `q`.
+pub(crate) async fn email_stats(
+    pool: &SqlitePool,
+    workspace_id: &str,
+    q: &EmailStatsQuery,
+) -> Result<EmailStats, StoreError> {
+    let mut b = QueryBuilder::<Sqlite>::new(
+        "SELECT count(*), \
+         count(*) FILTER (WHERE delivered_at IS NOT NULL OR opened_at IS NOT NULL \
+            OR clicked_at IS NOT NULL OR complained_at IS NOT NULL), \
+         count(*) FILTER (WHERE opened_at IS NOT NULL OR clicked_at IS NOT NULL), \
+         count(*) FILTER (WHERE clicked_at IS NOT NULL), \
+         count(*) FILTER (WHERE bounce_type = 'Permanent'), \
+         count(*) FILTER (WHERE complained_at IS NOT NULL) \
+         FROM emails WHERE sent_at IS NOT NULL AND workspace_id = ",
+    );
+    b.push_bind(workspace_id.to_string());
+    if let Some(campaign_id) = &q.campaign_id {
+        b.push(" AND campaign_id = ")
+            .push_bind(campaign_id.as_str().to_string());
+    }
+    if let Some(since) = q.sent_since {
+        b.push(" AND sent_at >= ").push_bind(rows::micros(since));
+    }
+    let (sent, delivered, opened, clicked, bounced, complained): (i64, i64, i64, i64, i64, i64) = b
+        .build_query_as()
+        .fetch_one(pool)
+        .await
+        .map_err(error::store)?;
+    Ok(EmailStats {
+        sent: count(sent),
+        delivered: count(delivered),
+        opened: count(opened),
+        clicked: count(clicked),
+        bounced: count(bounced),
+        complained: count(complained),
+    })
+}
+
+/// The secret `name` if stored.
+pub(crate) async fn secret(pool: &SqlitePool, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+    let found: Option<(Vec<u8>,)> =
+        sqlx::query_as("SELECT value FROM deployment_secrets WHERE name = ?")
+            .bind(name.to_string())
+            .fetch_optional(pool)
+            .await
+            .map_err(error::store)?;
+    Ok(found.map(|(value,)| value))
+}
+
+/// Stores `candidate` as the secret `name` unless one is stored; returns the stored one.
+pub(crate) async fn ensure_secret(
+    writer: &SqlitePool,
+    name: &str,
+    candidate: &[u8],
+) -> Result<Vec<u8>, StoreError> {
+    sqlx::query(
+        "INSERT INTO deployment_secrets (name, value) VALUES (?, ?) \
+         ON CONFLICT (name) DO NOTHING",
+    )
+    .bind(name.to_string())
+    .bind(candidate.to_vec())
+    .execute(writer)
+    .await
+    .map_err(error::store)?;
+    secret(writer, name)
+        .await?
+        .ok_or_else(|| StoreError::Unavailable(format!("secret {name} vanished after insert")))
 }

@@ -7,8 +7,8 @@
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    Campaign, Contact, DkimKeyPair, Domain, EmailAddress, EmailRecord, Event, KeySet, Segment,
-    Template, Workspace,
+    Campaign, Contact, DkimKeyPair, Domain, EmailAddress, EmailLifecycle, EmailRecord, Event,
+    KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{Attachment, Mailbox, StoreError};
 use posthorn_core::segment::Condition;
@@ -24,7 +24,7 @@ use crate::error::corrupt;
 macro_rules! workspace_cols {
     () => {
         "id, name, disabled, active_contact_limit, rate_limit_per_minute, \
-         send_rate_per_second, created_at, updated_at"
+         send_rate_per_second, created_at, updated_at, track_opens, track_clicks"
     };
 }
 
@@ -66,7 +66,9 @@ macro_rules! email_cols {
     () => {
         "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, html, \
          text, headers, attachments, template_id, campaign_id, source_type, status, \
-         message_id, provider_message_id, error, created_at, sent_at, updated_at"
+         message_id, provider_message_id, error, created_at, sent_at, updated_at, \
+         delivered_at, opened_at, last_opened_at, opens, clicked_at, last_clicked_at, clicks, \
+         bounced_at, bounce_type, bounce_detail, complained_at"
     };
 }
 
@@ -208,6 +210,8 @@ pub(crate) fn workspace(row: &SqliteRow) -> Result<Workspace, StoreError> {
         rate_limit_per_minute: u32::try_from(per_minute)
             .map_err(|e| corrupt("rate_limit_per_minute", e))?,
         send_rate_per_second: get(row, "send_rate_per_second")?,
+        track_opens: get(row, "track_opens")?,
+        track_clicks: get(row, "track_clicks")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
     })
@@ -324,6 +328,31 @@ pub(crate) fn email(row: &SqliteRow) -> Result<EmailRecord, StoreError> {
         created_at: time(row, "created_at")?,
         sent_at: opt_time(row, "sent_at")?,
         updated_at: time(row, "updated_at")?,
+        lifecycle: lifecycle(row)?,
+    })
+}
+
+/// Decodes the lifecycle columns of an `emails` row.
+fn lifecycle(row: &SqliteRow) -> Result<EmailLifecycle, StoreError> {
+    let count = |column: &str| -> Result<u32, StoreError> {
+        let n: i64 = get(row, column)?;
+        u32::try_from(n).map_err(|_| StoreError::Corrupt(format!("emails.{column} is {n}")))
+    };
+    let bounce_type: Option<String> = get(row, "bounce_type")?;
+    Ok(EmailLifecycle {
+        delivered_at: opt_time(row, "delivered_at")?,
+        opened_at: opt_time(row, "opened_at")?,
+        last_opened_at: opt_time(row, "last_opened_at")?,
+        opens: count("opens")?,
+        clicked_at: opt_time(row, "clicked_at")?,
+        last_clicked_at: opt_time(row, "last_clicked_at")?,
+        clicks: count("clicks")?,
+        bounced_at: opt_time(row, "bounced_at")?,
+        bounce_type: bounce_type
+            .map(|t| text_enum("bounce_type", t))
+            .transpose()?,
+        bounce_detail: get(row, "bounce_detail")?,
+        complained_at: opt_time(row, "complained_at")?,
     })
 }
 

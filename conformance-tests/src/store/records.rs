@@ -43,6 +43,8 @@ pub async fn workspaces_put_get_list(p: &StorePorts) {
     changed.active_contact_limit = Some(1000);
     changed.rate_limit_per_minute = 10;
     changed.send_rate_per_second = 2.5;
+    changed.track_opens = false;
+    changed.track_clicks = false;
     changed.updated_at = secs(now, 20);
     commit(
         p.store.as_ref(),

@@ -8,9 +8,9 @@ use super::{check_page, Caller, PageRequest, Patch};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
     AudienceType, Campaign, CampaignId, CampaignStatus, ContactId, EmailAddress, EmailCounts,
-    Segment, SegmentId, SegmentType,
+    EmailStats, Segment, SegmentId, SegmentType,
 };
-use crate::ports::{ChangeSet, Clock, JobPayload, NewJob, StoreError, Write};
+use crate::ports::{ChangeSet, Clock, EmailStatsQuery, JobPayload, NewJob, StoreError, Write};
 use crate::segment::{Condition, Field, Filter, Group, Logic, Operator};
 use crate::Engine;
 
@@ -21,6 +21,8 @@ pub struct CampaignView {
     pub campaign: Campaign,
     /// Its emails by status.
     pub counts: EmailCounts,
+    /// Its recipients by outcome (delivered, first open, first click, bounce, complaint).
+    pub outcomes: EmailStats,
     /// The audience segment, when SEGMENT.
     pub segment: Option<Segment>,
 }
@@ -172,6 +174,14 @@ impl Engine {
             .store
             .campaign_email_counts(&campaign.workspace_id, &campaign.id)
             .await?;
+        let query = EmailStatsQuery {
+            campaign_id: Some(campaign.id.clone()),
+            sent_since: None,
+        };
+        let outcomes = self
+            .store
+            .email_stats(&campaign.workspace_id, &query)
+            .await?;
         let segment = match &campaign.segment_id {
             Some(id) => self.store.segment(&campaign.workspace_id, id).await?,
             None => None,
@@ -179,6 +189,7 @@ impl Engine {
         Ok(CampaignView {
             campaign,
             counts,
+            outcomes,
             segment,
         })
     }

@@ -7,6 +7,7 @@ pub mod dead_jobs;
 pub mod domains;
 pub mod events;
 pub mod keys;
+pub mod lifecycle;
 pub mod membership;
 pub mod segments;
 pub mod send;

@@ -48,6 +48,10 @@ pub struct WorkspacePatch {
     pub rate_limit_per_minute: Option<u32>,
     /// New send rate per second.
     pub send_rate_per_second: Option<f64>,
+    /// Switch the open pixel on or off.
+    pub track_opens: Option<bool>,
+    /// Switch click tracking on or off.
+    pub track_clicks: Option<bool>,
 }
 
 /// `POST /admin/workspaces/{id}/domains`: a sender (and inbound) domain.
@@ -98,6 +102,12 @@ impl WorkspacePatch {
         }
         if let Some(n) = self.send_rate_per_second {
             ws.send_rate_per_second = n;
+        }
+        if let Some(on) = self.track_opens {
+            ws.track_opens = on;
+        }
+        if let Some(on) = self.track_clicks {
+            ws.track_clicks = on;
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::ports::{
 };
 use crate::render::{Escape, RenderError, Template};
 use crate::segment::Condition;
+use crate::tracking::Tracker;
 use crate::Engine;
 
 use super::JobOutcome;
@@ -195,8 +196,14 @@ impl Engine {
             .contacts_matching(ws, audience, &query, now)
             .await?;
         let mut writes = Vec::with_capacity(recipients.len() * 2);
+        let (opens, clicks) = match self.store.workspace(ws).await? {
+            Some(w) => (w.track_opens, w.track_clicks),
+            None => (true, true),
+        };
+        let tracker = self.tracker(opens, clicks).await?;
         for contact in &recipients {
-            let email = message.email_for(&*self.clock, campaign, contact, now);
+            let email =
+                message.email_with_links(&*self.clock, campaign, contact, Some(&tracker), now);
             if email.status == EmailStatus::Queued {
                 writes.push(Write::EnqueueJob(NewJob::at(
                     &*self.clock,
@@ -286,12 +293,29 @@ impl CampaignMessage {
         contact: &Contact,
         now: chrono::DateTime<chrono::Utc>,
     ) -> EmailRecord {
+        self.email_with_links(clock, campaign, contact, None, now)
+    }
+
+    /// [`Self::email_for`] with `{{unsubscribeUrl}}`, the `List-Unsubscribe` headers, the
+    /// footer link and the tracking `tracker` switches on (none of them without one).
+    pub fn email_with_links(
+        &self,
+        clock: &dyn Clock,
+        campaign: &Campaign,
+        contact: &Contact,
+        tracker: Option<&Tracker>,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> EmailRecord {
+        let unsubscribe = tracker.map(|t| t.unsubscribe_url(&campaign.workspace_id, &contact.id));
         let rendered = self
             .compiled
             .as_ref()
             .map_err(Clone::clone)
             .and_then(|(subject, body)| {
-                let ctx = render_context(&contact.data, contact);
+                let mut ctx = render_context(&contact.data, contact);
+                if let (serde_json::Value::Object(map), Some(url)) = (&mut ctx, &unsubscribe) {
+                    map.insert("unsubscribeUrl".into(), serde_json::json!(url));
+                }
                 Ok((subject.render(&ctx)?, body.render(&ctx)?))
             });
         let (subject, html, status, error) = match rendered {
@@ -317,7 +341,7 @@ impl CampaignMessage {
             .rsplit_once('@')
             .map(|(_, d)| d)
             .unwrap_or("localhost");
-        EmailRecord {
+        let mut email = EmailRecord {
             message_id: format!("{id}@{domain}"),
             id,
             workspace_id: campaign.workspace_id.clone(),
@@ -345,6 +369,11 @@ impl CampaignMessage {
             created_at: now,
             sent_at: None,
             updated_at: now,
+            lifecycle: Default::default(),
+        };
+        if let (Some(tracker), EmailStatus::Queued) = (tracker, email.status) {
+            tracker.decorate(&mut email, unsubscribe.as_deref());
         }
+        email
     }
 }

@@ -95,4 +95,123 @@ pub struct EmailRecord {
     /// Last change.
     #[serde(with = "crate::model::timestamp")]
     pub updated_at: DateTime<Utc>,
+    /// What happened to it after it was sent: delivery, opens, clicks, bounce, complaint.
+    #[serde(flatten)]
+    pub lifecycle: EmailLifecycle,
+}
+
+/// Whether a bounce is for good (the address does not exist) or may pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BounceType {
+    /// The recipient cannot receive mail: the contact is unsubscribed.
+    Permanent,
+    /// A passing failure (mailbox full, policy, relay): recorded for visibility only.
+    Transient,
+}
+
+/// The feedback an email collected after it was sent; every field starts empty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmailLifecycle {
+    /// When the provider confirmed delivery (the first confirmation).
+    #[serde(with = "crate::model::timestamp::option", default)]
+    pub delivered_at: Option<DateTime<Utc>>,
+    /// First open.
+    #[serde(with = "crate::model::timestamp::option", default)]
+    pub opened_at: Option<DateTime<Utc>>,
+    /// Latest counted open (repeats within a second of it collapse into it).
+    #[serde(with = "crate::model::timestamp::option", default)]
+    pub last_opened_at: Option<DateTime<Utc>>,
+    /// Counted opens.
+    #[serde(default)]
+    pub opens: u32,
+    /// First click.
+    #[serde(with = "crate::model::timestamp::option", default)]
+    pub clicked_at: Option<DateTime<Utc>>,
+    /// Latest counted click (repeats within a second of it collapse into it).
+    #[serde(with = "crate::model::timestamp::option", default)]
+    pub last_clicked_at: Option<DateTime<Utc>>,
+    /// Counted clicks.
+    #[serde(default)]
+    pub clicks: u32,
+    /// When the (latest recorded) bounce arrived.
+    #[serde(with = "crate::model::timestamp::option", default)]
+    pub bounced_at: Option<DateTime<Utc>>,
+    /// Permanent or transient; a permanent bounce is never replaced by a transient one.
+    #[serde(default)]
+    pub bounce_type: Option<BounceType>,
+    /// The provider's or the receiving server's words about the bounce.
+    #[serde(default)]
+    pub bounce_detail: Option<String>,
+    /// When the recipient marked it as spam.
+    #[serde(with = "crate::model::timestamp::option", default)]
+    pub complained_at: Option<DateTime<Utc>>,
+}
+
+/// Recipient counts of a set of emails, by what happened to each (first open, first
+/// click: an email counts once however often it was opened).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EmailStats {
+    /// Emails handed to the transport (`sent_at` set).
+    pub sent: u64,
+    /// Of those, delivery confirmed (or proven by an open, click or complaint).
+    pub delivered: u64,
+    /// Opened at least once (or clicked).
+    pub opened: u64,
+    /// Clicked at least once.
+    pub clicked: u64,
+    /// Bounced permanently.
+    pub bounced: u64,
+    /// Marked as spam.
+    pub complained: u64,
+}
+
+impl EmailStatus {
+    /// Whether the email reached an outcome that nothing later replaces.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            Self::Bounced | Self::Complained | Self::Failed | Self::Cancelled
+        )
+    }
+
+    /// Position on the forward path QUEUED → SENT → DELIVERED → OPENED → CLICKED.
+    fn rank(self) -> u8 {
+        match self {
+            Self::Queued => 0,
+            Self::Sent => 1,
+            Self::Delivered => 2,
+            Self::Opened => 3,
+            Self::Clicked => 4,
+            _ => 5,
+        }
+    }
+
+    /// The status after news of `next`: a terminal status stays, a terminal `next` wins
+    /// over any non-terminal one, and otherwise the status only moves forward (a late
+    /// delivery never undoes an open, nothing undoes a bounce).
+    pub fn advance(self, next: EmailStatus) -> EmailStatus {
+        if self.is_terminal() {
+            self
+        } else if next.is_terminal() || next.rank() > self.rank() {
+            next
+        } else {
+            self
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EmailStatus as S;
+
+    #[test]
+    fn status_only_moves_forward() {
+        assert_eq!(S::Sent.advance(S::Delivered), S::Delivered);
+        assert_eq!(S::Opened.advance(S::Delivered), S::Opened);
+        assert_eq!(S::Bounced.advance(S::Delivered), S::Bounced);
+        assert_eq!(S::Clicked.advance(S::Complained), S::Complained);
+        assert_eq!(S::Complained.advance(S::Bounced), S::Complained);
+        assert_eq!(S::Queued.advance(S::Bounced), S::Bounced);
+    }
 }

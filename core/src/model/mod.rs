@@ -18,7 +18,7 @@ pub use contact::{merge_data, Contact, ContactStatus};
 pub use domain::{
     parse_domain_name, DkimKeyPair, Domain, DomainChecks, DomainRecord, RecordStatus,
 };
-pub use email::{EmailRecord, EmailStatus, SourceType};
+pub use email::{BounceType, EmailLifecycle, EmailRecord, EmailStats, EmailStatus, SourceType};
 #[cfg(feature = "openapi")]
 pub use email_address::EMAIL_PATTERN;
 pub use email_address::{EmailAddress, EmailAddressError};

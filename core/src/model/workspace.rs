@@ -24,6 +24,13 @@ pub struct Workspace {
     pub rate_limit_per_minute: u32,
     /// Emails handed to the transport per second.
     pub send_rate_per_second: f64,
+    /// Whether HTML mail gets the open pixel (unless a send turns tracking off).
+    #[serde(default = "on")]
+    pub track_opens: bool,
+    /// Whether links in HTML mail go through the click redirect (unless a send turns
+    /// tracking off).
+    #[serde(default = "on")]
+    pub track_clicks: bool,
     /// Creation time.
     #[serde(with = "super::timestamp")]
     pub created_at: DateTime<Utc>,
@@ -47,8 +54,15 @@ impl Workspace {
             active_contact_limit: None,
             rate_limit_per_minute: Self::DEFAULT_RATE_LIMIT_PER_MINUTE,
             send_rate_per_second: Self::DEFAULT_SEND_RATE_PER_SECOND,
+            track_opens: true,
+            track_clicks: true,
             created_at: now,
             updated_at: now,
         }
     }
+}
+
+/// Tracking is on unless switched off.
+fn on() -> bool {
+    true
 }

@@ -16,8 +16,8 @@ pub use dns::{Dns, DnsError, RecordKind};
 pub use jobs::{ClaimedJob, DeadJob, JobPayload, JobStats, Jobs, NewJob};
 pub use rate_limit::{window_bounds, Quota, RateDecision, RateLimiter};
 pub use store::{
-    ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,
-    Write,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
+    StoreError, TemplateQuery, Write,
 };
 pub use transport::{
     Attachment, DkimSigning, MailTransport, Mailbox, OutgoingMessage, TransportError,

@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 
 use crate::model::{
     Campaign, CampaignId, CampaignStatus, Contact, ContactId, DkimKeyPair, Domain, DomainId,
-    EmailCounts, EmailId, EmailRecord, Event, KeySet, KeySetId, Segment, SegmentId, Template,
-    TemplateId, TemplateType, Workspace, WorkspaceId,
+    EmailCounts, EmailId, EmailRecord, EmailStats, Event, KeySet, KeySetId, Segment, SegmentId,
+    Template, TemplateId, TemplateType, Workspace, WorkspaceId,
 };
 use crate::segment::{Condition, EventFact};
 
@@ -226,6 +226,15 @@ pub struct EventQuery {
     pub limit: usize,
 }
 
+/// Which emails [`Store::email_stats`] counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmailStatsQuery {
+    /// Only emails of this campaign.
+    pub campaign_id: Option<CampaignId>,
+    /// Only emails sent at or after this time (emails never sent are never counted).
+    pub sent_since: Option<DateTime<Utc>>,
+}
+
 /// Which contacts a condition query walks, in ascending id order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MatchQuery {
@@ -330,6 +339,35 @@ pub trait Store: Send + Sync {
         workspace_id: &WorkspaceId,
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError>;
+
+    /// The email whose transport-assigned id is `provider_message_id`, in any workspace
+    /// (provider feedback does not name the workspace). Indexed. When several match (a
+    /// provider reusing ids), the newest.
+    async fn email_by_provider_id(
+        &self,
+        provider_message_id: &str,
+    ) -> Result<Option<EmailRecord>, StoreError>;
+    /// The email whose RFC 5322 Message-ID is `message_id` as stored (without angle
+    /// brackets), in any workspace. Indexed. When several match, the newest.
+    async fn email_by_message_id(
+        &self,
+        message_id: &str,
+    ) -> Result<Option<EmailRecord>, StoreError>;
+    /// Counts of the workspace's emails matching `query` by outcome (see [`EmailStats`]):
+    /// only emails with `sent_at` set count; `clicked` by `clicked_at`, `opened` by
+    /// `opened_at` or `clicked_at` (a click proves the open a blocked pixel missed),
+    /// `delivered` by `delivered_at` or any of those or `complained_at` (each proves
+    /// delivery), `bounced` by a Permanent `bounce_type`, `complained` by `complained_at`.
+    async fn email_stats(
+        &self,
+        workspace_id: &WorkspaceId,
+        query: &EmailStatsQuery,
+    ) -> Result<EmailStats, StoreError>;
+
+    /// The deployment-wide secret called `name`: stores `candidate` when there is none yet
+    /// and returns the stored value. Atomic: processes racing to create it all get the same
+    /// value (the first stored), so every process of a deployment signs alike.
+    async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError>;
 
     /// Events matching `query`, newest first.
     async fn events(

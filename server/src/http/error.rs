@@ -133,6 +133,7 @@ fn not_found_code(resource: Resource) -> &'static str {
         | Resource::Domain
         | Resource::Email
         | Resource::Job => "NOT_FOUND",
+        Resource::Link => "LINK_NOT_FOUND",
     }
 }
 

@@ -145,6 +145,19 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
             routes::domains::delete
         ))
         .routes(routes!(routes::domains::verify))
+        .routes(routes!(routes::stats::stats))
+}
+
+/// The links in sent mail (open pixel, click redirect, unsubscribe): no key, no API rate
+/// limit; the signed token in the path is the authority.
+pub fn link_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(routes::links::open))
+        .routes(routes!(routes::links::click))
+        .routes(routes!(
+            routes::links::unsubscribe_page,
+            routes::links::unsubscribe
+        ))
 }
 
 /// The operator API (the admin token): every route with its documentation.
@@ -175,7 +188,10 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(state.clone(), time_limit::within_limit))
         .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
+    let links =
+        link_routes().route_layer(from_fn_with_state(state.clone(), time_limit::within_limit));
     let (app, _) = system_routes()
+        .merge(links)
         .merge(workspace_api)
         .merge(admin_api)
         .split_for_parts();

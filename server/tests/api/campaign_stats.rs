@@ -2,26 +2,30 @@
 //! them.
 
 use posthorn_core::model::EmailId;
-use posthorn_core::model::EmailStatus;
-use posthorn_core::ports::{ChangeSet, TransportError, Write};
+use posthorn_core::model::{BounceType, EmailStatus};
+use posthorn_core::ports::{Clock, TransportError};
 use serde_json::{json, Value};
 
 use crate::campaigns::{create, drain, seed};
 use crate::harness::TestApp;
 
-/// Moves an email to `status`, as the provider's notifications would.
+/// Records the feedback that brings an email to `status`, as the tracking endpoints and
+/// the provider's notifications do.
 async fn set_status(app: &TestApp, email_id: &str, status: EmailStatus) {
-    let mut email = app
-        .engine
-        .store
-        .email(&app.ws(), &EmailId::from(email_id))
-        .await
-        .expect("store")
-        .expect("email");
-    email.status = status;
-    let mut changes = ChangeSet::new();
-    changes.push(Write::UpdateEmail(email));
-    app.engine.store.commit(changes).await.expect("commit");
+    let (ws, id, now) = (app.ws(), EmailId::from(email_id), app.clock.now());
+    let e = &app.engine;
+    let done = match status {
+        EmailStatus::Delivered => e.record_delivery(&ws, &id, now).await,
+        EmailStatus::Opened => e.record_open(&ws, &id, now).await,
+        EmailStatus::Clicked => e.record_click(&ws, &id, "https://x.example/", now).await,
+        EmailStatus::Bounced => {
+            e.record_bounce(&ws, &id, BounceType::Permanent, None, now)
+                .await
+        }
+        EmailStatus::Complained => e.record_complaint(&ws, &id, now).await,
+        other => panic!("no feedback leads to {other:?}"),
+    };
+    assert!(done.expect("recorded").is_some_and(|r| r.changed));
 }
 
 fn rate(stats: &Value, key: &str) -> f64 {

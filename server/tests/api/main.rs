@@ -22,5 +22,6 @@ mod store_errors;
 mod templates;
 mod time_limit;
 mod track;
+mod tracking;
 mod unavailable;
 mod verify;

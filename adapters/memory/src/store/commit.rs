@@ -212,7 +212,7 @@ fn apply(
                     )));
                 }
             }
-            let old = data.replace_email(&id, Some(email));
+            let old = state.replace_email(&ws, &id, Some(email));
             undo.push(Undo::Email(ws, id, old));
         }
         Write::UpdateEmail(email) => {
@@ -232,7 +232,7 @@ fn apply(
                     )));
                 }
             }
-            let old = data.replace_email(&id, Some(email));
+            let old = state.replace_email(&ws, &id, Some(email));
             undo.push(Undo::Email(ws, id, old));
         }
         Write::AppendEvent(event) => {
@@ -342,7 +342,7 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
                 state.data_mut(&ws).replace_template(&id, old);
             }
             Undo::Email(ws, id, old) => {
-                state.data_mut(&ws).replace_email(&id, old);
+                state.replace_email(&ws, &id, old);
             }
             Undo::Event(ws, key, old) => {
                 state.data_mut(&ws).replace_event(&key, old);

@@ -12,11 +12,12 @@ use std::sync::{Mutex, RwLock, RwLockReadGuard};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, Event, KeySet,
-    Segment, Template, Workspace,
+    ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, EmailStats, Event,
+    KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, Store, StoreError, TemplateQuery,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
+    StoreError, TemplateQuery,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use tokio::sync::Notify;
@@ -227,6 +228,39 @@ impl Store for MemoryStore {
         let state = self.read();
         let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
         Ok(email.cloned())
+    }
+
+    async fn email_by_provider_id(
+        &self,
+        provider_message_id: &str,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        let state = self.read();
+        Ok(state.email_by_index(&state.provider_ids, provider_message_id))
+    }
+
+    async fn email_by_message_id(
+        &self,
+        message_id: &str,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        let state = self.read();
+        Ok(state.email_by_index(&state.message_ids, message_id))
+    }
+
+    async fn email_stats(
+        &self,
+        workspace_id: &WorkspaceId,
+        query: &EmailStatsQuery,
+    ) -> Result<EmailStats, StoreError> {
+        Ok(reads::email_stats(&self.read(), workspace_id, query))
+    }
+
+    async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let stored = state
+            .secrets
+            .entry(name.to_owned())
+            .or_insert_with(|| candidate.to_vec());
+        Ok(stored.clone())
     }
 
     async fn events(

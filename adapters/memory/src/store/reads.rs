@@ -6,10 +6,12 @@ use std::ops::Bound;
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
-    ApiKey, Campaign, CampaignStatus, Contact, ContactStatus, Domain, EmailCounts, Event, KeySet,
-    Segment, SegmentType, Template,
+    ApiKey, BounceType, Campaign, CampaignStatus, Contact, ContactStatus, Domain, EmailCounts,
+    EmailRecord, EmailStats, Event, KeySet, Segment, SegmentType, Template,
 };
-use posthorn_core::ports::{ContactPage, ContactQuery, EventQuery, MatchQuery, TemplateQuery};
+use posthorn_core::ports::{
+    ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, TemplateQuery,
+};
 use posthorn_core::segment::{self, Condition, ContactFacts, EventFact, Field};
 
 use super::state::{EventKey, State, WorkspaceData};
@@ -538,4 +540,44 @@ pub(super) fn campaign_email_counts(
         .and_then(|d| d.campaign_counts.get(campaign_id))
         .copied()
         .unwrap_or_default()
+}
+
+/// Outcome counts of the workspace's sent emails matching `query`.
+pub(super) fn email_stats(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    query: &EmailStatsQuery,
+) -> EmailStats {
+    let mut stats = EmailStats::default();
+    let Some(data) = state.data.get(workspace_id) else {
+        return stats;
+    };
+    let emails: Box<dyn Iterator<Item = &EmailRecord>> = match &query.campaign_id {
+        Some(campaign_id) => Box::new(
+            data.campaign_recipients
+                .get(campaign_id)
+                .into_iter()
+                .flat_map(|r| r.values())
+                .filter_map(|id| data.emails.get(id)),
+        ),
+        None => Box::new(data.emails.values()),
+    };
+    for email in emails {
+        let Some(sent_at) = email.sent_at else {
+            continue;
+        };
+        if query.sent_since.is_some_and(|since| sent_at < since) {
+            continue;
+        }
+        let l = &email.lifecycle;
+        stats.sent += 1;
+        let opened = l.opened_at.is_some() || l.clicked_at.is_some();
+        let delivered = l.delivered_at.is_some() || opened || l.complained_at.is_some();
+        stats.delivered += u64::from(delivered);
+        stats.opened += u64::from(opened);
+        stats.clicked += u64::from(l.clicked_at.is_some());
+        stats.bounced += u64::from(l.bounce_type == Some(BounceType::Permanent));
+        stats.complained += u64::from(l.complained_at.is_some());
+    }
+    stats
 }

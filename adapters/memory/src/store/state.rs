@@ -38,6 +38,12 @@ pub(crate) struct State {
     pub(crate) key_hashes: HashMap<String, (WorkspaceId, KeySetId, KeyKind)>,
     /// Records per workspace.
     pub(crate) data: HashMap<WorkspaceId, WorkspaceData>,
+    /// Provider message id → the emails carrying it, as (email id, workspace id).
+    pub(crate) provider_ids: HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
+    /// Message-ID → the emails carrying it, as (email id, workspace id).
+    pub(crate) message_ids: HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
+    /// Deployment-wide secrets by name.
+    pub(crate) secrets: HashMap<String, Vec<u8>>,
 }
 
 /// The records of one workspace.
@@ -83,6 +89,49 @@ pub(crate) struct WorkspaceData {
 }
 
 impl State {
+    /// Stores `new` (or removes) the email `id` of `workspace_id`, keeping the deployment-wide
+    /// id indexes in step; returns what was there.
+    pub(crate) fn replace_email(
+        &mut self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+        new: Option<EmailRecord>,
+    ) -> Option<EmailRecord> {
+        let key = (id.clone(), workspace_id.clone());
+        let old = self.data_mut(workspace_id).replace_email(id, new.clone());
+        if let Some(old) = &old {
+            unindex(&mut self.message_ids, Some(&old.message_id), &key);
+            unindex(
+                &mut self.provider_ids,
+                old.provider_message_id.as_ref(),
+                &key,
+            );
+        }
+        if let Some(new) = &new {
+            self.message_ids
+                .entry(new.message_id.clone())
+                .or_default()
+                .insert(key.clone());
+            if let Some(provider_id) = &new.provider_message_id {
+                self.provider_ids
+                    .entry(provider_id.clone())
+                    .or_default()
+                    .insert(key);
+            }
+        }
+        old
+    }
+
+    /// The newest email indexed under `value` in `index`.
+    pub(crate) fn email_by_index(
+        &self,
+        index: &HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
+        value: &str,
+    ) -> Option<EmailRecord> {
+        let (id, ws) = index.get(value)?.iter().next_back()?;
+        self.data.get(ws)?.emails.get(id).cloned()
+    }
+
     /// The records of `workspace_id`, created empty when missing.
     pub(crate) fn data_mut(&mut self, workspace_id: &WorkspaceId) -> &mut WorkspaceData {
         self.data.entry(workspace_id.clone()).or_default()
@@ -478,6 +527,21 @@ fn remove_from_index(index: &mut BTreeMap<String, BTreeSet<EventKey>>, name: &st
         keys.remove(key);
         if keys.is_empty() {
             index.remove(name);
+        }
+    }
+}
+
+/// Removes `key` from the entry `value` of `index`, dropping the entry when it empties.
+fn unindex(
+    index: &mut HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
+    value: Option<&String>,
+    key: &(EmailId, WorkspaceId),
+) {
+    let Some(value) = value else { return };
+    if let Some(set) = index.get_mut(value) {
+        set.remove(key);
+        if set.is_empty() {
+            index.remove(value);
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct SendEmail {
     pub reply: Option<EmailAddress>,
     /// Attachments, decoded (at most [`MAX_ATTACHMENTS`], [`MAX_ATTACHMENT_BYTES`] in all).
     pub attachments: Vec<Attachment>,
+    /// `Some(false)` turns open and click tracking off for this send.
+    pub tracking: Option<bool>,
 }
 
 impl SendEmail {

@@ -20,6 +20,7 @@ use crate::model::{
 };
 use crate::ports::{ChangeSet, Clock, JobPayload, Mailbox, NewJob, Write};
 use crate::render::{render, Escape};
+use crate::tracking::Tracker;
 use crate::Engine;
 
 /// One accepted recipient: its contact and its email record.
@@ -111,6 +112,10 @@ impl Engine {
             .template
             .as_ref()
             .is_some_and(|t| t.template_type == TemplateType::Marketing);
+        let track = req.tracking != Some(false);
+        let tracker = self
+            .tracker(track && ws.track_opens, track && ws.track_clicks)
+            .await?;
         for recipient in &req.to {
             let upsert = Upsert {
                 email: recipient.email.clone(),
@@ -123,13 +128,17 @@ impl Engine {
                 unsubscribed.push(recipient.email.to_string());
                 continue;
             }
+            let links = Links {
+                tracker: &tracker,
+                marketing,
+            };
             let record = build_record(
                 &*self.clock,
                 ws,
                 req,
                 resolved,
-                recipient,
-                &done.contact,
+                (recipient, &done.contact),
+                &links,
                 now,
             )?;
             emails.push(SentTo {
@@ -233,16 +242,27 @@ pub fn render_context(data: &Map<String, Value>, contact: &Contact) -> Value {
     Value::Object(ctx)
 }
 
+/// How the links of a send's emails are built.
+struct Links<'a> {
+    tracker: &'a Tracker,
+    /// Marketing mail carries the unsubscribe headers and footer.
+    marketing: bool,
+}
+
 fn build_record(
     clock: &dyn Clock,
     ws: &Workspace,
     req: &SendEmail,
     resolved: &Resolved,
-    recipient: &Recipient,
-    contact: &Contact,
+    (recipient, contact): (&Recipient, &Contact),
+    links: &Links<'_>,
     now: DateTime<Utc>,
 ) -> Result<EmailRecord> {
-    let ctx = render_context(&req.data, contact);
+    let unsubscribe_url = links.tracker.unsubscribe_url(&ws.id, &contact.id);
+    let mut ctx = render_context(&req.data, contact);
+    if let Value::Object(map) = &mut ctx {
+        map.insert("unsubscribeUrl".into(), json!(unsubscribe_url));
+    }
     let rendered = |field: &str, source: &str, escape: Escape| {
         render(source, &ctx, escape)
             .map_err(|e| Error::field(field, "invalid_template", e.to_string()))
@@ -263,7 +283,7 @@ fn build_record(
         None => None,
     };
     let id = EmailId::generate(clock);
-    Ok(EmailRecord {
+    let mut record = EmailRecord {
         message_id: format!("{id}@{}", resolved.from.domain()),
         id,
         workspace_id: ws.id.clone(),
@@ -291,5 +311,9 @@ fn build_record(
         created_at: now,
         sent_at: None,
         updated_at: now,
-    })
+        lifecycle: Default::default(),
+    };
+    let unsubscribe = links.marketing.then_some(unsubscribe_url.as_str());
+    links.tracker.decorate(&mut record, unsubscribe);
+    Ok(record)
 }

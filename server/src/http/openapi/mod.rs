@@ -46,6 +46,8 @@ use utoipa::{Modify, OpenApi, PartialSchema};
         (name = "Campaigns", description = "One message to an audience, sent now or at a scheduled time."),
         (name = "Keys", description = "The workspace's API key sets."),
         (name = "Domains", description = "The workspace's domains, the DNS records to publish, DKIM keys and verification."),
+        (name = "Stats", description = "Sending reputation: delivery, engagement, bounce and complaint rates."),
+        (name = "Tracking", description = "The links in sent mail: open pixel, click redirect and one-click unsubscribe; no key, the signed token is the authority."),
         (name = "Operator", description = "Workspaces, their key sets and domains, and dead-lettered jobs; admin token only."),
         (name = "System", description = "Readiness and this document; no key."),
     ),
@@ -93,6 +95,7 @@ impl Modify for SecuritySchemes {
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.merge(crate::http::system_routes().into_openapi());
+    doc.merge(crate::http::link_routes().into_openapi());
     doc.merge(layered(
         crate::http::workspace_routes().into_openapi(),
         "secretKey",

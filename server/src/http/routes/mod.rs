@@ -7,6 +7,8 @@ pub mod domains;
 pub mod events;
 pub mod health;
 pub mod keys;
+pub mod links;
 pub mod public;
 pub mod segments;
+pub mod stats;
 pub mod templates;

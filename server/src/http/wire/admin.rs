@@ -317,6 +317,12 @@ pub struct WorkspacePatchBody {
     #[deserr(default)]
     #[schema(inline)]
     pub send_rate_per_second: Option<SendRate>,
+    /// Open pixel in HTML mail (on by default).
+    #[deserr(default)]
+    pub track_opens: Option<bool>,
+    /// Click redirects for links in HTML mail (on by default).
+    #[deserr(default)]
+    pub track_clicks: Option<bool>,
 }
 
 impl From<WorkspacePatchBody> for WorkspacePatch {
@@ -327,6 +333,8 @@ impl From<WorkspacePatchBody> for WorkspacePatch {
             active_contact_limit: b.active_contact_limit.into_patch().map(|n| n.0 as u64),
             rate_limit_per_minute: b.rate_limit_per_minute.map(|n| n.0 as u32),
             send_rate_per_second: b.send_rate_per_second.map(|r| r.0),
+            track_opens: b.track_opens,
+            track_clicks: b.track_clicks,
         }
     }
 }

@@ -9,8 +9,8 @@ use posthorn_core::app::segments::Page;
 use posthorn_core::app::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
 use posthorn_core::app::PageRequest;
 use posthorn_core::model::{
-    AudienceType, Campaign as CampaignRecord, CampaignId, CampaignStatus, EmailCounts,
-    Segment as SegmentRecord, SegmentId,
+    AudienceType, Campaign as CampaignRecord, CampaignId, CampaignStatus, Segment as SegmentRecord,
+    SegmentId,
 };
 use serde::Serialize;
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -433,22 +433,17 @@ pub struct Campaign {
 
 impl From<CampaignView> for Campaign {
     fn from(view: CampaignView) -> Self {
-        let c = view.counts;
+        let o = view.outcomes;
         Campaign {
             campaign: view.campaign,
-            sent_count: c.handed_over(),
-            delivered_count: delivered(&c),
-            opened_count: c.opened + c.clicked,
-            clicked_count: c.clicked,
-            bounced_count: c.bounced,
+            sent_count: view.counts.handed_over(),
+            delivered_count: o.delivered,
+            opened_count: o.opened,
+            clicked_count: o.clicked,
+            bounced_count: o.bounced,
             segment: view.segment,
         }
     }
-}
-
-/// Emails whose delivery was confirmed, including those opened, clicked or complained of.
-fn delivered(c: &EmailCounts) -> u64 {
-    c.delivered + c.opened + c.clicked + c.complained
 }
 
 /// `{success: true, data}` with one campaign.
@@ -591,8 +586,8 @@ pub struct CampaignStats {
 impl From<CampaignView> for CampaignStats {
     fn from(view: CampaignView) -> Self {
         let c = view.counts;
+        let o = view.outcomes;
         let sent = c.handed_over();
-        let delivered = delivered(&c);
         // Percent with two decimals; 0 when nothing was sent.
         let rate = |n: u64| {
             if sent == 0 {
@@ -607,18 +602,18 @@ impl From<CampaignView> for CampaignStats {
             total_recipients: view.campaign.total_recipients,
             queued_count: c.queued,
             sent_count: sent,
-            delivered_count: delivered,
-            opened_count: c.opened + c.clicked,
-            clicked_count: c.clicked,
-            bounced_count: c.bounced,
-            complained_count: c.complained,
+            delivered_count: o.delivered,
+            opened_count: o.opened,
+            clicked_count: o.clicked,
+            bounced_count: o.bounced,
+            complained_count: o.complained,
             failed_count: c.failed,
             cancelled_count: c.cancelled,
-            delivery_rate: rate(delivered),
-            open_rate: rate(c.opened + c.clicked),
-            click_rate: rate(c.clicked),
-            bounce_rate: rate(c.bounced),
-            complaint_rate: rate(c.complained),
+            delivery_rate: rate(o.delivered),
+            open_rate: rate(o.opened),
+            click_rate: rate(o.clicked),
+            bounce_rate: rate(o.bounced),
+            complaint_rate: rate(o.complained),
         }
     }
 }
@@ -645,6 +640,7 @@ impl From<CampaignView> for CampaignStatsResponse {
 mod tests {
     use super::*;
     use crate::http::wire::de::parse;
+    use posthorn_core::model::{EmailCounts, EmailStats};
     use posthorn_core::Error;
     use serde_json::json;
 
@@ -715,6 +711,14 @@ mod tests {
         let view = || CampaignView {
             campaign: record.clone(),
             counts,
+            outcomes: EmailStats {
+                sent: 6,
+                delivered: 3,
+                opened: 2,
+                clicked: 1,
+                bounced: 1,
+                complained: 1,
+            },
             segment: None,
         };
         let got = serde_json::to_value(Campaign::from(view())).expect("json");

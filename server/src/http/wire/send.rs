@@ -167,6 +167,9 @@ pub struct SendBody {
     /// Subscription flag to set on the recipients' contacts; new contacts default to false.
     #[deserr(default)]
     pub subscribed: Option<bool>,
+    /// `false` turns open and click tracking off for this send (default on).
+    #[deserr(default)]
+    pub tracking: Option<bool>,
     /// Template variables.
     #[deserr(default)]
     #[schema(inline)]
@@ -270,6 +273,7 @@ impl From<SendInput> for SendEmail {
             text: b.text,
             template: b.template.map(|t| TemplateId::from(t.trim())),
             subscribed: b.subscribed,
+            tracking: b.tracking,
             data: b.data.map(|d| d.0).unwrap_or_default(),
             headers: b.headers.map(|h| h.0).unwrap_or_default(),
             reply: b.reply.map(|e| e.0),

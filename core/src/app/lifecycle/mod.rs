@@ -1,0 +1,220 @@
+//! What happens to an email after it was sent: delivery, opens, clicks, bounces and
+//! complaints, from whichever source reports them (tracking endpoints, provider
+//! notifications, SMTP replies). Every source goes through [`Engine::record_feedback`], so
+//! the rules (status only moves forward, first-open flags, the event cap, the automatic
+//! unsubscribe) live once.
+
+mod decide;
+mod links;
+
+use chrono::{DateTime, Utc};
+use serde_json::json;
+
+pub use decide::{Decision, MAX_STORED_ENGAGEMENT_EVENTS};
+pub use links::STATS_WINDOWS;
+
+use crate::error::Result;
+use crate::model::{BounceType, EmailId, EmailRecord, Event, WorkspaceId};
+use crate::ports::{ChangeSet, Write};
+use crate::Engine;
+
+/// One piece of news about a sent email.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Feedback {
+    /// The provider confirmed delivery.
+    Delivery,
+    /// The recipient opened it.
+    Open,
+    /// The recipient followed a link.
+    Click {
+        /// The original URL.
+        link: String,
+    },
+    /// The receiving side refused it.
+    Bounce {
+        /// Permanent (unsubscribes the contact) or transient (recorded only).
+        bounce_type: BounceType,
+        /// The provider's or the server's words, if any.
+        detail: Option<String>,
+    },
+    /// The recipient marked it as spam (unsubscribes the contact).
+    Complaint,
+}
+
+/// What recording a piece of feedback did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// The email as stored afterwards.
+    pub email: EmailRecord,
+    /// Whether the record changed (false for a repeat that changes nothing).
+    pub changed: bool,
+    /// The name of the event stored, if one was.
+    pub event: Option<&'static str>,
+    /// Whether the contact was unsubscribed by this feedback.
+    pub unsubscribed: bool,
+}
+
+impl Engine {
+    /// Records `feedback` that happened `at` for an email. `Ok(None)` when the email does
+    /// not exist. Safe to call again with the same news: a repeated delivery, permanent
+    /// bounce or complaint changes nothing, repeated opens or clicks within a second
+    /// collapse, and the contact is unsubscribed (with one `contact.unsubscribed
+    /// {reason}`) only while it is subscribed.
+    pub async fn record_feedback(
+        &self,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
+        feedback: &Feedback,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Recorded>> {
+        self.on_conflict_retry(|| async {
+            let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
+                return Ok(None);
+            };
+            let decision = decide::apply(&mut email, feedback, at);
+            let Some(decision) = decision else {
+                return Ok(Some(Recorded {
+                    email,
+                    changed: false,
+                    event: None,
+                    unsubscribed: false,
+                }));
+            };
+            let now = self.clock.now();
+            email.updated_at = now;
+            let mut changes = ChangeSet::new();
+            changes.push(Write::UpdateEmail(email.clone()));
+            if let Some((name, data)) = &decision.event {
+                changes.push(Write::AppendEvent(Event::new(
+                    &*self.clock,
+                    workspace_id,
+                    *name,
+                    data.clone(),
+                    Some(email.contact_id.clone()),
+                    Some(email.id.clone()),
+                    at,
+                )));
+            }
+            let mut unsubscribed = false;
+            if let Some(reason) = decision.unsubscribe {
+                let contact = self.store.contact(workspace_id, &email.contact_id).await?;
+                if let Some(mut contact) = contact.filter(|c| c.subscribed) {
+                    contact.subscribed = false;
+                    contact.updated_at = now;
+                    changes.push(Write::AppendEvent(Event::new(
+                        &*self.clock,
+                        workspace_id,
+                        "contact.unsubscribed",
+                        json!({ "reason": reason }),
+                        Some(contact.id.clone()),
+                        None,
+                        now,
+                    )));
+                    changes.push(Write::UpdateContact(contact));
+                    unsubscribed = true;
+                }
+            }
+            self.commit(changes).await?;
+            Ok(Some(Recorded {
+                email,
+                changed: true,
+                event: decision.event.map(|(name, _)| name),
+                unsubscribed,
+            }))
+        })
+        .await
+    }
+
+    /// The provider confirmed delivery; emits `email.delivery {deliveredAt}` once.
+    pub async fn record_delivery(
+        &self,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Recorded>> {
+        self.record_feedback(workspace_id, email_id, &Feedback::Delivery, at)
+            .await
+    }
+
+    /// An open; emits `email.open {openedAt, opens, isFirstOpen}` for the first
+    /// [`MAX_STORED_ENGAGEMENT_EVENTS`] counted opens.
+    pub async fn record_open(
+        &self,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Recorded>> {
+        self.record_feedback(workspace_id, email_id, &Feedback::Open, at)
+            .await
+    }
+
+    /// A click on `link`; emits `email.click {link, clickedAt, clicks, isFirstClick}` for
+    /// the first [`MAX_STORED_ENGAGEMENT_EVENTS`] counted clicks.
+    pub async fn record_click(
+        &self,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
+        link: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Recorded>> {
+        let feedback = Feedback::Click {
+            link: link.to_owned(),
+        };
+        self.record_feedback(workspace_id, email_id, &feedback, at)
+            .await
+    }
+
+    /// A bounce; a permanent one unsubscribes the contact (`reason: bounce`).
+    pub async fn record_bounce(
+        &self,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
+        bounce_type: BounceType,
+        detail: Option<String>,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Recorded>> {
+        let feedback = Feedback::Bounce {
+            bounce_type,
+            detail,
+        };
+        self.record_feedback(workspace_id, email_id, &feedback, at)
+            .await
+    }
+
+    /// A spam complaint; unsubscribes the contact (`reason: complaint`).
+    pub async fn record_complaint(
+        &self,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Recorded>> {
+        self.record_feedback(workspace_id, email_id, &Feedback::Complaint, at)
+            .await
+    }
+
+    /// The email a provider notification is about: by the provider's message id first,
+    /// then by the `Message-ID` header (angle brackets and surrounding space accepted).
+    pub async fn find_email_for_feedback(
+        &self,
+        provider_message_id: Option<&str>,
+        message_id_header: Option<&str>,
+    ) -> Result<Option<EmailRecord>> {
+        if let Some(id) = provider_message_id.map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(email) = self.store.email_by_provider_id(id).await? {
+                return Ok(Some(email));
+            }
+        }
+        let bare = message_id_header
+            .map(|h| {
+                h.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .trim()
+            })
+            .filter(|s| !s.is_empty());
+        match bare {
+            Some(id) => Ok(self.store.email_by_message_id(id).await?),
+            None => Ok(None),
+        }
+    }
+}
