@@ -273,6 +273,7 @@ enum Cell {
     Int4(Option<i32>),
     Float(Option<f64>),
     Instant(Option<DateTime<Utc>>),
+    Bytes(Option<Vec<u8>>),
 }
 
 /// Reads column `i` of a SQLite row as the PostgreSQL type `pg_type` wants.
@@ -298,6 +299,7 @@ fn cell(row: &SqliteRow, i: usize, pg_type: &str) -> Result<Cell, String> {
                 })
                 .transpose()?,
         ),
+        "bytea" => Cell::Bytes(row.try_get(i).map_err(|e| e.to_string())?),
         other => return Err(format!("PostgreSQL type `{other}` is not handled")),
     })
 }
@@ -357,6 +359,7 @@ async fn insert_chunk(
                 Cell::Int4(v) => values.push_bind(v),
                 Cell::Float(v) => values.push_bind(v),
                 Cell::Instant(v) => values.push_bind(v),
+                Cell::Bytes(v) => values.push_bind(v),
             };
         }
     });
