@@ -12,6 +12,7 @@ pub mod render;
 pub mod segment;
 pub mod validate;
 pub mod verify;
+pub mod workflow;
 
 pub use error::{Error, FieldError, Resource, Result};
 pub mod app;

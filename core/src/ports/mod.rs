@@ -9,6 +9,7 @@ mod rate_limit;
 mod store;
 mod transport;
 mod webhook;
+mod workflow_store;
 
 pub use cache::Cache;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -27,6 +28,7 @@ pub use webhook::{
     BODY_EXCERPT_LIMIT, DEFAULT_WEBHOOK_TIMEOUT, SECRET_PREFIX, WEBHOOK_ID_HEADER,
     WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER,
 };
+pub use workflow_store::WorkflowStore;
 
 /// An infrastructure failure of a port that has no richer error of its own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
