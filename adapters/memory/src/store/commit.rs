@@ -27,6 +27,8 @@ pub(crate) enum Undo {
     /// The memberships a deleted contact had: (workspace, contact, segment ids).
     Memberships(String, String, HashSet<String>),
     Campaign(String, String, Option<Campaign>),
+    /// A workflow record of a workspace.
+    Workflow(String, super::workflows::WorkflowUndo),
 }
 
 /// Applies `writes` in order. On the first failing write everything applied before it is
@@ -49,6 +51,12 @@ fn apply(
     undo: &mut Vec<Undo>,
     jobs: &mut Vec<NewJob>,
 ) -> Result<(), StoreError> {
+    if let Some(ws) = super::workflows::workspace_of(&write) {
+        let mut applied = Vec::new();
+        let result = state.data_mut(&ws).workflows.apply(write, &mut applied);
+        undo.extend(applied.into_iter().map(|u| Undo::Workflow(ws.clone(), u)));
+        return result;
+    }
     match write {
         Write::PutWorkspace(workspace) => {
             let id = workspace.id.clone();
@@ -275,6 +283,11 @@ fn apply(
             let old = state.data_mut(&workspace_id).replace_campaign(&id, None);
             undo.push(Undo::Campaign(workspace_id, id, old));
         }
+        other => {
+            return Err(StoreError::Unavailable(format!(
+                "the memory store cannot apply {other:?}"
+            )))
+        }
     }
     Ok(())
 }
@@ -327,6 +340,7 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
             Undo::Campaign(ws, id, old) => {
                 state.data_mut(&ws).replace_campaign(&id, old);
             }
+            Undo::Workflow(ws, undo) => state.data_mut(&ws).workflows.undo(undo),
         }
     }
 }

@@ -3,6 +3,8 @@
 mod commit;
 mod reads;
 mod state;
+mod workflow_reads;
+mod workflows;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -79,6 +79,10 @@ pub(crate) struct WorkspaceData {
     pub(crate) campaign_recipients: HashMap<String, HashMap<String, String>>,
     /// Campaign id → how many of its emails are in each status.
     pub(crate) campaign_counts: HashMap<String, EmailCounts>,
+    /// Event id → its key in `events`.
+    pub(crate) event_keys: HashMap<String, EventKey>,
+    /// Workflows, their graphs, executions and signing keys.
+    pub(crate) workflows: super::workflows::WorkflowData,
 }
 
 impl State {
@@ -351,6 +355,7 @@ impl WorkspaceData {
     pub(crate) fn replace_event(&mut self, key: &EventKey, new: Option<Event>) -> Option<Event> {
         let old = self.events.remove(key);
         if let Some(old) = &old {
+            self.event_keys.remove(&old.id);
             remove_from_index(&mut self.events_by_name, &old.name, key);
             if let Some(contact_id) = &old.contact_id {
                 if let Some(keys) = self.events_by_contact.get_mut(contact_id) {
@@ -368,6 +373,7 @@ impl WorkspaceData {
             }
         }
         if let Some(event) = new {
+            self.event_keys.insert(event.id.clone(), key.clone());
             self.events_by_name
                 .entry(event.name.clone())
                 .or_default()
