@@ -23,3 +23,5 @@ mod time_limit;
 mod track;
 mod unavailable;
 mod verify;
+mod workflows;
+mod workflows_run;

@@ -52,6 +52,7 @@ use schemas::RequestRules;
         (name = "Events", description = "The workspace's event history."),
         (name = "Segments", description = "Named sets of contacts: DYNAMIC (a condition) or STATIC (explicit members)."),
         (name = "Campaigns", description = "One message to an audience, sent now or at a scheduled time."),
+        (name = "Workflows", description = "Automations: a trigger and a graph of steps run per contact; their executions and the webhook signing secret."),
         (name = "Keys", description = "The workspace's API key sets."),
         (name = "Operator", description = "Workspaces, their key sets and domains, and dead-lettered jobs; admin token only."),
         (name = "System", description = "Readiness and this document; no key."),

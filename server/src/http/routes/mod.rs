@@ -9,6 +9,7 @@ pub mod keys;
 pub mod public;
 pub mod segments;
 pub mod templates;
+pub mod workflows;
 
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
