@@ -716,6 +716,7 @@ pub async fn workflow_isolation_between_workspaces(p: &StorePorts) {
             Write::PutWorkflow(w.clone()),
             Write::PutStep(first.clone()),
             Write::PutStep(send.clone()),
+            Write::PutStep(wait.clone()),
             Write::PutTransition(edge.clone()),
             Write::InsertExecution(run.clone()),
             Write::InsertStepRun(record.clone()),
