@@ -3,6 +3,7 @@
 mod commit;
 mod reads;
 mod state;
+mod workflows;
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
