@@ -13,6 +13,24 @@ use crate::workflow_rows::{
     self as rows, execution_cols, step_cols, step_run_cols, transition_cols, workflow_cols,
 };
 
+/// `has_event_interest` ($1 workspace, $2 event name, $3 contact): runs on every stored
+/// event, so both probes are served by partial indexes (`workflows_by_event`,
+/// `workflow_executions_waiting`).
+pub(crate) const EVENT_INTEREST: &str = "SELECT EXISTS (SELECT 1 FROM workflows \
+     WHERE workspace_id = $1 AND trigger_event_name = $2 AND enabled \
+     AND trigger_event_name IS NOT NULL) \
+     OR EXISTS (SELECT 1 FROM workflow_executions WHERE workspace_id = $1 \
+     AND contact_id = $3 AND wait_event_name = $2 AND status = 'WAITING')";
+
+/// `waiting_executions` ($1 workspace, $2 contact, $3 event name), on
+/// `workflow_executions_waiting`.
+pub(crate) const WAITING: &str = concat!(
+    "SELECT ",
+    execution_cols!(),
+    " FROM workflow_executions WHERE workspace_id = $1 AND contact_id = $2 \
+     AND wait_event_name = $3 AND status = 'WAITING' ORDER BY started_at, id"
+);
+
 /// A `count(*)` as a `u64`.
 fn count(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
@@ -133,18 +151,13 @@ pub(crate) async fn has_event_interest(
     event_name: &str,
     contact_id: &ContactId,
 ) -> Result<bool, StoreError> {
-    sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM workflows WHERE workspace_id = $1 \
-         AND trigger_event_name = $2 AND enabled AND trigger_event_name IS NOT NULL) \
-         OR EXISTS (SELECT 1 FROM workflow_executions WHERE workspace_id = $1 \
-         AND contact_id = $3 AND wait_event_name = $2 AND status = 'WAITING')",
-    )
-    .bind(workspace_id.as_str())
-    .bind(event_name)
-    .bind(contact_id.as_str())
-    .fetch_one(pool)
-    .await
-    .map_err(error::store)
+    sqlx::query_scalar(EVENT_INTEREST)
+        .bind(workspace_id.as_str())
+        .bind(event_name)
+        .bind(contact_id.as_str())
+        .fetch_one(pool)
+        .await
+        .map_err(error::store)
 }
 
 /// A contact's executions WAITING for `event_name`, oldest first (start, then id).
@@ -154,18 +167,13 @@ pub(crate) async fn waiting_executions(
     contact_id: &ContactId,
     event_name: &str,
 ) -> Result<Vec<Execution>, StoreError> {
-    let found = sqlx::query(concat!(
-        "SELECT ",
-        execution_cols!(),
-        " FROM workflow_executions WHERE workspace_id = $1 AND contact_id = $2 \
-         AND wait_event_name = $3 AND status = 'WAITING' ORDER BY started_at, id"
-    ))
-    .bind(workspace_id.as_str())
-    .bind(contact_id.as_str())
-    .bind(event_name)
-    .fetch_all(pool)
-    .await
-    .map_err(error::store)?;
+    let found = sqlx::query(WAITING)
+        .bind(workspace_id.as_str())
+        .bind(contact_id.as_str())
+        .bind(event_name)
+        .fetch_all(pool)
+        .await
+        .map_err(error::store)?;
     all(&found, rows::execution)
 }
 
