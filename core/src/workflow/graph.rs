@@ -241,6 +241,11 @@ mod tests {
         );
         let g = exit("g");
         assert_eq!(check_transition(&existing, &f, &g, None), Ok(()));
+        // With only d → e, e → d closes a two-step cycle.
+        assert_eq!(
+            check_transition(&existing[..1], &e, &d, None),
+            Err(GraphRule::Cycle)
+        );
     }
 
     #[test]
