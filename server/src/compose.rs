@@ -96,7 +96,9 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
 pub fn webhook_settings(config: &Config) -> Result<WebhookSettings, ComposeError> {
     let allow_hosts = match config.webhook_allow_hosts.as_deref().map(str::trim) {
         None | Some("") => None,
-        Some(list) => Some(AllowHosts::parse(list).map_err(|e| ComposeError::Adapter(e.to_string()))?),
+        Some(list) => {
+            Some(AllowHosts::parse(list).map_err(|e| ComposeError::Adapter(e.to_string()))?)
+        }
     };
     Ok(WebhookSettings {
         allow_private: config.webhook_allow_private,

@@ -83,9 +83,12 @@ async fn workflow_crud_round_trip() {
     let wf_id = id(wf);
     let path = format!("/workflows/{wf_id}");
 
-    app.post("/workflows", json!({"name": "Other", "triggerType": "MANUAL"}))
-        .await
-        .expect(201);
+    app.post(
+        "/workflows",
+        json!({"name": "Other", "triggerType": "MANUAL"}),
+    )
+    .await
+    .expect(201);
     let list = app.get("/workflows?pageSize=1").await.expect(200);
     assert_eq!(list.body["total"], json!(2));
     assert_eq!(list.body["totalPages"], json!(2));
@@ -106,14 +109,18 @@ async fn workflow_crud_round_trip() {
     assert_eq!(patched.body["description"], Value::Null);
     assert_eq!(patched.body["enabled"], json!(true));
     assert_eq!(patched.body["triggerConfig"], json!({"eventName": "paid"}));
-    assert!(patched.body.get("steps").is_none(), "PATCH answers without steps");
+    assert!(
+        patched.body.get("steps").is_none(),
+        "PATCH answers without steps"
+    );
     let read = app.get(&path).await.expect(200);
-    assert_eq!(read.body["steps"][0]["config"], json!({"eventName": "paid"}));
+    assert_eq!(
+        read.body["steps"][0]["config"],
+        json!({"eventName": "paid"})
+    );
 
     app.delete(&path).await.expect(204);
-    app.get(&path)
-        .await
-        .expect_error(404, "WORKFLOW_NOT_FOUND");
+    app.get(&path).await.expect_error(404, "WORKFLOW_NOT_FOUND");
     app.delete(&path)
         .await
         .expect_error(404, "WORKFLOW_NOT_FOUND");
@@ -164,7 +171,10 @@ async fn steps_and_transitions_show_on_the_workflow() {
     assert_eq!(s["template"], json!({"id": tpl, "name": "Welcome"}));
     assert_eq!(s["templateId"], json!(tpl));
     assert_eq!(s["position"], json!({"x": 1, "y": 2}));
-    assert_eq!(s["incomingTransitions"][0]["condition"], json!({"branch": "yes"}));
+    assert_eq!(
+        s["incomingTransitions"][0]["condition"],
+        json!({"branch": "yes"})
+    );
     assert_eq!(s["incomingTransitions"][0]["fromStepId"], json!(cond));
 
     // Step patch and delete.
@@ -212,8 +222,18 @@ async fn steps_and_transitions_show_on_the_workflow() {
 async fn graph_rules_are_400_invalid_state_naming_the_rule() {
     let app = TestApp::new().await;
     let (wf, trigger) = manual(&app, "Graph").await;
-    let a = step(&app, &wf, json!({"type": "DELAY", "name": "A", "config": {"amount": 1, "unit": "minutes"}})).await;
-    let b = step(&app, &wf, json!({"type": "DELAY", "name": "B", "config": {"amount": 1, "unit": "minutes"}})).await;
+    let a = step(
+        &app,
+        &wf,
+        json!({"type": "DELAY", "name": "A", "config": {"amount": 1, "unit": "minutes"}}),
+    )
+    .await;
+    let b = step(
+        &app,
+        &wf,
+        json!({"type": "DELAY", "name": "B", "config": {"amount": 1, "unit": "minutes"}}),
+    )
+    .await;
     let exit = step(&app, &wf, json!({"type": "EXIT", "name": "End"})).await;
     edge(&app, &wf, &trigger, &a, Value::Null).await;
     edge(&app, &wf, &a, &b, Value::Null).await;
@@ -250,7 +270,10 @@ async fn graph_rules_are_400_invalid_state_naming_the_rule() {
     .expect_error(404, "WORKFLOW_NOT_FOUND");
     // A malformed condition is a field error.
     let res = app
-        .post(&path, json!({"fromStepId": b, "toStepId": exit, "condition": {"branch": "maybe"}}))
+        .post(
+            &path,
+            json!({"fromStepId": b, "toStepId": exit, "condition": {"branch": "maybe"}}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["condition"]);
@@ -283,19 +306,28 @@ async fn invalid_config_and_fields_are_422_with_paths() {
     let (wf, _) = manual(&app, "Config").await;
     let steps = format!("/workflows/{wf}/steps");
     let res = app
-        .post(&steps, json!({"type": "DELAY", "name": "D", "config": {"amount": 0, "unit": "weeks"}}))
+        .post(
+            &steps,
+            json!({"type": "DELAY", "name": "D", "config": {"amount": 0, "unit": "weeks"}}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     let fields = res.error_fields();
     assert!(fields.contains(&"config.amount".to_string()), "{fields:?}");
     assert!(fields.contains(&"config.unit".to_string()), "{fields:?}");
     let res = app
-        .post(&steps, json!({"type": "WEBHOOK", "name": "W", "config": {}}))
+        .post(
+            &steps,
+            json!({"type": "WEBHOOK", "name": "W", "config": {}}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["config.url"]);
     let res = app
-        .post(&steps, json!({"type": "SEND_EMAIL", "name": "S", "templateId": MISSING}))
+        .post(
+            &steps,
+            json!({"type": "SEND_EMAIL", "name": "S", "templateId": MISSING}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["templateId"]);
@@ -310,12 +342,21 @@ async fn invalid_config_and_fields_are_422_with_paths() {
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["type", "name"]);
     let res = app
-        .post("/workflows", json!({"name": "x", "triggerType": "SCHEDULE", "triggerConfig": {"cron": "nope"}}))
+        .post(
+            "/workflows",
+            json!({"name": "x", "triggerType": "SCHEDULE", "triggerConfig": {"cron": "nope"}}),
+        )
         .await
         .expect_error(422, "VALIDATION_ERROR");
     let fields = res.error_fields();
-    assert!(fields.contains(&"triggerConfig.segmentId".to_string()), "{fields:?}");
-    assert!(fields.contains(&"triggerConfig.cron".to_string()), "{fields:?}");
+    assert!(
+        fields.contains(&"triggerConfig.segmentId".to_string()),
+        "{fields:?}"
+    );
+    assert!(
+        fields.contains(&"triggerConfig.cron".to_string()),
+        "{fields:?}"
+    );
     let res = app
         .post("/workflows", json!({"name": "x"}))
         .await
@@ -337,12 +378,18 @@ async fn invalid_config_and_fields_are_422_with_paths() {
     app.patch(&format!("/workflows/{MISSING}"), json!({"name": "n"}))
         .await
         .expect_error(404, "WORKFLOW_NOT_FOUND");
-    app.post(&format!("/workflows/{MISSING}/steps"), json!({"type": "EXIT", "name": "E"}))
-        .await
-        .expect_error(404, "WORKFLOW_NOT_FOUND");
-    app.patch(&format!("/workflows/{wf}/steps/{MISSING}"), json!({"name": "n"}))
-        .await
-        .expect_error(404, "NOT_FOUND");
+    app.post(
+        &format!("/workflows/{MISSING}/steps"),
+        json!({"type": "EXIT", "name": "E"}),
+    )
+    .await
+    .expect_error(404, "WORKFLOW_NOT_FOUND");
+    app.patch(
+        &format!("/workflows/{wf}/steps/{MISSING}"),
+        json!({"name": "n"}),
+    )
+    .await
+    .expect_error(404, "NOT_FOUND");
     app.delete(&format!("/workflows/{wf}/steps/{MISSING}"))
         .await
         .expect_error(404, "NOT_FOUND");
@@ -389,25 +436,35 @@ async fn manual_start_with_context_sends_one_email_and_delete_waits_for_executio
     let app = TestApp::new().await;
     let (wf, trigger) = manual(&app, "Manual").await;
     let tpl = template(&app).await;
-    let delay = step(&app, &wf, json!({"type": "DELAY", "name": "Wait", "config": {"amount": 1, "unit": "hours"}})).await;
-    let send = step(&app, &wf, json!({"type": "SEND_EMAIL", "name": "Mail", "templateId": tpl})).await;
+    let delay = step(
+        &app,
+        &wf,
+        json!({"type": "DELAY", "name": "Wait", "config": {"amount": 1, "unit": "hours"}}),
+    )
+    .await;
+    let send = step(
+        &app,
+        &wf,
+        json!({"type": "SEND_EMAIL", "name": "Mail", "templateId": tpl}),
+    )
+    .await;
     edge(&app, &wf, &trigger, &delay, Value::Null).await;
     edge(&app, &wf, &delay, &send, Value::Null).await;
     let ann = contact(&app, "ann@example.com").await;
 
     let executions = format!("/workflows/{wf}/executions");
     let started = app
-        .post(&executions, json!({"contactId": ann, "context": {"plan": "pro"}}))
+        .post(
+            &executions,
+            json!({"contactId": ann, "context": {"plan": "pro"}}),
+        )
         .await
         .expect(201);
     assert_eq!(started.body["status"], json!("RUNNING"));
     assert_eq!(started.body["event"], json!({"plan": "pro"}));
     let exec = id(&started.body);
     app.run_jobs().await;
-    let read = app
-        .get(&format!("{executions}/{exec}"))
-        .await
-        .expect(200);
+    let read = app.get(&format!("{executions}/{exec}")).await.expect(200);
     assert_eq!(read.body["status"], json!("WAITING"));
 
     // Not deletable while an execution waits; a second start is refused by the re-entry rule.
@@ -428,14 +485,14 @@ async fn manual_start_with_context_sends_one_email_and_delete_waits_for_executio
 
     app.clock.advance(chrono::Duration::hours(1));
     app.run_jobs().await;
-    let read = app
-        .get(&format!("{executions}/{exec}"))
-        .await
-        .expect(200);
+    let read = app.get(&format!("{executions}/{exec}")).await.expect(200);
     assert_eq!(read.body["status"], json!("COMPLETED"), "{}", read.body);
     let steps = read.body["steps"].as_array().expect("steps");
     let kinds: Vec<&Value> = steps.iter().map(|s| &s["type"]).collect();
-    assert_eq!(kinds, [&json!("TRIGGER"), &json!("DELAY"), &json!("SEND_EMAIL")]);
+    assert_eq!(
+        kinds,
+        [&json!("TRIGGER"), &json!("DELAY"), &json!("SEND_EMAIL")]
+    );
     assert!(steps.iter().all(|s| s["status"] == json!("COMPLETED")));
     assert!(steps[2]["startedAt"].is_string() && steps[2]["completedAt"].is_string());
     assert_eq!(steps[2]["attempts"], json!([]));
@@ -461,7 +518,12 @@ async fn manual_start_with_context_sends_one_email_and_delete_waits_for_executio
 async fn cancel_ends_a_waiting_execution() {
     let app = TestApp::new().await;
     let (wf, trigger) = manual(&app, "Cancel").await;
-    let delay = step(&app, &wf, json!({"type": "DELAY", "name": "Wait", "config": {"amount": 1, "unit": "days"}})).await;
+    let delay = step(
+        &app,
+        &wf,
+        json!({"type": "DELAY", "name": "Wait", "config": {"amount": 1, "unit": "days"}}),
+    )
+    .await;
     edge(&app, &wf, &trigger, &delay, Value::Null).await;
     let ann = contact(&app, "ann@example.com").await;
     let executions = format!("/workflows/{wf}/executions");
@@ -481,10 +543,7 @@ async fn cancel_ends_a_waiting_execution() {
         .expect_error(400, "INVALID_STATE");
     app.clock.advance(chrono::Duration::days(2));
     app.run_jobs().await;
-    let read = app
-        .get(&format!("{executions}/{exec}"))
-        .await
-        .expect(200);
+    let read = app.get(&format!("{executions}/{exec}")).await.expect(200);
     assert_eq!(read.body["status"], json!("CANCELLED"));
     assert_eq!(read.body["steps"][1]["status"], json!("CANCELLED"));
 

@@ -146,7 +146,10 @@ async fn event_flow(app: &TestApp, url: &str) -> String {
         .expect(201)
         .body);
     let exit = id(&app
-        .post(&steps, json!({"type": "EXIT", "name": "Done", "config": {"reason": "notified"}}))
+        .post(
+            &steps,
+            json!({"type": "EXIT", "name": "Done", "config": {"reason": "notified"}}),
+        )
         .await
         .expect(201)
         .body);
@@ -201,11 +204,7 @@ async fn a_tracked_event_runs_the_webhook_signed_and_retried() {
     let (url, received) = receiver(&[(500, None), (429, Some("60"))]).await;
     let app = app().await;
     let wf = event_flow(&app, &url).await;
-    let secret = app
-        .get("/workflows/signing-secret")
-        .await
-        .expect(200)
-        .body["secret"]
+    let secret = app.get("/workflows/signing-secret").await.expect(200).body["secret"]
         .as_str()
         .expect("secret")
         .to_string();
@@ -245,11 +244,7 @@ async fn a_tracked_event_runs_the_webhook_signed_and_retried() {
         assert_eq!(header(headers, "x-plan"), "pro");
         assert_eq!(header(headers, "content-type"), "application/json");
     }
-    assert!(!signature_verifies(
-        &requests[0].0,
-        b"tampered",
-        &secret
-    ));
+    assert!(!signature_verifies(&requests[0].0, b"tampered", &secret));
     let body: Value = serde_json::from_slice(&requests[2].1).expect("json body");
     assert_eq!(body["contact"]["email"], json!("pro@example.com"));
     assert_eq!(body["event"], json!({"plan": "pro"}));
@@ -264,7 +259,11 @@ async fn a_tracked_event_runs_the_webhook_signed_and_retried() {
     assert_eq!(list.body["total"], json!(2));
     let pro = list.body["executions"]
         .as_array()
-        .and_then(|e| e.iter().find(|e| e["status"] == json!("COMPLETED") && e["reason"] == json!("notified")).cloned())
+        .and_then(|e| {
+            e.iter()
+                .find(|e| e["status"] == json!("COMPLETED") && e["reason"] == json!("notified"))
+                .cloned()
+        })
         .expect("the pro execution");
     let view = app
         .get(&format!("/workflows/{wf}/executions/{}", id(&pro)))
@@ -276,7 +275,12 @@ async fn a_tracked_event_runs_the_webhook_signed_and_retried() {
     let kinds: Vec<&Value> = steps.iter().map(|s| &s["type"]).collect();
     assert_eq!(
         kinds,
-        [&json!("TRIGGER"), &json!("CONDITION"), &json!("WEBHOOK"), &json!("EXIT")]
+        [
+            &json!("TRIGGER"),
+            &json!("CONDITION"),
+            &json!("WEBHOOK"),
+            &json!("EXIT")
+        ]
     );
     let hook = &steps[2];
     assert_eq!(hook["status"], json!("COMPLETED"));

@@ -15,9 +15,8 @@ use crate::http::error::{ApiResult, ErrorResponse};
 use crate::http::query::WireQuery;
 use crate::http::wire::segments::PageQuery;
 use crate::http::wire::workflows::{
-    ExecutionBody, ExecutionPage, ExecutionStartBody, SigningSecret, StepCreateBody,
-    StepPatchBody, TransitionCreateBody, WorkflowBody, WorkflowCreateBody, WorkflowPage,
-    WorkflowPatchBody,
+    ExecutionBody, ExecutionPage, ExecutionStartBody, SigningSecret, StepCreateBody, StepPatchBody,
+    TransitionCreateBody, WorkflowBody, WorkflowCreateBody, WorkflowPage, WorkflowPatchBody,
 };
 use crate::http::AppState;
 
@@ -108,7 +107,10 @@ pub async fn read(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
-    let view = state.engine.workflow(&caller, &WorkflowId::from(id)).await?;
+    let view = state
+        .engine
+        .workflow(&caller, &WorkflowId::from(id))
+        .await?;
     Ok(Json(WorkflowBody::from(view)).into_response())
 }
 
