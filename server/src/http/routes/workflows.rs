@@ -8,7 +8,7 @@ use axum::Json;
 use posthorn_core::app::workflows::{ListExecutions, ListWorkflows};
 use posthorn_core::app::Caller;
 use posthorn_core::model::{ExecutionId, StepId, TransitionId, WorkflowId};
-use posthorn_core::workflow::{Execution, Step, Transition, Workflow};
+use posthorn_core::workflow::{Execution, Transition};
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -17,6 +17,9 @@ use crate::http::wire::segments::PageQuery;
 use crate::http::wire::workflows::{
     ExecutionBody, ExecutionPage, ExecutionStartBody, SigningSecret, StepCreateBody, StepPatchBody,
     TransitionCreateBody, WorkflowBody, WorkflowCreateBody, WorkflowPage, WorkflowPatchBody,
+};
+use crate::http::wire::workflows::{
+    StepRecord, WorkflowPageSchema, WorkflowRecord, WorkflowWithSteps,
 };
 use crate::http::AppState;
 
@@ -29,7 +32,7 @@ use crate::http::AppState;
     post, path = "/workflows", operation_id = "createWorkflow", tag = "Workflows",
     request_body = WorkflowCreateBody,
     responses(
-        (status = 201, description = "Created, with its TRIGGER step", body = WorkflowBody),
+        (status = 201, description = "Created, with its TRIGGER step", body = WorkflowWithSteps),
         (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
@@ -59,7 +62,7 @@ pub async fn create(
     get, path = "/workflows", operation_id = "listWorkflows", tag = "Workflows",
     params(PageQuery),
     responses(
-        (status = 200, description = "A page of workflows", body = WorkflowPage),
+        (status = 200, description = "A page of workflows", body = WorkflowPageSchema),
         (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
@@ -91,7 +94,7 @@ pub async fn list(
     get, path = "/workflows/{id}", operation_id = "getWorkflow", tag = "Workflows",
     params(("id" = String, Path, description = "Workflow id")),
     responses(
-        (status = 200, description = "The workflow with its steps", body = WorkflowBody),
+        (status = 200, description = "The workflow with its steps", body = WorkflowWithSteps),
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
         (status = 404, description = "No such workflow in this workspace (`WORKFLOW_NOT_FOUND`)", body = ErrorResponse),
@@ -123,7 +126,7 @@ pub async fn read(
     params(("id" = String, Path, description = "Workflow id")),
     request_body = WorkflowPatchBody,
     responses(
-        (status = 200, description = "The updated workflow, without steps", body = Workflow),
+        (status = 200, description = "The updated workflow, without steps", body = WorkflowRecord),
         (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`)", body = ErrorResponse),
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
@@ -191,7 +194,7 @@ pub async fn delete(
     params(("id" = String, Path, description = "Workflow id")),
     request_body = StepCreateBody,
     responses(
-        (status = 201, description = "Created", body = Step),
+        (status = 201, description = "Created", body = StepRecord),
         (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key` (`BAD_REQUEST`), or a TRIGGER step (`INVALID_STATE`)", body = ErrorResponse),
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
@@ -231,7 +234,7 @@ pub async fn create_step(
     ),
     request_body = StepPatchBody,
     responses(
-        (status = 200, description = "The updated step", body = Step),
+        (status = 200, description = "The updated step", body = StepRecord),
         (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), or a `config` for the TRIGGER step (`INVALID_STATE`)", body = ErrorResponse),
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),

@@ -421,16 +421,15 @@ pub struct TemplateRefBody {
     pub name: String,
 }
 
-/// A step with its template and edges (`GET /workflows/{id}`).
-#[derive(Debug, Serialize, ToSchema)]
+/// A step with its template and edges (`GET /workflows/{id}`), as sent; documented by
+/// [`WorkflowStep`].
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WorkflowStep)]
 pub struct StepBody {
     /// The step: id, workflowId, name, position, `type`, `config`, templateId, times.
     #[serde(flatten)]
     pub step: Step,
     /// The template a SEND_EMAIL step sends; null for other kinds.
-    #[schema(required = true)]
     pub template: Option<TemplateRefBody>,
     /// Edges leaving the step.
     pub outgoing_transitions: Vec<Transition>,
@@ -452,9 +451,9 @@ impl From<StepView> for StepBody {
     }
 }
 
-/// A workflow with its steps (`POST /workflows`, `GET /workflows/{id}`).
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(as = WorkflowWithSteps)]
+/// A workflow with its steps (`POST /workflows`, `GET /workflows/{id}`), as sent;
+/// documented by [`WorkflowWithSteps`].
+#[derive(Debug, Serialize)]
 pub struct WorkflowBody {
     /// The workflow.
     #[serde(flatten)]
@@ -472,8 +471,8 @@ impl From<WorkflowView> for WorkflowBody {
     }
 }
 
-/// A page of workflows, newest first, without steps.
-#[derive(Debug, Serialize, ToSchema)]
+/// A page of workflows, as sent; documented by [`WorkflowPageSchema`].
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkflowPage {
     /// The workflows.
@@ -559,4 +558,120 @@ pub struct SigningSecret {
     #[schema(required = true)]
     #[serde(with = "posthorn_core::model::timestamp::option")]
     pub previous_expires_at: Option<DateTime<Utc>>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Documented shapes of the answers (core's records flatten a tagged trigger and a tagged
+// action, which the document describes field by field here)
+// ---------------------------------------------------------------------------------------
+
+/// `EVENT`, `MANUAL` or `SCHEDULE`.
+#[derive(ToSchema)]
+#[allow(clippy::upper_case_acronyms)]
+pub enum TriggerTypeName {
+    /// A stored event with `triggerConfig.eventName`.
+    EVENT,
+    /// `POST /workflows/{id}/executions` only.
+    MANUAL,
+    /// Each tick of `triggerConfig.cron` enrols `triggerConfig.segmentId`'s members.
+    SCHEDULE,
+}
+
+/// A workflow (without its steps).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Workflow)]
+pub struct WorkflowRecord {
+    /// Workflow id.
+    pub id: String,
+    /// Owning workspace.
+    pub project_id: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    #[schema(required = true)]
+    pub description: Option<String>,
+    /// Whether new executions start.
+    pub enabled: bool,
+    /// What starts executions.
+    pub trigger_type: TriggerTypeName,
+    /// `{eventName}` (EVENT), `{}` (MANUAL), `{cron, timezone?, segmentId}` (SCHEDULE).
+    #[schema(value_type = Object)]
+    pub trigger_config: Value,
+    /// Whether a contact may be enrolled again once its execution ended.
+    pub allow_reentry: bool,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A step of a workflow.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Step)]
+pub struct StepRecord {
+    /// Step id.
+    pub id: String,
+    /// The workflow it belongs to.
+    pub workflow_id: String,
+    /// Name.
+    pub name: String,
+    /// Editor position, `{x, y}`.
+    #[schema(value_type = Object)]
+    pub position: Value,
+    /// The kind (TRIGGER included).
+    #[serde(rename = "type")]
+    pub step_type: StepType,
+    /// The kind's configuration.
+    #[schema(value_type = Object)]
+    pub config: Value,
+    /// The template a SEND_EMAIL step sends.
+    #[schema(required = true)]
+    pub template_id: Option<String>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A step with its template and edges.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowStep {
+    #[serde(flatten)]
+    pub step: StepRecord,
+    /// `{id, name}` of the template a SEND_EMAIL step sends; null for other kinds.
+    #[schema(required = true)]
+    pub template: Option<TemplateRefBody>,
+    /// Edges leaving the step.
+    pub outgoing_transitions: Vec<Transition>,
+    /// Edges entering the step.
+    pub incoming_transitions: Vec<Transition>,
+}
+
+/// A workflow with its steps, the TRIGGER step first.
+#[derive(ToSchema)]
+pub struct WorkflowWithSteps {
+    #[serde(flatten)]
+    pub workflow: WorkflowRecord,
+    /// The steps.
+    pub steps: Vec<WorkflowStep>,
+}
+
+/// A page of workflows, newest first, without steps.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WorkflowPage)]
+pub struct WorkflowPageSchema {
+    /// The workflows.
+    pub data: Vec<WorkflowRecord>,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Workflows in all pages.
+    pub total: u64,
+    /// Number of pages.
+    pub total_pages: u64,
 }
