@@ -176,3 +176,48 @@ pub struct Config {
     #[command(subcommand)]
     pub command: Option<Command>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn retry_delays_read_seconds_separated_by_commas() {
+        assert_eq!(
+            "5, 60,600".parse::<RetryDelays>(),
+            Ok(RetryDelays(vec![
+                Duration::from_secs(5),
+                Duration::from_secs(60),
+                Duration::from_secs(600)
+            ]))
+        );
+        assert_eq!("".parse::<RetryDelays>(), Ok(RetryDelays(Vec::new())));
+        assert!("5,x".parse::<RetryDelays>().is_err());
+        assert!("0".parse::<RetryDelays>().is_err());
+        assert!("-1".parse::<RetryDelays>().is_err());
+    }
+
+    #[test]
+    fn webhook_settings_have_production_defaults() {
+        let config = Config::try_parse_from(["posthorn"]).expect("defaults parse");
+        assert!(!config.webhook_allow_private);
+        assert_eq!(config.webhook_allow_hosts, None);
+        assert_eq!(
+            config.webhook_retry_delays.0,
+            posthorn_core::ports::RetrySchedule::STANDARD_DELAYS.to_vec()
+        );
+        let config = Config::try_parse_from([
+            "posthorn",
+            "--webhook-allow-private",
+            "--webhook-allow-hosts",
+            "127.0.0.1",
+            "--webhook-retry-delays",
+            "1,2",
+        ])
+        .expect("flags parse");
+        assert!(config.webhook_allow_private);
+        assert_eq!(config.webhook_allow_hosts.as_deref(), Some("127.0.0.1"));
+        assert_eq!(config.webhook_retry_delays.0.len(), 2);
+    }
+}
