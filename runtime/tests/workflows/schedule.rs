@@ -89,3 +89,34 @@ async fn each_tick_enrols_the_members_and_disabling_stops_the_ticks() {
     w.after(chrono::Duration::hours(3)).await;
     assert_eq!(w.executions(&view).await.len(), 10);
 }
+
+#[tokio::test]
+async fn a_segment_entry_event_starts_a_workflow() {
+    let w = World::new().await;
+    let condition = serde_json::from_value(json!({
+        "logic": "AND",
+        "groups": [{"filters": [{"field": "data.plan", "operator": "equals", "value": "pro"}]}]
+    }))
+    .expect("condition");
+    w.engine
+        .create_segment(
+            &w.caller,
+            CreateSegment {
+                name: "Pro Users".into(),
+                description: None,
+                segment_type: SegmentType::Dynamic,
+                condition: Some(condition),
+                track_membership: true,
+            },
+        )
+        .await
+        .expect("segment");
+    w.run().await;
+    let wf = w.event_workflow("segment.pro-users.entry", false).await;
+    let contact = w.contact("pro@example.org", json!({"plan": "pro"})).await;
+    w.run().await;
+    let executions = w.executions(&wf).await;
+    assert_eq!(executions.len(), 1, "the entry event reached the workflow");
+    assert_eq!(executions[0].contact_id.as_str(), contact.id);
+    assert_eq!(executions[0].event["segmentName"], json!("Pro Users"));
+}

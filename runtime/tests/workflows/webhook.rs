@@ -233,3 +233,38 @@ async fn the_last_failed_attempt_of_the_schedule_fails_the_step() {
         .as_deref()
         .is_some_and(|e| e.contains("gave up after 4 attempts")));
 }
+
+#[tokio::test]
+async fn an_engine_without_a_sink_fails_webhook_steps_without_sending() {
+    use posthorn_runtime::EngineExt;
+    let w = World::new().await;
+    let wf = webhook_flow(&w, json!({"url": "https://hooks.example/in"})).await;
+    let contact = w.contact("n@example.org", json!({})).await;
+    // The same ports, built without `.webhooks(..)`.
+    let engine = posthorn_core::Engine::builder()
+        .store(w.engine.store.clone())
+        .jobs(w.engine.jobs.clone())
+        .transport(w.engine.transport.clone())
+        .clock(w.engine.clock.clone())
+        .build()
+        .expect("engine");
+    let exec = engine
+        .start_execution(
+            &w.caller,
+            &wf.workflow.id,
+            posthorn_core::app::workflows::StartExecution {
+                contact_id: contact.id.as_str().into(),
+                context: None,
+            },
+        )
+        .await
+        .expect("started");
+    engine.run_due_jobs().await.expect("jobs");
+    assert!(w.hooks.requests().is_empty());
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Failed);
+    assert!(view.steps[1]
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("no webhook sink is configured")));
+}
