@@ -13,6 +13,7 @@ mod races;
 mod records;
 mod search;
 mod segments;
+mod workflow_reads;
 mod workflows;
 
 pub use campaigns::*;
@@ -28,4 +29,5 @@ pub use races::*;
 pub use records::*;
 pub use search::*;
 pub use segments::*;
+pub use workflow_reads::*;
 pub use workflows::*;
