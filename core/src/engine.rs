@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::ports::{Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, Store};
+use crate::ports::{
+    Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, RetrySchedule, Store, WebhookSink,
+};
 
 /// Tunables of the engine; the defaults are what production uses.
 #[derive(Debug, Clone)]
@@ -19,6 +21,10 @@ pub struct Settings {
     /// Claims in a row that may end without the job being settled (its worker died or it
     /// outran its lease) before the job is given up as one that kills its worker.
     pub max_job_claims: u32,
+    /// When a WEBHOOK step tries again after a failed attempt (tests use short delays).
+    pub webhook_retry: RetrySchedule,
+    /// Members a SCHEDULE tick enrols per job.
+    pub schedule_batch: usize,
 }
 
 impl Default for Settings {
@@ -29,6 +35,8 @@ impl Default for Settings {
             base_retry_delay: Duration::from_secs(30),
             max_retry_delay: Duration::from_secs(3600),
             max_job_claims: 5,
+            webhook_retry: RetrySchedule::standard(),
+            schedule_batch: 500,
         }
     }
 }
@@ -50,6 +58,8 @@ pub struct Engine {
     pub rate_limiter: Arc<dyn RateLimiter>,
     /// Idempotency records and other short-lived values.
     pub cache: Arc<dyn Cache>,
+    /// Outbound HTTP for WEBHOOK steps.
+    pub webhooks: Arc<dyn WebhookSink>,
     /// Tunables.
     pub settings: Settings,
 }

@@ -78,6 +78,7 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         dns,
         rate_limiter,
         cache,
+        webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
             ..Settings::default()

@@ -57,6 +57,7 @@ fn engine_on(store: Arc<MemoryStore>) -> Engine {
         ),
         rate_limiter: Arc::new(MemoryRateLimiter::new()),
         cache: Arc::new(MemoryCache::new()),
+        webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
         settings: Settings::default(),
     }
 }

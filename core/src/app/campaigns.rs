@@ -91,7 +91,7 @@ pub struct SendCampaign {
 }
 
 /// One filter as a condition: `segment.<id> memberOfSegment`.
-fn member_of(segment_id: &str) -> Condition {
+pub(crate) fn member_of(segment_id: &str) -> Condition {
     Condition {
         logic: Logic::And,
         groups: vec![Group {

@@ -1,7 +1,8 @@
 //! The one place a use case commits: the follow-up work that every change of a kind needs
 //! is derived here from the change set, not remembered by each use case.
 
-use crate::ports::{ChangeSet, StoreError, Write};
+use crate::model::{ContactId, WorkspaceId};
+use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
 use crate::Engine;
 
 impl Engine {
@@ -17,7 +18,45 @@ impl Engine {
             self.add_membership_jobs(&workspace_id, &mut changes)
                 .await?;
         }
+        self.add_workflow_jobs(&mut changes).await?;
         self.store.commit(changes).await
+    }
+
+    /// Adds one `DispatchWorkflowEvent` job per event of `changes` that concerns a workflow
+    /// (an enabled workflow it triggers, or an execution of its contact waiting for it):
+    /// one cheap read per event, nothing more for events no workflow cares about.
+    pub(crate) async fn add_workflow_jobs(
+        &self,
+        changes: &mut ChangeSet,
+    ) -> Result<(), StoreError> {
+        let mut jobs = Vec::new();
+        for write in &changes.writes {
+            let Write::AppendEvent(event) = write else {
+                continue;
+            };
+            let Some(contact_id) = &event.contact_id else {
+                continue;
+            };
+            let ws = WorkspaceId::from(event.workspace_id.as_str());
+            let contact = ContactId::from(contact_id.as_str());
+            if self
+                .store
+                .has_event_interest(&ws, &event.name, &contact)
+                .await?
+            {
+                jobs.push(NewJob::at(
+                    JobPayload::DispatchWorkflowEvent {
+                        workspace_id: ws,
+                        event_id: event.id.clone(),
+                    },
+                    self.clock.now(),
+                ));
+            }
+        }
+        for job in jobs {
+            changes.push(Write::EnqueueJob(job));
+        }
+        Ok(())
     }
 }
 

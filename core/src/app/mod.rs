@@ -12,6 +12,7 @@ pub mod send;
 pub mod templates;
 pub mod track;
 pub mod verify;
+pub mod workflows;
 pub mod workspaces;
 
 mod caller;

@@ -242,8 +242,16 @@ impl Engine {
     }
 
     /// `DELETE /templates/{id}`.
+    /// Refused (409) while a workflow step sends the template.
     pub async fn delete_template(&self, caller: &Caller, id: &str) -> Result<()> {
         let t = self.template(caller, id).await?;
+        let ws = crate::model::WorkspaceId::from(t.workspace_id.as_str());
+        let template_id = crate::model::TemplateId::from(t.id.as_str());
+        if self.store.template_in_workflows(&ws, &template_id).await? {
+            return Err(Error::Conflict(
+                "a workflow step sends this template; change or delete that step first".into(),
+            ));
+        }
         let mut changes = ChangeSet::new();
         changes.push(Write::DeleteTemplate {
             workspace_id: t.workspace_id,

@@ -23,9 +23,9 @@ pub use store::{
 pub use transport::{Attachment, MailTransport, Mailbox, OutgoingMessage, TransportError};
 pub use webhook::{
     body_excerpt, classify_attempt, classify_status, parse_retry_after, sign, signature_headers,
-    AttemptVerdict, RetrySchedule, ScheduleError, SecretError, SigningKeys, UnknownMethod,
-    WebhookError, WebhookMethod, WebhookRequest, WebhookResponse, WebhookSecret, WebhookSink,
-    BODY_EXCERPT_LIMIT, DEFAULT_WEBHOOK_TIMEOUT, SECRET_PREFIX, WEBHOOK_ID_HEADER,
+    AttemptVerdict, RefusingWebhookSink, RetrySchedule, ScheduleError, SecretError, SigningKeys,
+    UnknownMethod, WebhookError, WebhookMethod, WebhookRequest, WebhookResponse, WebhookSecret,
+    WebhookSink, BODY_EXCERPT_LIMIT, DEFAULT_WEBHOOK_TIMEOUT, SECRET_PREFIX, WEBHOOK_ID_HEADER,
     WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER,
 };
 pub use workflow_store::WorkflowStore;

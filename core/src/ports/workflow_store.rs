@@ -104,6 +104,12 @@ pub trait WorkflowStore: Send + Sync {
         workspace_id: &WorkspaceId,
         template_id: &TemplateId,
     ) -> Result<bool, StoreError>;
+    /// A stored event by id (what a `DispatchWorkflowEvent` job names).
+    async fn event(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &str,
+    ) -> Result<Option<crate::model::Event>, StoreError>;
     /// The workspace's webhook signing secrets, once made.
     async fn signing_keys(
         &self,

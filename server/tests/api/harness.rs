@@ -181,6 +181,7 @@ impl TestApp {
             dns: Arc::new(fake_dns()),
             rate_limiter,
             cache,
+            webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
             settings,
         };
         let router = router(AppState::new(engine.clone(), Some(ADMIN.to_string())));

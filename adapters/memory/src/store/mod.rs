@@ -3,6 +3,7 @@
 mod commit;
 mod reads;
 mod state;
+mod workflow_reads;
 mod workflows;
 
 use std::collections::HashSet;

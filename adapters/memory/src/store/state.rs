@@ -7,14 +7,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use posthorn_core::model::WorkspaceId;
 use posthorn_core::model::{
     Campaign, CampaignStatus, Contact, ContactStatus, Domain, EmailCounts, EmailRecord,
     EmailStatus, Event, KeyKind, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
-
-use super::workflows::WorkflowData;
 
 /// Position of an event in time order: (created_at, id).
 pub(crate) type EventKey = (DateTime<Utc>, String);
@@ -40,8 +37,6 @@ pub(crate) struct State {
     pub(crate) key_hashes: HashMap<String, (String, String, KeyKind)>,
     /// Records per workspace.
     pub(crate) data: HashMap<String, WorkspaceData>,
-    /// Workflow records per workspace.
-    pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
 }
 
 /// The records of one workspace.
@@ -84,6 +79,10 @@ pub(crate) struct WorkspaceData {
     pub(crate) campaign_recipients: HashMap<String, HashMap<String, String>>,
     /// Campaign id → how many of its emails are in each status.
     pub(crate) campaign_counts: HashMap<String, EmailCounts>,
+    /// Event id → its key in `events`.
+    pub(crate) event_keys: HashMap<String, EventKey>,
+    /// Workflows, their graphs, executions and signing keys.
+    pub(crate) workflows: super::workflows::WorkflowData,
 }
 
 impl State {
@@ -356,6 +355,7 @@ impl WorkspaceData {
     pub(crate) fn replace_event(&mut self, key: &EventKey, new: Option<Event>) -> Option<Event> {
         let old = self.events.remove(key);
         if let Some(old) = &old {
+            self.event_keys.remove(&old.id);
             remove_from_index(&mut self.events_by_name, &old.name, key);
             if let Some(contact_id) = &old.contact_id {
                 if let Some(keys) = self.events_by_contact.get_mut(contact_id) {
@@ -373,6 +373,7 @@ impl WorkspaceData {
             }
         }
         if let Some(event) = new {
+            self.event_keys.insert(event.id.clone(), key.clone());
             self.events_by_name
                 .entry(event.name.clone())
                 .or_default()

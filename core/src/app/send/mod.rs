@@ -76,13 +76,7 @@ impl Engine {
     /// Refuses senders outside the workspace's verified domains or the key's scope.
     pub async fn check_sender(&self, caller: &Caller, from: &EmailAddress) -> Result<()> {
         let domain = from.domain();
-        let verified = self
-            .store
-            .domains(caller.workspace_id())
-            .await?
-            .iter()
-            .any(|d| d.verified && d.domain == domain);
-        if !verified {
+        if !self.sender_verified(caller.workspace_id(), from).await? {
             return Err(Error::DomainNotVerified(format!(
                 "The sender domain {domain} is not a verified domain of this workspace"
             )));
@@ -94,6 +88,21 @@ impl Engine {
             )));
         }
         Ok(())
+    }
+
+    /// Whether `from` is on a verified domain of the workspace.
+    pub(crate) async fn sender_verified(
+        &self,
+        workspace_id: &str,
+        from: &EmailAddress,
+    ) -> Result<bool> {
+        let domain = from.domain();
+        Ok(self
+            .store
+            .domains(workspace_id)
+            .await?
+            .iter()
+            .any(|d| d.verified && d.domain == domain))
     }
 
     async fn accept_send(
@@ -123,7 +132,8 @@ impl Engine {
                 unsubscribed.push(recipient.email.to_string());
                 continue;
             }
-            let record = build_record(ws, req, resolved, recipient, &done.contact, now)?;
+            let ctx = render_context(&req.data, &done.contact);
+            let record = build_record(ws, req, resolved, recipient, &done.contact, &ctx, now)?;
             emails.push(SentTo {
                 contact_id: done.contact.id.clone(),
                 email: recipient.email.clone(),
@@ -224,17 +234,44 @@ pub fn render_context(data: &Map<String, Value>, contact: &Contact) -> Value {
     Value::Object(ctx)
 }
 
+/// A workflow step's email: `template` rendered with the step's variables `ctx` for
+/// `contact` at `to`, as `/v1/send` would build it, with source type WORKFLOW. The sender is
+/// the template's and must be on a verified domain of the workspace.
+pub(crate) async fn workflow_email(
+    engine: &Engine,
+    ws: &Workspace,
+    template: Template,
+    contact: &Contact,
+    to: EmailAddress,
+    ctx: &Value,
+    now: DateTime<Utc>,
+) -> Result<EmailRecord> {
+    let recipient = Recipient::new(to.clone());
+    let mut req = SendEmail::to(to);
+    req.template = Some(template.id.clone());
+    let resolved = resolve(&req, Some(template))?;
+    if !engine.sender_verified(&ws.id, &resolved.from).await? {
+        return Err(Error::DomainNotVerified(format!(
+            "The sender domain {} is not a verified domain of this workspace",
+            resolved.from.domain()
+        )));
+    }
+    let mut record = build_record(ws, &req, &resolved, &recipient, contact, ctx, now)?;
+    record.source_type = SourceType::Workflow;
+    Ok(record)
+}
+
 fn build_record(
     ws: &Workspace,
     req: &SendEmail,
     resolved: &Resolved,
     recipient: &Recipient,
     contact: &Contact,
+    ctx: &Value,
     now: DateTime<Utc>,
 ) -> Result<EmailRecord> {
-    let ctx = render_context(&req.data, contact);
     let rendered = |field: &str, source: &str, escape: Escape| {
-        render(source, &ctx, escape)
+        render(source, ctx, escape)
             .map_err(|e| Error::field(field, "invalid_template", e.to_string()))
     };
     let subject = rendered("subject", &resolved.subject, Escape::None)?;
