@@ -218,7 +218,7 @@ macro_rules! store_suite {
                 executions_newest_first_and_active_count,
                 waiting_executions_of_contact,
                 step_runs_once_per_step,
-                stored_event_by_id,
+                event_by_id_in_its_workspace,
             );
         }
     };

@@ -339,18 +339,18 @@ impl WorkflowStore for PgStore {
         workflows::template_in_workflows(&self.pool, workspace_id, template_id).await
     }
 
+    async fn signing_keys(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Option<SigningKeys>, StoreError> {
+        workflows::signing_keys(&self.pool, workspace_id).await
+    }
+
     async fn event(
         &self,
         workspace_id: &WorkspaceId,
         id: &str,
     ) -> Result<Option<Event>, StoreError> {
         records::event(&self.pool, workspace_id.as_str(), id).await
-    }
-
-    async fn signing_keys(
-        &self,
-        workspace_id: &WorkspaceId,
-    ) -> Result<Option<SigningKeys>, StoreError> {
-        workflows::signing_keys(&self.pool, workspace_id).await
     }
 }

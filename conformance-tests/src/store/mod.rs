@@ -13,6 +13,7 @@ mod races;
 mod records;
 mod search;
 mod segments;
+mod workflow_events;
 mod workflow_reads;
 mod workflows;
 
@@ -29,5 +30,6 @@ pub use races::*;
 pub use records::*;
 pub use search::*;
 pub use segments::*;
+pub use workflow_events::*;
 pub use workflow_reads::*;
 pub use workflows::*;

@@ -7,8 +7,8 @@ use posthorn_core::workflow::Trigger;
 
 use super::workflows::{every_action, ids, put_workflow};
 use crate::fixtures::{
-    commit, commit_conflicts, event, execution, insert_contact, now_ms, secs, step, step_run,
-    transition, waiting_for, workflow, workflow_with, workspace,
+    commit, commit_conflicts, execution, insert_contact, now_ms, secs, step, step_run, transition,
+    waiting_for, workflow, workflow_with, workspace,
 };
 use crate::StorePorts;
 
@@ -448,38 +448,4 @@ pub async fn workflow_commit_is_all_or_nothing(p: &StorePorts) {
         Ok(Some(stored_run))
     );
     assert_eq!(s.workflows(&wsid, 0, 10).await.map(|(_, n)| n), Ok(1));
-}
-
-/// `event` finds a stored event by id in its workspace only; an unknown id reads as `None`.
-pub async fn stored_event_by_id(p: &StorePorts) {
-    let ws = workspace(p, "event-by-id").await;
-    let other = workspace(p, "event-by-id-other").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
-    let now = now_ms();
-    let s = p.store.as_ref();
-    let contact = insert_contact(p, &ws.id, "tracked", true, now).await;
-    let stored = event(&ws.id, "signup", Some(&contact.id), now);
-    let anonymous = event(&ws.id, "page.view", None, secs(now, 1));
-    commit(
-        s,
-        "appending events",
-        vec![
-            Write::AppendEvent(stored.clone()),
-            Write::AppendEvent(anonymous.clone()),
-        ],
-    )
-    .await;
-    assert_eq!(s.event(&wsid, &stored.id).await, Ok(Some(stored.clone())));
-    assert_eq!(s.event(&wsid, &anonymous.id).await, Ok(Some(anonymous)));
-    assert_eq!(
-        s.event(&wsid, &posthorn_core::model::new_id()).await,
-        Ok(None),
-        "an unknown event id must read as None"
-    );
-    assert_eq!(
-        s.event(&WorkspaceId::from(other.id.as_str()), &stored.id)
-            .await,
-        Ok(None),
-        "another workspace's event is invisible"
-    );
 }

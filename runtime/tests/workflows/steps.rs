@@ -338,3 +338,96 @@ async fn a_cancelled_execution_stops_where_it_waits() {
         .await
         .expect("deletable once nothing runs");
 }
+
+#[tokio::test]
+async fn an_internal_event_triggers_a_workflow_too() {
+    let w = World::new().await;
+    let wf = w.event_workflow("contact.unsubscribed", false).await;
+    let contact = w.contact("j@example.org", json!({})).await;
+    w.engine
+        .patch_contact(
+            &w.caller,
+            &contact.id,
+            posthorn_core::app::contacts::ContactPatch {
+                subscribed: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("unsubscribed");
+    w.run().await;
+    let executions = w.executions(&wf).await;
+    assert_eq!(executions.len(), 1);
+    assert_eq!(executions[0].contact_id.as_str(), contact.id);
+    assert_eq!(executions[0].status, ExecutionStatus::Completed);
+}
+
+#[tokio::test]
+async fn a_custom_recipient_is_rendered_and_gets_its_own_contact() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    let wf = w.manual_workflow().await;
+    let send = w
+        .step_with(
+            &wf,
+            StepType::SendEmail,
+            json!({"recipient": {"type": "CUSTOM", "email": "{{event.manager}}"}}),
+            Some(&template),
+        )
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    let contact = w.contact("k@example.org", json!({})).await;
+    let exec = w
+        .start(
+            &wf,
+            &contact,
+            json!({"manager": "boss@example.org", "plan": "x"}),
+        )
+        .await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    let sent = w.transport.messages_to("boss@example.org");
+    assert_eq!(sent.len(), 1);
+    // The variables are the execution's: its contact's address, not the recipient's.
+    assert!(
+        sent[0].html.contains("for k@example.org"),
+        "{}",
+        sent[0].html
+    );
+    assert!(w.transport.messages_to("k@example.org").is_empty());
+}
+
+#[tokio::test]
+async fn a_send_from_an_unverified_sender_fails_the_execution() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    // The domain loses its verification after the template was written.
+    let mut domain = w
+        .engine
+        .store
+        .domains(w.caller.workspace_id())
+        .await
+        .expect("domains")
+        .remove(0);
+    domain.verified = false;
+    let mut changes = ChangeSet::new();
+    changes.push(Write::UpdateDomain(domain));
+    w.engine.store.commit(changes).await.expect("unverified");
+    let wf = w.manual_workflow().await;
+    let send = w
+        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    let exec = w
+        .start(&wf, &w.contact("l@example.org", json!({})).await, json!({}))
+        .await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Failed);
+    assert!(view.steps[1]
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("not a verified domain")));
+    assert!(w.transport.messages().is_empty());
+}

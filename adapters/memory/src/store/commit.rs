@@ -2,12 +2,14 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use posthorn_core::model::WorkspaceId;
 use posthorn_core::model::{
     Campaign, Contact, Domain, EmailRecord, Event, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{NewJob, StoreError, Write};
 
 use super::state::{EventKey, State};
+use super::workflows::{self, WorkflowUndo};
 
 /// How to put back what one applied write changed.
 #[derive(Debug)]
@@ -27,8 +29,8 @@ pub(crate) enum Undo {
     /// The memberships a deleted contact had: (workspace, contact, segment ids).
     Memberships(String, String, HashSet<String>),
     Campaign(String, String, Option<Campaign>),
-    /// A workflow record of a workspace.
-    Workflow(String, super::workflows::WorkflowUndo),
+    /// A change to a workspace's workflow records.
+    Workflow(WorkspaceId, WorkflowUndo),
 }
 
 /// Applies `writes` in order. On the first failing write everything applied before it is
@@ -51,12 +53,6 @@ fn apply(
     undo: &mut Vec<Undo>,
     jobs: &mut Vec<NewJob>,
 ) -> Result<(), StoreError> {
-    if let Some(ws) = super::workflows::workspace_of(&write) {
-        let mut applied = Vec::new();
-        let result = state.data_mut(&ws).workflows.apply(write, &mut applied);
-        undo.extend(applied.into_iter().map(|u| Undo::Workflow(ws.clone(), u)));
-        return result;
-    }
     match write {
         Write::PutWorkspace(workspace) => {
             let id = workspace.id.clone();
@@ -283,13 +279,36 @@ fn apply(
             let old = state.data_mut(&workspace_id).replace_campaign(&id, None);
             undo.push(Undo::Campaign(workspace_id, id, old));
         }
-        other => {
-            return Err(StoreError::Unavailable(format!(
-                "the memory store cannot apply {other:?}"
-            )))
-        }
+        write @ (Write::PutWorkflow(_)
+        | Write::DeleteWorkflow { .. }
+        | Write::PutStep(_)
+        | Write::DeleteStep { .. }
+        | Write::PutTransition(_)
+        | Write::DeleteTransition { .. }
+        | Write::InsertExecution(_)
+        | Write::UpdateExecution(_)
+        | Write::InsertStepRun(_)
+        | Write::UpdateStepRun(_)
+        | Write::PutSigningKeys { .. }) => apply_workflow(state, write, undo)?,
     }
     Ok(())
+}
+
+/// Applies a workflow write to its workspace's workflow records.
+fn apply_workflow(state: &mut State, write: Write, undo: &mut Vec<Undo>) -> Result<(), StoreError> {
+    let Some(ws) = workflows::workspace_of(&write) else {
+        return Err(StoreError::Unavailable(
+            "a write that is not a workflow write reached the workflow commit".into(),
+        ));
+    };
+    let mut steps = Vec::new();
+    let applied = state
+        .workflows
+        .entry(ws.clone())
+        .or_default()
+        .apply(write, &mut steps);
+    undo.extend(steps.into_iter().map(|s| Undo::Workflow(ws.clone(), s)));
+    applied
 }
 
 /// Puts back, newest first, everything the applied writes changed.
@@ -340,7 +359,9 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
             Undo::Campaign(ws, id, old) => {
                 state.data_mut(&ws).replace_campaign(&id, old);
             }
-            Undo::Workflow(ws, undo) => state.data_mut(&ws).workflows.undo(undo),
+            Undo::Workflow(ws, step) => {
+                state.workflows.entry(ws).or_default().undo(step);
+            }
         }
     }
 }

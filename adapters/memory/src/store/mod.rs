@@ -3,7 +3,6 @@
 mod commit;
 mod reads;
 mod state;
-mod workflow_reads;
 mod workflows;
 
 use std::collections::HashSet;

@@ -7,11 +7,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
+use posthorn_core::model::WorkspaceId;
 use posthorn_core::model::{
     Campaign, CampaignStatus, Contact, ContactStatus, Domain, EmailCounts, EmailRecord,
     EmailStatus, Event, KeyKind, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
+
+use super::workflows::WorkflowData;
 
 /// Position of an event in time order: (created_at, id).
 pub(crate) type EventKey = (DateTime<Utc>, String);
@@ -37,6 +40,8 @@ pub(crate) struct State {
     pub(crate) key_hashes: HashMap<String, (String, String, KeyKind)>,
     /// Records per workspace.
     pub(crate) data: HashMap<String, WorkspaceData>,
+    /// Workflow records per workspace.
+    pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
 }
 
 /// The records of one workspace.
@@ -81,8 +86,6 @@ pub(crate) struct WorkspaceData {
     pub(crate) campaign_counts: HashMap<String, EmailCounts>,
     /// Event id → its key in `events`.
     pub(crate) event_keys: HashMap<String, EventKey>,
-    /// Workflows, their graphs, executions and signing keys.
-    pub(crate) workflows: super::workflows::WorkflowData,
 }
 
 impl State {

@@ -182,10 +182,13 @@ impl Engine {
         self.on_conflict_retry(|| async {
             let mut execution = self.execution_record(&ws, &workflow.id, execution_id).await?;
             if !execution.status.is_active() {
+                let status = serde_json::to_value(execution.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
                 return Err(StepError::Domain(Error::InvalidState(format!(
-                    "the execution is {:?} and can no longer be cancelled; only RUNNING and WAITING executions can",
-                    execution.status
-                ).to_uppercase())));
+                    "the execution is {status} and can no longer be cancelled; only RUNNING and WAITING executions can"
+                ))));
             }
             let now = self.clock.now();
             let mut changes = ChangeSet::new();

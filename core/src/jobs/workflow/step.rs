@@ -126,10 +126,16 @@ impl Engine {
                     Ok(None)
                 }
                 StepRunStatus::Running if matches!(ctx.step.action, StepAction::Webhook { .. }) => {
-                    Ok(ctx
-                        .contact
-                        .clone()
-                        .map(|contact| WebhookCall::new(ctx, contact)))
+                    match ctx.contact.clone() {
+                        Some(contact) => Ok(Some(WebhookCall::new(ctx, contact))),
+                        None => {
+                            let decision =
+                                Decision::Fail("the execution's contact was deleted".into());
+                            self.settle_decision(ctx, Some(run), decision, ChangeSet::new(), now)
+                                .await?;
+                            Ok(None)
+                        }
+                    }
                 }
                 // Completed, failed or cancelled: the step already ran.
                 _ => Ok(None),
