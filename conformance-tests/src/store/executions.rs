@@ -174,20 +174,6 @@ pub async fn execution_reentry_rules(p: &StorePorts) {
         vec![Write::InsertExecution(second.clone())],
     )
     .await;
-    // A finished execution cannot come back to life beside the active one.
-    let mut revived = s
-        .execution(&wsid, &first.id)
-        .await
-        .expect("read")
-        .expect("the first execution is stored");
-    revived.status = ExecutionStatus::Running;
-    commit_conflicts(
-        s,
-        "reviving an ended execution while another is active",
-        vec![Write::UpdateExecution(revived)],
-    )
-    .await;
-
     // Single entry.
     let only = execution(&once, &alice.id, now);
     assert!(only.single_entry);

@@ -14,6 +14,7 @@ mod records;
 mod search;
 mod segments;
 mod workflow_events;
+mod workflow_reads;
 mod workflows;
 
 pub use campaigns::*;
@@ -30,4 +31,5 @@ pub use records::*;
 pub use search::*;
 pub use segments::*;
 pub use workflow_events::*;
+pub use workflow_reads::*;
 pub use workflows::*;

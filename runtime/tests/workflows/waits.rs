@@ -138,3 +138,38 @@ async fn the_timeout_wins_when_no_event_comes() {
         Some("late")
     );
 }
+
+#[tokio::test]
+async fn an_early_wake_up_neither_ends_nor_loses_a_delay() {
+    use posthorn_core::ports::{ChangeSet, JobPayload, NewJob, Write};
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let delay = w
+        .step(&wf, StepType::Delay, json!({"amount": 1, "unit": "days"}))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &delay, None).await;
+    let exec = w
+        .start(&wf, &w.contact("d@example.org", json!({})).await, json!({}))
+        .await;
+    w.run().await;
+    let early = JobPayload::RunWorkflowStep {
+        workspace_id: exec.workspace_id.clone(),
+        execution_id: exec.id.clone(),
+        step_id: delay.id.clone(),
+    };
+    let mut changes = ChangeSet::new();
+    changes.push(Write::EnqueueJob(NewJob::at(early, w.now())));
+    w.engine.store.commit(changes).await.expect("early job");
+    w.run().await;
+    assert_eq!(
+        w.execution(&wf.workflow.id, &exec.id)
+            .await
+            .execution
+            .status,
+        ExecutionStatus::Waiting
+    );
+    w.after(chrono::Duration::days(1)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(view.steps.len(), 2);
+}

@@ -9,7 +9,7 @@ use super::webhook::WebhookCall;
 use crate::app::StepError;
 use crate::jobs::JobOutcome;
 use crate::model::{Contact, ExecutionId, StepId, WorkspaceId};
-use crate::ports::{ChangeSet, ClaimedJob, Write};
+use crate::ports::{ChangeSet, ClaimedJob, NewJob, Write};
 use crate::workflow::{
     evaluate_condition, DelayUnit, Execution, Step, StepAction, StepRun, StepRunStatus, Transition,
     TransitionCondition, Wait, WaitOutcome, Workflow,
@@ -257,7 +257,17 @@ impl Engine {
         let Some(until) = wait.until else {
             return Ok(());
         };
-        if wait.step_id != ctx.step.id || now < until {
+        if wait.step_id != ctx.step.id {
+            return Ok(());
+        }
+        if now < until {
+            // Ran early (another worker's clock is ahead): come back when it is time.
+            let mut changes = ChangeSet::new();
+            changes.push(Write::EnqueueJob(NewJob::at(
+                crate::app::workflows::step_job(&ctx.execution, &ctx.step.id),
+                until,
+            )));
+            self.store.commit(changes).await?;
             return Ok(());
         }
         let decision = match &ctx.step.action {
