@@ -9,6 +9,7 @@
 //!
 //! See `docs/performance.md`.
 
+use posthorn_core::ports::{Clock, SystemClock};
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
@@ -103,12 +104,12 @@ async fn measure(
     shape: Shape,
     window: Duration,
 ) -> Result<(u64, Duration), BoxError> {
-    let workspace = posthorn_core::model::new_id();
+    let workspace = SystemClock.new_uuid().to_string();
     let started = Instant::now();
     let mut commits = 0u64;
     while started.elapsed() < window {
         let now = chrono::Utc::now().timestamp_micros();
-        let contact = posthorn_core::model::new_id();
+        let contact = SystemClock.new_uuid().to_string();
         let data = format!(r#"{{"seq":{commits},"plan":"pro"}}"#);
         match shape {
             Shape::One => {
@@ -149,7 +150,7 @@ async fn insert_event(
          VALUES (?, ?, 'bench-event', ?, ?, NULL, ?)",
     )
     .bind(workspace)
-    .bind(posthorn_core::model::new_id())
+    .bind(SystemClock.new_uuid().to_string())
     .bind(data)
     .bind(contact)
     .bind(now)

@@ -8,8 +8,13 @@ use posthorn_core::model::{
     AudienceType, Campaign, CampaignStatus, Contact, Domain, EmailAddress, EmailRecord,
     EmailStatus, Event, Segment, SegmentType, SourceType, Template, TemplateType, Workspace,
 };
-use posthorn_core::model::{ContactId, ExecutionId, StepId, TransitionId, WorkflowId};
-use posthorn_core::ports::{ChangeSet, JobPayload, Mailbox, NewJob, Store, StoreError, Write};
+use posthorn_core::model::{
+    CampaignId, ContactId, DomainId, EmailId, ExecutionId, SegmentId, StepId, TemplateId,
+    TransitionId, WorkflowId, WorkspaceId,
+};
+use posthorn_core::ports::{
+    ChangeSet, Clock, JobPayload, Mailbox, NewJob, Store, StoreError, SystemClock, Write,
+};
 use posthorn_core::segment::{parse_condition, Condition};
 use posthorn_core::workflow::{
     Execution, ExecutionStatus, Step, StepAction, StepRun, StepRunStatus, Transition,
@@ -28,6 +33,18 @@ pub fn now_ms() -> DateTime<Utc> {
 /// `base` plus `secs` seconds.
 pub fn secs(base: DateTime<Utc>, secs: i64) -> DateTime<Utc> {
     base + TimeDelta::seconds(secs)
+}
+
+/// The clock fixtures take record ids from. Its ids increase in the order records are made
+/// (one process-wide sequence), whatever creation time a fixture is given.
+pub fn ids() -> &'static dyn Clock {
+    &SystemClock
+}
+
+/// A fresh id of any kind from [`ids`]: for records a check builds by hand, and for ids
+/// that name nothing stored.
+pub fn fresh_id<T: From<String>>() -> T {
+    T::from(ids().new_uuid().to_string())
 }
 
 /// A short random suffix.
@@ -67,7 +84,7 @@ pub async fn commit_conflicts(store: &dyn Store, what: &str, writes: Vec<Write>)
 
 /// Creates and stores a workspace named `name-{random}` created at `at`.
 pub async fn workspace_at(p: &StorePorts, name: &str, at: DateTime<Utc>) -> Workspace {
-    let workspace = Workspace::new(format!("{name}-{}", unique()), at);
+    let workspace = Workspace::new(ids(), format!("{name}-{}", unique()), at);
     commit(
         p.store.as_ref(),
         "storing a workspace",
@@ -83,14 +100,27 @@ pub async fn workspace(p: &StorePorts, name: &str) -> Workspace {
 }
 
 /// A new ACTIVE contact (not stored).
-pub fn contact(workspace_id: &str, tag: &str, subscribed: bool, at: DateTime<Utc>) -> Contact {
-    Contact::new(workspace_id, email(tag), subscribed, Map::new(), false, at)
+pub fn contact(
+    workspace_id: &WorkspaceId,
+    tag: &str,
+    subscribed: bool,
+    at: DateTime<Utc>,
+) -> Contact {
+    Contact::new(
+        ids(),
+        workspace_id,
+        email(tag),
+        subscribed,
+        Map::new(),
+        false,
+        at,
+    )
 }
 
 /// Stores a new ACTIVE contact and returns it as stored (version 0).
 pub async fn insert_contact(
     p: &StorePorts,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     tag: &str,
     subscribed: bool,
     at: DateTime<Utc>,
@@ -106,7 +136,11 @@ pub async fn insert_contact(
 }
 
 /// Reads a contact that must exist.
-pub async fn must_read_contact(store: &dyn Store, workspace_id: &str, id: &str) -> Contact {
+pub async fn must_read_contact(
+    store: &dyn Store,
+    workspace_id: &WorkspaceId,
+    id: &ContactId,
+) -> Contact {
     store
         .contact(workspace_id, id)
         .await
@@ -115,10 +149,10 @@ pub async fn must_read_contact(store: &dyn Store, workspace_id: &str, id: &str) 
 }
 
 /// A new domain (not stored).
-pub fn domain(workspace_id: &str, name: &str, at: DateTime<Utc>) -> Domain {
+pub fn domain(workspace_id: &WorkspaceId, name: &str, at: DateTime<Utc>) -> Domain {
     Domain {
-        id: posthorn_core::model::new_id(),
-        workspace_id: workspace_id.to_string(),
+        id: DomainId::generate(ids()),
+        workspace_id: workspace_id.clone(),
         domain: name.to_string(),
         verified: false,
         inbound_enabled: false,
@@ -129,15 +163,15 @@ pub fn domain(workspace_id: &str, name: &str, at: DateTime<Utc>) -> Domain {
 
 /// A new template (not stored).
 pub fn template(
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     name: &str,
     subject: &str,
     template_type: TemplateType,
     at: DateTime<Utc>,
 ) -> Template {
     Template {
-        id: posthorn_core::model::new_id(),
-        workspace_id: workspace_id.to_string(),
+        id: TemplateId::generate(ids()),
+        workspace_id: workspace_id.clone(),
         name: name.to_string(),
         description: None,
         subject: subject.to_string(),
@@ -154,7 +188,7 @@ pub fn template(
 
 /// A new queued email record to `contact` (not stored).
 pub fn email_record(contact: &Contact, at: DateTime<Utc>) -> EmailRecord {
-    let id = posthorn_core::model::new_id();
+    let id = EmailId::generate(ids());
     EmailRecord {
         message_id: format!("{id}@example.com"),
         id,
@@ -187,23 +221,30 @@ pub fn email_record(contact: &Contact, at: DateTime<Utc>) -> EmailRecord {
 }
 
 /// A new event (not stored).
-pub fn event(workspace_id: &str, name: &str, contact_id: Option<&str>, at: DateTime<Utc>) -> Event {
+pub fn event(
+    workspace_id: &WorkspaceId,
+    name: &str,
+    contact_id: Option<&ContactId>,
+    at: DateTime<Utc>,
+) -> Event {
     Event::new(
+        ids(),
         workspace_id,
         name,
         serde_json::json!({ "n": unique() }),
-        contact_id.map(str::to_string),
+        contact_id.cloned(),
         None,
         at,
     )
 }
 
 /// A job due at `run_at`.
-pub fn job(workspace_id: &str, run_at: DateTime<Utc>) -> NewJob {
+pub fn job(workspace_id: &WorkspaceId, run_at: DateTime<Utc>) -> NewJob {
     NewJob::at(
+        ids(),
         JobPayload::DeliverEmail {
-            workspace_id: workspace_id.to_string(),
-            email_id: posthorn_core::model::new_id(),
+            workspace_id: workspace_id.clone(),
+            email_id: EmailId::generate(ids()),
         },
         run_at,
     )
@@ -224,15 +265,15 @@ pub fn plan_is_pro() -> Condition {
 
 /// A new segment (not stored): DYNAMIC ones get [`plan_is_pro`] as their condition.
 pub fn segment(
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     name: &str,
     segment_type: SegmentType,
     track_membership: bool,
     at: DateTime<Utc>,
 ) -> Segment {
     Segment {
-        id: posthorn_core::model::new_id(),
-        workspace_id: workspace_id.to_string(),
+        id: SegmentId::generate(ids()),
+        workspace_id: workspace_id.clone(),
         name: name.to_string(),
         description: Some(format!("{name} segment")),
         segment_type,
@@ -244,10 +285,10 @@ pub fn segment(
 }
 
 /// A new DRAFT campaign to everyone (not stored).
-pub fn campaign(workspace_id: &str, name: &str, at: DateTime<Utc>) -> Campaign {
+pub fn campaign(workspace_id: &WorkspaceId, name: &str, at: DateTime<Utc>) -> Campaign {
     Campaign {
-        id: posthorn_core::model::new_id(),
-        workspace_id: workspace_id.to_string(),
+        id: CampaignId::generate(ids()),
+        workspace_id: workspace_id.clone(),
         name: name.to_string(),
         description: None,
         subject: "News for {{email}}".to_string(),
@@ -272,28 +313,40 @@ pub fn campaign(workspace_id: &str, name: &str, at: DateTime<Utc>) -> Campaign {
 }
 
 /// A new queued email of `campaign_id` to `contact` (not stored).
-pub fn campaign_email(contact: &Contact, campaign_id: &str, at: DateTime<Utc>) -> EmailRecord {
+pub fn campaign_email(
+    contact: &Contact,
+    campaign_id: &CampaignId,
+    at: DateTime<Utc>,
+) -> EmailRecord {
     let mut email = email_record(contact, at);
-    email.campaign_id = Some(campaign_id.to_string());
+    email.campaign_id = Some(campaign_id.clone());
     email.source_type = SourceType::Campaign;
     email
 }
 
 /// Stores that `contact_id` is a member of `segment_id`.
-pub fn add_member(workspace_id: &str, segment_id: &str, contact_id: &str) -> Write {
+pub fn add_member(
+    workspace_id: &WorkspaceId,
+    segment_id: &SegmentId,
+    contact_id: &ContactId,
+) -> Write {
     Write::AddSegmentMember {
-        workspace_id: workspace_id.to_string(),
-        segment_id: segment_id.to_string(),
-        contact_id: contact_id.to_string(),
+        workspace_id: workspace_id.clone(),
+        segment_id: segment_id.clone(),
+        contact_id: contact_id.clone(),
     }
 }
 
 /// Removes the stored membership of `contact_id` in `segment_id`.
-pub fn remove_member(workspace_id: &str, segment_id: &str, contact_id: &str) -> Write {
+pub fn remove_member(
+    workspace_id: &WorkspaceId,
+    segment_id: &SegmentId,
+    contact_id: &ContactId,
+) -> Write {
     Write::RemoveSegmentMember {
-        workspace_id: workspace_id.to_string(),
-        segment_id: segment_id.to_string(),
-        contact_id: contact_id.to_string(),
+        workspace_id: workspace_id.clone(),
+        segment_id: segment_id.clone(),
+        contact_id: contact_id.clone(),
     }
 }
 

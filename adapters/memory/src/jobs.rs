@@ -1,5 +1,6 @@
 //! The job queue of a [`MemoryStore`] and its `Jobs` port.
 
+use posthorn_core::model::JobId;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
@@ -35,9 +36,9 @@ struct JobEntry {
 
 impl JobEntry {
     /// The entry as a listed dead job, when it is dead.
-    fn as_dead(&self, id: &str) -> Option<DeadJob> {
+    fn as_dead(&self, id: &JobId) -> Option<DeadJob> {
         (self.state == JobState::Dead).then(|| DeadJob {
-            id: id.to_string(),
+            id: id.clone(),
             payload: self.payload.clone(),
             attempts: self.attempts,
             last_error: self.last_error.clone(),
@@ -48,11 +49,11 @@ impl JobEntry {
 /// Jobs indexed by due time and by lease expiry.
 #[derive(Debug, Default)]
 pub(crate) struct JobQueue {
-    jobs: HashMap<String, JobEntry>,
+    jobs: HashMap<JobId, JobEntry>,
     /// Waiting jobs by (run_at, seq, id).
-    waiting: BTreeSet<(DateTime<Utc>, u64, String)>,
+    waiting: BTreeSet<(DateTime<Utc>, u64, JobId)>,
     /// Leased jobs by (lease end, id).
-    leased: BTreeSet<(DateTime<Utc>, String)>,
+    leased: BTreeSet<(DateTime<Utc>, JobId)>,
     dead: u64,
     next_seq: u64,
 }
@@ -192,12 +193,12 @@ impl JobQueue {
         dead
     }
 
-    fn dead_job(&self, id: &str) -> Option<DeadJob> {
+    fn dead_job(&self, id: &JobId) -> Option<DeadJob> {
         self.jobs.get(id).and_then(|entry| entry.as_dead(id))
     }
 
     /// Queues the dead job `id` again at `at`; `false` when no dead job has that id.
-    fn revive(&mut self, id: &str, at: DateTime<Utc>) -> bool {
+    fn revive(&mut self, id: &JobId, at: DateTime<Utc>) -> bool {
         let Some(entry) = self.jobs.get_mut(id) else {
             return false;
         };
@@ -208,7 +209,7 @@ impl JobQueue {
         entry.run_at = at;
         entry.attempts = 0;
         entry.claims = 0;
-        self.waiting.insert((at, entry.seq, id.to_string()));
+        self.waiting.insert((at, entry.seq, id.clone()));
         self.dead = self.dead.saturating_sub(1);
         true
     }
@@ -279,11 +280,11 @@ impl Jobs for MemoryStore {
         Ok(self.with_queue(|q| q.dead(limit)))
     }
 
-    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError> {
+    async fn dead_job(&self, id: &JobId) -> Result<Option<DeadJob>, PortError> {
         Ok(self.with_queue(|q| q.dead_job(id)))
     }
 
-    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError> {
+    async fn revive(&self, id: &JobId, at: DateTime<Utc>) -> Result<bool, PortError> {
         let revived = self.with_queue(|q| q.revive(id, at));
         if revived {
             self.wake_workers();
@@ -297,10 +298,12 @@ mod tests {
     use super::*;
 
     fn job(run_at: DateTime<Utc>) -> NewJob {
+        let clock = posthorn_core::ports::SystemClock;
         NewJob::at(
+            &clock,
             JobPayload::DeliverEmail {
                 workspace_id: "w".into(),
-                email_id: posthorn_core::model::new_id(),
+                email_id: posthorn_core::model::EmailId::generate(&clock),
             },
             run_at,
         )
@@ -314,12 +317,12 @@ mod tests {
         for j in &jobs {
             queue.enqueue(j.clone());
         }
-        let claimed: Vec<String> = queue
+        let claimed: Vec<JobId> = queue
             .claim(now, Duration::from_secs(30), 10)
             .into_iter()
             .map(|c| c.id)
             .collect();
-        let expected: Vec<String> = jobs.into_iter().map(|j| j.id).collect();
+        let expected: Vec<JobId> = jobs.into_iter().map(|j| j.id).collect();
         assert_eq!(claimed, expected);
     }
 

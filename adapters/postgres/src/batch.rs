@@ -43,9 +43,9 @@ impl<'a> Inserts<'a> {
                 ") "
             ));
             q.push_values(chunk, |mut b, e| {
-                b.push_bind(&e.workspace_id)
-                    .push_bind(&e.id)
-                    .push_bind(&e.contact_id)
+                b.push_bind(e.workspace_id.as_str())
+                    .push_bind(e.id.as_str())
+                    .push_bind(e.contact_id.as_str())
                     .push_bind(Json(&e.to))
                     .push_bind(Json(&e.from))
                     .push_bind(&e.reply_to)
@@ -54,8 +54,8 @@ impl<'a> Inserts<'a> {
                     .push_bind(&e.text)
                     .push_bind(Json(&e.headers))
                     .push_bind(Json(&e.attachments))
-                    .push_bind(&e.template_id)
-                    .push_bind(&e.campaign_id)
+                    .push_bind(e.template_id.as_ref().map(|id| id.as_str()))
+                    .push_bind(e.campaign_id.as_ref().map(|id| id.as_str()))
                     .push_bind(enum_text(&e.source_type))
                     .push_bind(enum_text(&e.status))
                     .push_bind(&e.message_id)
@@ -71,7 +71,7 @@ impl<'a> Inserts<'a> {
             let mut q: QueryBuilder<Postgres> =
                 QueryBuilder::new("INSERT INTO jobs (id, payload, run_at) ");
             q.push_values(chunk, |mut b, j| {
-                b.push_bind(&j.id)
+                b.push_bind(j.id.as_str())
                     .push_bind(Json(&j.payload))
                     .push_bind(j.run_at);
             });
@@ -84,12 +84,12 @@ impl<'a> Inserts<'a> {
                 ") "
             ));
             q.push_values(chunk, |mut b, e| {
-                b.push_bind(&e.workspace_id)
-                    .push_bind(&e.id)
+                b.push_bind(e.workspace_id.as_str())
+                    .push_bind(e.id.as_str())
                     .push_bind(&e.name)
                     .push_bind(Json(&e.data))
-                    .push_bind(&e.contact_id)
-                    .push_bind(&e.email_id)
+                    .push_bind(e.contact_id.as_ref().map(|id| id.as_str()))
+                    .push_bind(e.email_id.as_ref().map(|id| id.as_str()))
                     .push_bind(e.created_at);
             });
             q.build().execute(&mut *conn).await.map_err(error::store)?;

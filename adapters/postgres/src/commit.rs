@@ -73,8 +73,8 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             delete(
                 conn,
                 "DELETE FROM key_sets WHERE workspace_id = $1 AND id = $2",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -86,15 +86,15 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             delete(
                 conn,
                 "DELETE FROM contacts WHERE workspace_id = $1 AND id = $2",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await?;
             delete(
                 conn,
                 "DELETE FROM segment_members WHERE workspace_id = $1 AND contact_id = $2",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -103,8 +103,8 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             delete(
                 conn,
                 "DELETE FROM templates WHERE workspace_id = $1 AND id = $2",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -121,15 +121,15 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             delete(
                 conn,
                 "DELETE FROM segments WHERE workspace_id = $1 AND id = $2",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await?;
             delete(
                 conn,
                 "DELETE FROM segment_members WHERE workspace_id = $1 AND segment_id = $2",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -137,20 +137,36 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             workspace_id,
             segment_id,
             contact_id,
-        } => add_member(conn, workspace_id, segment_id, contact_id).await,
+        } => {
+            add_member(
+                conn,
+                workspace_id.as_str(),
+                segment_id.as_str(),
+                contact_id.as_str(),
+            )
+            .await
+        }
         Write::RemoveSegmentMember {
             workspace_id,
             segment_id,
             contact_id,
-        } => remove_member(conn, workspace_id, segment_id, contact_id).await,
+        } => {
+            remove_member(
+                conn,
+                workspace_id.as_str(),
+                segment_id.as_str(),
+                contact_id.as_str(),
+            )
+            .await
+        }
         Write::InsertCampaign(c) => insert_campaign(conn, c).await,
         Write::UpdateCampaign(c) => update_campaign(conn, c).await,
         Write::DeleteCampaign { workspace_id, id } => {
             delete(
                 conn,
                 "DELETE FROM campaigns WHERE workspace_id = $1 AND id = $2",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -203,7 +219,7 @@ async fn put_workspace(conn: &mut PgConnection, w: &Workspace) -> Result<(), Sto
          send_rate_per_second = EXCLUDED.send_rate_per_second, \
          created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at",
     )
-    .bind(&w.id)
+    .bind(w.id.as_str())
     .bind(&w.name)
     .bind(w.disabled)
     .bind(w.active_contact_limit.map(to_i64))
@@ -228,8 +244,8 @@ async fn put_key_set(conn: &mut PgConnection, k: &KeySet) -> Result<(), StoreErr
          public_key_preview = EXCLUDED.public_key_preview, \
          secret_key_preview = EXCLUDED.secret_key_preview, created_at = EXCLUDED.created_at",
     )
-    .bind(&k.workspace_id)
-    .bind(&k.id)
+    .bind(k.workspace_id.as_str())
+    .bind(k.id.as_str())
     .bind(&k.name)
     .bind(Json(&k.domains))
     .bind(&k.public_key_hash)
@@ -248,8 +264,8 @@ async fn insert_domain(conn: &mut PgConnection, d: &Domain) -> Result<(), StoreE
         "INSERT INTO domains (workspace_id, id, domain, verified, inbound_enabled, created_at, \
          updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
-    .bind(&d.workspace_id)
-    .bind(&d.id)
+    .bind(d.workspace_id.as_str())
+    .bind(d.id.as_str())
     .bind(&d.domain)
     .bind(d.verified)
     .bind(d.inbound_enabled)
@@ -266,8 +282,8 @@ async fn update_domain(conn: &mut PgConnection, d: &Domain) -> Result<(), StoreE
         "UPDATE domains SET domain = $3, verified = $4, inbound_enabled = $5, created_at = $6, \
          updated_at = $7 WHERE workspace_id = $1 AND id = $2",
     )
-    .bind(&d.workspace_id)
-    .bind(&d.id)
+    .bind(d.workspace_id.as_str())
+    .bind(d.id.as_str())
     .bind(&d.domain)
     .bind(d.verified)
     .bind(d.inbound_enabled)
@@ -284,8 +300,8 @@ async fn insert_contact(conn: &mut PgConnection, c: &Contact) -> Result<(), Stor
         "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at, \
          created_at, updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0)",
     )
-    .bind(&c.workspace_id)
-    .bind(&c.id)
+    .bind(c.workspace_id.as_str())
+    .bind(c.id.as_str())
     .bind(c.email.as_str())
     .bind(c.subscribed)
     .bind(Json(&c.data))
@@ -305,8 +321,8 @@ async fn update_contact(conn: &mut PgConnection, c: &Contact) -> Result<(), Stor
          expires_at = $8, created_at = $9, updated_at = $10, version = version + 1 \
          WHERE workspace_id = $1 AND id = $2 AND version = $3",
     )
-    .bind(&c.workspace_id)
-    .bind(&c.id)
+    .bind(c.workspace_id.as_str())
+    .bind(c.id.as_str())
     .bind(to_i64(c.version))
     .bind(c.email.as_str())
     .bind(c.subscribed)
@@ -335,8 +351,8 @@ async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), Store
          template_type = EXCLUDED.template_type, created_at = EXCLUDED.created_at, \
          updated_at = EXCLUDED.updated_at",
     )
-    .bind(&t.workspace_id)
-    .bind(&t.id)
+    .bind(t.workspace_id.as_str())
+    .bind(t.id.as_str())
     .bind(&t.name)
     .bind(&t.description)
     .bind(&t.subject)
@@ -358,9 +374,9 @@ async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), Store
 macro_rules! bind_email {
     ($query:expr, $e:expr) => {
         $query
-            .bind(&$e.workspace_id)
-            .bind(&$e.id)
-            .bind(&$e.contact_id)
+            .bind($e.workspace_id.as_str())
+            .bind($e.id.as_str())
+            .bind($e.contact_id.as_str())
             .bind(Json(&$e.to))
             .bind(Json(&$e.from))
             .bind(&$e.reply_to)
@@ -369,8 +385,8 @@ macro_rules! bind_email {
             .bind(&$e.text)
             .bind(Json(&$e.headers))
             .bind(Json(&$e.attachments))
-            .bind(&$e.template_id)
-            .bind(&$e.campaign_id)
+            .bind($e.template_id.as_ref().map(|id| id.as_str()))
+            .bind($e.campaign_id.as_ref().map(|id| id.as_str()))
             .bind(enum_text(&$e.source_type))
             .bind(enum_text(&$e.status))
             .bind(&$e.message_id)
@@ -407,8 +423,8 @@ async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreEr
          condition = EXCLUDED.condition, track_membership = EXCLUDED.track_membership, \
          created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at",
     )
-    .bind(&s.workspace_id)
-    .bind(&s.id)
+    .bind(s.workspace_id.as_str())
+    .bind(s.id.as_str())
     .bind(&s.name)
     .bind(&s.description)
     .bind(enum_text(&s.segment_type))
@@ -477,8 +493,8 @@ async fn remove_member(
 macro_rules! bind_campaign {
     ($query:expr, $c:expr) => {
         $query
-            .bind(&$c.workspace_id)
-            .bind(&$c.id)
+            .bind($c.workspace_id.as_str())
+            .bind($c.id.as_str())
             .bind(&$c.name)
             .bind(&$c.description)
             .bind(&$c.subject)
@@ -487,14 +503,14 @@ macro_rules! bind_campaign {
             .bind(&$c.from_name)
             .bind(&$c.reply_to)
             .bind(enum_text(&$c.audience_type))
-            .bind(&$c.segment_id)
+            .bind($c.segment_id.as_ref().map(|id| id.as_str()))
             .bind($c.audience_condition.as_ref().map(condition_text))
             .bind(enum_text(&$c.status))
             .bind($c.scheduled_for)
             .bind($c.sent_at)
             .bind(to_i64($c.total_recipients))
-            .bind(&$c.audience_until_id)
-            .bind(&$c.expanded_through_id)
+            .bind($c.audience_until_id.as_ref().map(|id| id.as_str()))
+            .bind($c.expanded_through_id.as_ref().map(|id| id.as_str()))
             .bind($c.expansion_done)
             .bind($c.created_at)
             .bind($c.updated_at)

@@ -92,7 +92,7 @@ pub(crate) async fn page(
         QueryBuilder::<Postgres>::new(concat!("SELECT ", contact_cols!(), " FROM contacts"));
     push_filters(&mut sql, workspace_id, query);
     if let Some(before) = &query.before_id {
-        sql.push(" AND id < ").push_bind(before.clone());
+        sql.push(" AND id < ").push_bind(before.as_str());
     }
     sql.push(" ORDER BY id DESC LIMIT ")
         .push_bind(sql_limit(query.limit).saturating_add(1));

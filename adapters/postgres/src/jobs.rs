@@ -4,6 +4,7 @@
 //! claimable again), `dead` (parked). A finished job is deleted. Every lease operation
 //! matches on the lease token, so a worker whose lease was taken over changes nothing.
 
+use posthorn_core::model::JobId;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -80,7 +81,7 @@ impl Jobs for PgStore {
                 Ok(payload) => claimed.push((
                     run_at,
                     ClaimedJob {
-                        id,
+                        id: id.into(),
                         payload,
                         attempts: u32::try_from(attempts).unwrap_or(0),
                         claims: u32::try_from(claims).unwrap_or(0),
@@ -104,7 +105,7 @@ impl Jobs for PgStore {
         let done = sqlx::query(
             "DELETE FROM jobs WHERE id = $1 AND lease_token = $2 AND state = 'running'",
         )
-        .bind(&job.id)
+        .bind(job.id.as_str())
         .bind(&job.lease_token)
         .execute(&self.pool)
         .await
@@ -125,7 +126,7 @@ impl Jobs for PgStore {
              claims = 0, lease_token = NULL, lease_until = NULL \
              WHERE id = $1 AND lease_token = $2 AND state = 'running'",
         )
-        .bind(&job.id)
+        .bind(job.id.as_str())
         .bind(&job.lease_token)
         .bind(at)
         .bind(failed)
@@ -137,7 +138,7 @@ impl Jobs for PgStore {
     }
 
     async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError> {
-        park(&self.pool, &job.id, &job.lease_token, error).await
+        park(&self.pool, job.id.as_str(), &job.lease_token, error).await
     }
 
     async fn wait_for_work(&self, timeout: Duration) {
@@ -185,11 +186,11 @@ impl Jobs for PgStore {
         Ok(dead)
     }
 
-    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError> {
+    async fn dead_job(&self, id: &JobId) -> Result<Option<DeadJob>, PortError> {
         let row = sqlx::query(
             "SELECT id, payload, attempts, last_error FROM jobs WHERE id = $1 AND state = 'dead'",
         )
-        .bind(id)
+        .bind(id.as_str())
         .fetch_optional(&self.pool)
         .await
         .map_err(port_error)?;
@@ -199,7 +200,7 @@ impl Jobs for PgStore {
         }
     }
 
-    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError> {
+    async fn revive(&self, id: &JobId, at: DateTime<Utc>) -> Result<bool, PortError> {
         // One statement: the guarded UPDATE, and a NOTIFY (delivered when it commits) that
         // wakes idle workers as a commit that enqueues does, only when a job was revived.
         let rows = sqlx::query(
@@ -209,7 +210,7 @@ impl Jobs for PgStore {
                  WHERE id = $1 AND state = 'dead' RETURNING id) \
              SELECT pg_notify($3, '') FROM revived",
         )
-        .bind(id)
+        .bind(id.as_str())
         .bind(at)
         .bind(JOBS_CHANNEL)
         .fetch_all(&self.pool)
@@ -243,7 +244,7 @@ fn dead_job_from_row(row: &sqlx::postgres::PgRow) -> Result<Option<DeadJob>, Por
     let payload: Json<Value> = row.try_get("payload").map_err(port_error)?;
     match serde_json::from_value::<JobPayload>(payload.0) {
         Ok(payload) => Ok(Some(DeadJob {
-            id,
+            id: id.into(),
             payload,
             attempts: u32::try_from(attempts).unwrap_or(0),
             last_error,

@@ -106,6 +106,20 @@ where
     })
 }
 
+/// An identifier column, wrapped in its id type.
+fn id_of<T: From<String>>(row: &PgRow, table: &str, column: &str) -> Result<T, StoreError> {
+    get::<String>(row, table, column).map(T::from)
+}
+
+/// A nullable identifier column, wrapped in its id type.
+fn opt_id_of<T: From<String>>(
+    row: &PgRow,
+    table: &str,
+    column: &str,
+) -> Result<Option<T>, StoreError> {
+    get::<Option<String>>(row, table, column).map(|id| id.map(T::from))
+}
+
 /// The text form of a serde enum (`ACTIVE`, `MARKETING`, ...), as stored.
 pub(crate) fn enum_text<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
@@ -136,7 +150,7 @@ pub(crate) fn workspace(row: &PgRow) -> Result<Workspace, StoreError> {
     let limit: Option<i64> = get(row, "workspaces", "active_contact_limit")?;
     let per_minute: i64 = get(row, "workspaces", "rate_limit_per_minute")?;
     Ok(Workspace {
-        id: get(row, "workspaces", "id")?,
+        id: id_of(row, "workspaces", "id")?,
         name: get(row, "workspaces", "name")?,
         disabled: get(row, "workspaces", "disabled")?,
         active_contact_limit: limit
@@ -154,8 +168,8 @@ pub(crate) fn workspace(row: &PgRow) -> Result<Workspace, StoreError> {
 pub(crate) fn key_set(row: &PgRow) -> Result<KeySet, StoreError> {
     let domains: Json<Vec<String>> = get(row, "key_sets", "domains")?;
     Ok(KeySet {
-        id: get(row, "key_sets", "id")?,
-        workspace_id: get(row, "key_sets", "workspace_id")?,
+        id: id_of(row, "key_sets", "id")?,
+        workspace_id: id_of(row, "key_sets", "workspace_id")?,
         name: get(row, "key_sets", "name")?,
         domains: domains.0,
         public_key_hash: get(row, "key_sets", "public_key_hash")?,
@@ -169,8 +183,8 @@ pub(crate) fn key_set(row: &PgRow) -> Result<KeySet, StoreError> {
 /// Decodes a `domains` row.
 pub(crate) fn domain(row: &PgRow) -> Result<Domain, StoreError> {
     Ok(Domain {
-        id: get(row, "domains", "id")?,
-        workspace_id: get(row, "domains", "workspace_id")?,
+        id: id_of(row, "domains", "id")?,
+        workspace_id: id_of(row, "domains", "workspace_id")?,
         domain: get(row, "domains", "domain")?,
         verified: get(row, "domains", "verified")?,
         inbound_enabled: get(row, "domains", "inbound_enabled")?,
@@ -185,8 +199,8 @@ pub(crate) fn contact(row: &PgRow) -> Result<Contact, StoreError> {
     let data: Json<Map<String, Value>> = get(row, "contacts", "data")?;
     let version: i64 = get(row, "contacts", "version")?;
     Ok(Contact {
-        id: get(row, "contacts", "id")?,
-        workspace_id: get(row, "contacts", "workspace_id")?,
+        id: id_of(row, "contacts", "id")?,
+        workspace_id: id_of(row, "contacts", "workspace_id")?,
         email: EmailAddress::parse(&email).map_err(|e| corrupt("email", e))?,
         subscribed: get(row, "contacts", "subscribed")?,
         data: data.0,
@@ -201,8 +215,8 @@ pub(crate) fn contact(row: &PgRow) -> Result<Contact, StoreError> {
 /// Decodes a `templates` row.
 pub(crate) fn template(row: &PgRow) -> Result<Template, StoreError> {
     Ok(Template {
-        id: get(row, "templates", "id")?,
-        workspace_id: get(row, "templates", "workspace_id")?,
+        id: id_of(row, "templates", "id")?,
+        workspace_id: id_of(row, "templates", "workspace_id")?,
         name: get(row, "templates", "name")?,
         description: get(row, "templates", "description")?,
         subject: get(row, "templates", "subject")?,
@@ -224,9 +238,9 @@ pub(crate) fn email(row: &PgRow) -> Result<EmailRecord, StoreError> {
     let headers: Json<Vec<(String, String)>> = get(row, "emails", "headers")?;
     let attachments: Json<Vec<Attachment>> = get(row, "emails", "attachments")?;
     Ok(EmailRecord {
-        id: get(row, "emails", "id")?,
-        workspace_id: get(row, "emails", "workspace_id")?,
-        contact_id: get(row, "emails", "contact_id")?,
+        id: id_of(row, "emails", "id")?,
+        workspace_id: id_of(row, "emails", "workspace_id")?,
+        contact_id: id_of(row, "emails", "contact_id")?,
         to: to.0,
         from: from.0,
         reply_to: get(row, "emails", "reply_to")?,
@@ -235,8 +249,8 @@ pub(crate) fn email(row: &PgRow) -> Result<EmailRecord, StoreError> {
         text: get(row, "emails", "text")?,
         headers: headers.0,
         attachments: attachments.0,
-        template_id: get(row, "emails", "template_id")?,
-        campaign_id: get(row, "emails", "campaign_id")?,
+        template_id: opt_id_of(row, "emails", "template_id")?,
+        campaign_id: opt_id_of(row, "emails", "campaign_id")?,
         source_type: text_enum("source_type", get(row, "emails", "source_type")?)?,
         status: text_enum("status", get(row, "emails", "status")?)?,
         message_id: get(row, "emails", "message_id")?,
@@ -252,12 +266,12 @@ pub(crate) fn email(row: &PgRow) -> Result<EmailRecord, StoreError> {
 pub(crate) fn event(row: &PgRow) -> Result<Event, StoreError> {
     let data: Json<Value> = get(row, "events", "data")?;
     Ok(Event {
-        id: get(row, "events", "id")?,
-        workspace_id: get(row, "events", "workspace_id")?,
+        id: id_of(row, "events", "id")?,
+        workspace_id: id_of(row, "events", "workspace_id")?,
         name: get(row, "events", "name")?,
         data: data.0,
-        contact_id: get(row, "events", "contact_id")?,
-        email_id: get(row, "events", "email_id")?,
+        contact_id: opt_id_of(row, "events", "contact_id")?,
+        email_id: opt_id_of(row, "events", "email_id")?,
         created_at: get(row, "events", "created_at")?,
     })
 }
@@ -276,8 +290,8 @@ fn stored_condition(what: &str, text: Option<String>) -> Result<Option<Condition
 /// Decodes a `segments` row.
 pub(crate) fn segment(row: &PgRow) -> Result<Segment, StoreError> {
     Ok(Segment {
-        id: get(row, "segments", "id")?,
-        workspace_id: get(row, "segments", "workspace_id")?,
+        id: id_of(row, "segments", "id")?,
+        workspace_id: id_of(row, "segments", "workspace_id")?,
         name: get(row, "segments", "name")?,
         description: get(row, "segments", "description")?,
         segment_type: text_enum("segment_type", get(row, "segments", "segment_type")?)?,
@@ -293,8 +307,8 @@ pub(crate) fn campaign(row: &PgRow) -> Result<Campaign, StoreError> {
     let total: i64 = get(row, "campaigns", "total_recipients")?;
     let version: i64 = get(row, "campaigns", "version")?;
     Ok(Campaign {
-        id: get(row, "campaigns", "id")?,
-        workspace_id: get(row, "campaigns", "workspace_id")?,
+        id: id_of(row, "campaigns", "id")?,
+        workspace_id: id_of(row, "campaigns", "workspace_id")?,
         name: get(row, "campaigns", "name")?,
         description: get(row, "campaigns", "description")?,
         subject: get(row, "campaigns", "subject")?,
@@ -303,7 +317,7 @@ pub(crate) fn campaign(row: &PgRow) -> Result<Campaign, StoreError> {
         from_name: get(row, "campaigns", "from_name")?,
         reply_to: get(row, "campaigns", "reply_to")?,
         audience_type: text_enum("audience_type", get(row, "campaigns", "audience_type")?)?,
-        segment_id: get(row, "campaigns", "segment_id")?,
+        segment_id: opt_id_of(row, "campaigns", "segment_id")?,
         audience_condition: stored_condition(
             "audience_condition",
             get(row, "campaigns", "audience_condition")?,
@@ -312,8 +326,8 @@ pub(crate) fn campaign(row: &PgRow) -> Result<Campaign, StoreError> {
         scheduled_for: get(row, "campaigns", "scheduled_for")?,
         sent_at: get(row, "campaigns", "sent_at")?,
         total_recipients: to_u64("total_recipients", total)?,
-        audience_until_id: get(row, "campaigns", "audience_until_id")?,
-        expanded_through_id: get(row, "campaigns", "expanded_through_id")?,
+        audience_until_id: opt_id_of(row, "campaigns", "audience_until_id")?,
+        expanded_through_id: opt_id_of(row, "campaigns", "expanded_through_id")?,
         expansion_done: get(row, "campaigns", "expansion_done")?,
         created_at: get(row, "campaigns", "created_at")?,
         updated_at: get(row, "campaigns", "updated_at")?,

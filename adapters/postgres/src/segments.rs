@@ -1,5 +1,6 @@
 //! Segment and campaign reads: segments, stored memberships, event facts, campaigns.
 
+use posthorn_core::model::{ContactId, SegmentId};
 use std::collections::HashSet;
 
 use chrono::{DateTime, Utc};
@@ -131,7 +132,7 @@ pub(crate) async fn member_ids(
     segment_id: &str,
     after_id: Option<&str>,
     limit: usize,
-) -> Result<Vec<String>, StoreError> {
+) -> Result<Vec<ContactId>, StoreError> {
     let mut sql = QueryBuilder::<Postgres>::new(
         "SELECT contact_id FROM segment_members WHERE workspace_id = ",
     );
@@ -143,10 +144,12 @@ pub(crate) async fn member_ids(
     }
     sql.push(" ORDER BY contact_id LIMIT ")
         .push_bind(sql_limit(limit));
-    sql.build_query_scalar()
+    let ids: Vec<String> = sql
+        .build_query_scalar()
         .fetch_all(pool)
         .await
-        .map_err(error::store)
+        .map_err(error::store)?;
+    Ok(ids.into_iter().map(ContactId::from).collect())
 }
 
 /// The segments a contact is a stored member of.
@@ -154,7 +157,7 @@ pub(crate) async fn memberships(
     pool: &PgPool,
     workspace_id: &str,
     contact_id: &str,
-) -> Result<HashSet<String>, StoreError> {
+) -> Result<HashSet<SegmentId>, StoreError> {
     let ids: Vec<String> = sqlx::query_scalar(
         "SELECT segment_id FROM segment_members WHERE workspace_id = $1 AND contact_id = $2",
     )
@@ -163,7 +166,7 @@ pub(crate) async fn memberships(
     .fetch_all(pool)
     .await
     .map_err(error::store)?;
-    Ok(ids.into_iter().collect())
+    Ok(ids.into_iter().map(SegmentId::from).collect())
 }
 
 /// Every event of a contact as (name, time), oldest first.

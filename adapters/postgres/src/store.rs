@@ -1,6 +1,7 @@
 //! `Store` and `WorkflowStore` for [`PgStore`]: thin delegation to the read, matching and
 //! commit modules.
 
+use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
 use std::collections::HashSet;
 
 use async_trait::async_trait;
@@ -9,7 +10,7 @@ use posthorn_core::model::{
     ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, Event, KeySet,
     Segment, Template, Workspace,
 };
-use posthorn_core::model::{ContactId, ExecutionId, StepId, TemplateId, WorkflowId, WorkspaceId};
+use posthorn_core::model::{EventId, ExecutionId, StepId, WorkflowId};
 use posthorn_core::ports::{
     ChangeSet, ContactPage, ContactQuery, EventQuery, MatchQuery, SigningKeys, Store, StoreError,
     TemplateQuery, WorkflowStore,
@@ -35,8 +36,8 @@ impl Store for PgStore {
         self.wake.access_generation()
     }
 
-    async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
-        records::workspace(&self.pool, id).await
+    async fn workspace(&self, id: &WorkspaceId) -> Result<Option<Workspace>, StoreError> {
+        records::workspace(&self.pool, id.as_str()).await
     }
 
     async fn workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
@@ -47,183 +48,228 @@ impl Store for PgStore {
         records::key_by_hash(&self.pool, key_hash).await
     }
 
-    async fn key_sets(&self, workspace_id: &str) -> Result<Vec<KeySet>, StoreError> {
-        records::key_sets(&self.pool, workspace_id).await
+    async fn key_sets(&self, workspace_id: &WorkspaceId) -> Result<Vec<KeySet>, StoreError> {
+        records::key_sets(&self.pool, workspace_id.as_str()).await
     }
 
-    async fn domains(&self, workspace_id: &str) -> Result<Vec<Domain>, StoreError> {
-        records::domains(&self.pool, workspace_id).await
+    async fn domains(&self, workspace_id: &WorkspaceId) -> Result<Vec<Domain>, StoreError> {
+        records::domains(&self.pool, workspace_id.as_str()).await
     }
 
-    async fn contact(&self, workspace_id: &str, id: &str) -> Result<Option<Contact>, StoreError> {
-        contacts::by_id(&self.pool, workspace_id, id).await
+    async fn contact(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &ContactId,
+    ) -> Result<Option<Contact>, StoreError> {
+        contacts::by_id(&self.pool, workspace_id.as_str(), id.as_str()).await
     }
 
     async fn contact_by_email(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         email: &str,
     ) -> Result<Option<Contact>, StoreError> {
-        contacts::by_email(&self.pool, workspace_id, email).await
+        contacts::by_email(&self.pool, workspace_id.as_str(), email).await
     }
 
     async fn contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<ContactPage, StoreError> {
-        contacts::page(&self.pool, workspace_id, query).await
+        contacts::page(&self.pool, workspace_id.as_str(), query).await
     }
 
     async fn count_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<u64, StoreError> {
-        contacts::count(&self.pool, workspace_id, query).await
+        contacts::count(&self.pool, workspace_id.as_str(), query).await
     }
 
-    async fn count_active_contacts(&self, workspace_id: &str) -> Result<u64, StoreError> {
-        contacts::count_active(&self.pool, workspace_id).await
+    async fn count_active_contacts(&self, workspace_id: &WorkspaceId) -> Result<u64, StoreError> {
+        contacts::count_active(&self.pool, workspace_id.as_str()).await
     }
 
     async fn pending_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError> {
-        contacts::pending(&self.pool, workspace_id, limit).await
+        contacts::pending(&self.pool, workspace_id.as_str(), limit).await
     }
 
-    async fn template(&self, workspace_id: &str, id: &str) -> Result<Option<Template>, StoreError> {
-        records::template(&self.pool, workspace_id, id).await
+    async fn template(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &TemplateId,
+    ) -> Result<Option<Template>, StoreError> {
+        records::template(&self.pool, workspace_id.as_str(), id.as_str()).await
     }
 
     async fn templates(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &TemplateQuery,
     ) -> Result<(Vec<Template>, u64), StoreError> {
-        records::templates(&self.pool, workspace_id, query).await
+        records::templates(&self.pool, workspace_id.as_str(), query).await
     }
 
-    async fn email(&self, workspace_id: &str, id: &str) -> Result<Option<EmailRecord>, StoreError> {
-        records::email(&self.pool, workspace_id, id).await
+    async fn email(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        records::email(&self.pool, workspace_id.as_str(), id.as_str()).await
     }
 
     async fn events(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &EventQuery,
     ) -> Result<Vec<Event>, StoreError> {
-        records::events(&self.pool, workspace_id, query).await
+        records::events(&self.pool, workspace_id.as_str(), query).await
     }
 
-    async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError> {
-        records::event_names(&self.pool, workspace_id).await
+    async fn event_names(&self, workspace_id: &WorkspaceId) -> Result<Vec<String>, StoreError> {
+        records::event_names(&self.pool, workspace_id.as_str()).await
     }
 
-    async fn segment(&self, workspace_id: &str, id: &str) -> Result<Option<Segment>, StoreError> {
-        segments::segment(&self.pool, workspace_id, id).await
+    async fn segment(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &SegmentId,
+    ) -> Result<Option<Segment>, StoreError> {
+        segments::segment(&self.pool, workspace_id.as_str(), id.as_str()).await
     }
 
     async fn segments(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Segment>, u64), StoreError> {
-        segments::segments(&self.pool, workspace_id, offset, limit).await
+        segments::segments(&self.pool, workspace_id.as_str(), offset, limit).await
     }
 
-    async fn tracked_segments(&self, workspace_id: &str) -> Result<Vec<Segment>, StoreError> {
-        segments::tracked_segments(&self.pool, workspace_id).await
+    async fn tracked_segments(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Vec<Segment>, StoreError> {
+        segments::tracked_segments(&self.pool, workspace_id.as_str()).await
     }
 
     async fn segment_member_count(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
     ) -> Result<u64, StoreError> {
-        segments::member_count(&self.pool, workspace_id, segment_id).await
+        segments::member_count(&self.pool, workspace_id.as_str(), segment_id.as_str()).await
     }
 
     async fn segment_members(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
         offset: usize,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError> {
-        segments::members(&self.pool, workspace_id, segment_id, offset, limit).await
+        segments::members(
+            &self.pool,
+            workspace_id.as_str(),
+            segment_id.as_str(),
+            offset,
+            limit,
+        )
+        .await
     }
 
     async fn segment_member_ids(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
-        after_id: Option<&str>,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
+        after_id: Option<&ContactId>,
         limit: usize,
-    ) -> Result<Vec<String>, StoreError> {
-        segments::member_ids(&self.pool, workspace_id, segment_id, after_id, limit).await
+    ) -> Result<Vec<ContactId>, StoreError> {
+        segments::member_ids(
+            &self.pool,
+            workspace_id.as_str(),
+            segment_id.as_str(),
+            after_id.map(|id| id.as_str()),
+            limit,
+        )
+        .await
     }
 
     async fn memberships(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
-    ) -> Result<HashSet<String>, StoreError> {
-        segments::memberships(&self.pool, workspace_id, contact_id).await
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+    ) -> Result<HashSet<SegmentId>, StoreError> {
+        segments::memberships(&self.pool, workspace_id.as_str(), contact_id.as_str()).await
     }
 
     async fn contact_event_facts(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
     ) -> Result<Vec<EventFact>, StoreError> {
-        segments::event_facts(&self.pool, workspace_id, contact_id).await
+        segments::event_facts(&self.pool, workspace_id.as_str(), contact_id.as_str()).await
     }
 
     async fn contacts_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         query: &MatchQuery,
         now: DateTime<Utc>,
     ) -> Result<Vec<Contact>, StoreError> {
-        matching::contacts_matching(&self.pool, workspace_id, condition, query, now).await
+        matching::contacts_matching(&self.pool, workspace_id.as_str(), condition, query, now).await
     }
 
     async fn count_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         audience_only: bool,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        matching::count_matching(&self.pool, workspace_id, condition, audience_only, now).await
+        matching::count_matching(
+            &self.pool,
+            workspace_id.as_str(),
+            condition,
+            audience_only,
+            now,
+        )
+        .await
     }
 
-    async fn campaign(&self, workspace_id: &str, id: &str) -> Result<Option<Campaign>, StoreError> {
-        segments::campaign(&self.pool, workspace_id, id).await
+    async fn campaign(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &CampaignId,
+    ) -> Result<Option<Campaign>, StoreError> {
+        segments::campaign(&self.pool, workspace_id.as_str(), id.as_str()).await
     }
 
     async fn campaigns(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         status: Option<CampaignStatus>,
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Campaign>, u64), StoreError> {
-        segments::campaigns(&self.pool, workspace_id, status, offset, limit).await
+        segments::campaigns(&self.pool, workspace_id.as_str(), status, offset, limit).await
     }
 
     async fn campaign_email_counts(
         &self,
-        workspace_id: &str,
-        campaign_id: &str,
+        workspace_id: &WorkspaceId,
+        campaign_id: &CampaignId,
     ) -> Result<EmailCounts, StoreError> {
-        segments::campaign_email_counts(&self.pool, workspace_id, campaign_id).await
+        segments::campaign_email_counts(&self.pool, workspace_id.as_str(), campaign_id.as_str())
+            .await
     }
 }
 
@@ -349,8 +395,8 @@ impl WorkflowStore for PgStore {
     async fn event(
         &self,
         workspace_id: &WorkspaceId,
-        id: &str,
+        id: &EventId,
     ) -> Result<Option<Event>, StoreError> {
-        records::event(&self.pool, workspace_id.as_str(), id).await
+        records::event(&self.pool, workspace_id.as_str(), id.as_str()).await
     }
 }

@@ -39,7 +39,7 @@ impl FileTransport {
 #[async_trait]
 impl MailTransport for FileTransport {
     async fn send(&self, message: &OutgoingMessage) -> Result<String, TransportError> {
-        if !is_safe_file_stem(&message.email_id) {
+        if !is_safe_file_stem(message.email_id.as_str()) {
             return Err(TransportError::Permanent(format!(
                 "email id {:?} cannot be used as a file name",
                 message.email_id
@@ -50,7 +50,7 @@ impl MailTransport for FileTransport {
         tokio::fs::create_dir_all(&self.dir)
             .await
             .map_err(|err| io_error("create directory", &self.dir, err))?;
-        let target = self.path_for(&message.email_id);
+        let target = self.path_for(message.email_id.as_str());
         let temp = self.dir.join(format!(
             ".{}.{}.tmp",
             message.email_id,

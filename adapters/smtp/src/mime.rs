@@ -144,7 +144,7 @@ fn part(attachment: &Attachment) -> MimePart<'_> {
 /// Re-checks, defensively, everything that lands in a header.
 fn check_fields(msg: &OutgoingMessage) -> Result<(), BuildError> {
     let mut fields: Vec<(&str, &str)> = vec![
-        ("email id", &msg.email_id),
+        ("email id", msg.email_id.as_str()),
         ("message id", &msg.message_id),
         ("sender address", &msg.from.email),
         ("recipient address", &msg.to.email),

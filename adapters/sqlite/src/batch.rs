@@ -42,9 +42,9 @@ impl<'a> Inserts<'a> {
                 ") "
             ));
             q.push_values(chunk, |mut b, e| {
-                b.push_bind(e.workspace_id.clone())
-                    .push_bind(e.id.clone())
-                    .push_bind(e.contact_id.clone())
+                b.push_bind(e.workspace_id.as_str())
+                    .push_bind(e.id.as_str())
+                    .push_bind(e.contact_id.as_str())
                     .push_bind(json_text(&e.to))
                     .push_bind(json_text(&e.from))
                     .push_bind(e.reply_to.clone())
@@ -53,8 +53,8 @@ impl<'a> Inserts<'a> {
                     .push_bind(e.text.clone())
                     .push_bind(json_text(&e.headers))
                     .push_bind(json_text(&e.attachments))
-                    .push_bind(e.template_id.clone())
-                    .push_bind(e.campaign_id.clone())
+                    .push_bind(e.template_id.as_ref().map(|id| id.as_str()))
+                    .push_bind(e.campaign_id.as_ref().map(|id| id.as_str()))
                     .push_bind(enum_text(&e.source_type))
                     .push_bind(enum_text(&e.status))
                     .push_bind(e.message_id.clone())
@@ -70,7 +70,7 @@ impl<'a> Inserts<'a> {
             let mut q: QueryBuilder<Sqlite> =
                 QueryBuilder::new("INSERT INTO jobs (id, payload, run_at) ");
             q.push_values(chunk, |mut b, j| {
-                b.push_bind(j.id.clone())
+                b.push_bind(j.id.as_str())
                     .push_bind(json_text(&j.payload))
                     .push_bind(micros(j.run_at));
             });
@@ -83,12 +83,12 @@ impl<'a> Inserts<'a> {
                 ") "
             ));
             q.push_values(chunk, |mut b, e| {
-                b.push_bind(e.workspace_id.clone())
-                    .push_bind(e.id.clone())
+                b.push_bind(e.workspace_id.as_str())
+                    .push_bind(e.id.as_str())
                     .push_bind(e.name.clone())
                     .push_bind(json_text(&e.data))
-                    .push_bind(e.contact_id.clone())
-                    .push_bind(e.email_id.clone())
+                    .push_bind(e.contact_id.as_ref().map(|id| id.as_str()))
+                    .push_bind(e.email_id.as_ref().map(|id| id.as_str()))
                     .push_bind(micros(e.created_at));
             });
             q.build().execute(&mut *conn).await.map_err(error::store)?;

@@ -62,8 +62,8 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             delete(
                 conn,
                 "DELETE FROM key_sets WHERE workspace_id = ? AND id = ?",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -75,15 +75,15 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             delete(
                 conn,
                 "DELETE FROM contacts WHERE workspace_id = ? AND id = ?",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await?;
             delete(
                 conn,
                 "DELETE FROM segment_members WHERE workspace_id = ? AND contact_id = ?",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -92,8 +92,8 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             delete(
                 conn,
                 "DELETE FROM templates WHERE workspace_id = ? AND id = ?",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -110,15 +110,15 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             delete(
                 conn,
                 "DELETE FROM segments WHERE workspace_id = ? AND id = ?",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await?;
             delete(
                 conn,
                 "DELETE FROM segment_members WHERE workspace_id = ? AND segment_id = ?",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -126,20 +126,36 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             workspace_id,
             segment_id,
             contact_id,
-        } => add_member(conn, workspace_id, segment_id, contact_id).await,
+        } => {
+            add_member(
+                conn,
+                workspace_id.as_str(),
+                segment_id.as_str(),
+                contact_id.as_str(),
+            )
+            .await
+        }
         Write::RemoveSegmentMember {
             workspace_id,
             segment_id,
             contact_id,
-        } => remove_member(conn, workspace_id, segment_id, contact_id).await,
+        } => {
+            remove_member(
+                conn,
+                workspace_id.as_str(),
+                segment_id.as_str(),
+                contact_id.as_str(),
+            )
+            .await
+        }
         Write::InsertCampaign(c) => insert_campaign(conn, c).await,
         Write::UpdateCampaign(c) => update_campaign(conn, c).await,
         Write::DeleteCampaign { workspace_id, id } => {
             delete(
                 conn,
                 "DELETE FROM campaigns WHERE workspace_id = ? AND id = ?",
-                workspace_id,
-                id,
+                workspace_id.as_str(),
+                id.as_str(),
             )
             .await
         }
@@ -192,7 +208,7 @@ async fn put_workspace(conn: &mut SqliteConnection, w: &Workspace) -> Result<(),
          send_rate_per_second = excluded.send_rate_per_second, \
          created_at = excluded.created_at, updated_at = excluded.updated_at",
     )
-    .bind(w.id.clone())
+    .bind(w.id.as_str())
     .bind(w.name.clone())
     .bind(w.disabled)
     .bind(w.active_contact_limit.map(to_i64))
@@ -217,8 +233,8 @@ async fn put_key_set(conn: &mut SqliteConnection, k: &KeySet) -> Result<(), Stor
          public_key_preview = excluded.public_key_preview, \
          secret_key_preview = excluded.secret_key_preview, created_at = excluded.created_at",
     )
-    .bind(k.workspace_id.clone())
-    .bind(k.id.clone())
+    .bind(k.workspace_id.as_str())
+    .bind(k.id.as_str())
     .bind(k.name.clone())
     .bind(json_text(&k.domains))
     .bind(k.public_key_hash.clone())
@@ -237,8 +253,8 @@ async fn insert_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), St
         "INSERT INTO domains (workspace_id, id, domain, verified, inbound_enabled, created_at, \
          updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )
-    .bind(d.workspace_id.clone())
-    .bind(d.id.clone())
+    .bind(d.workspace_id.as_str())
+    .bind(d.id.as_str())
     .bind(d.domain.clone())
     .bind(d.verified)
     .bind(d.inbound_enabled)
@@ -255,8 +271,8 @@ async fn update_domain(conn: &mut SqliteConnection, d: &Domain) -> Result<(), St
         "UPDATE domains SET domain = ?3, verified = ?4, inbound_enabled = ?5, created_at = ?6, \
          updated_at = ?7 WHERE workspace_id = ?1 AND id = ?2",
     )
-    .bind(d.workspace_id.clone())
-    .bind(d.id.clone())
+    .bind(d.workspace_id.as_str())
+    .bind(d.id.as_str())
     .bind(d.domain.clone())
     .bind(d.verified)
     .bind(d.inbound_enabled)
@@ -273,8 +289,8 @@ async fn insert_contact(conn: &mut SqliteConnection, c: &Contact) -> Result<(), 
         "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at, \
          created_at, updated_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)",
     )
-    .bind(c.workspace_id.clone())
-    .bind(c.id.clone())
+    .bind(c.workspace_id.as_str())
+    .bind(c.id.as_str())
     .bind(c.email.as_str().to_string())
     .bind(c.subscribed)
     .bind(json_text(&c.data))
@@ -294,8 +310,8 @@ async fn update_contact(conn: &mut SqliteConnection, c: &Contact) -> Result<(), 
          expires_at = ?8, created_at = ?9, updated_at = ?10, version = version + 1 \
          WHERE workspace_id = ?1 AND id = ?2 AND version = ?3",
     )
-    .bind(c.workspace_id.clone())
-    .bind(c.id.clone())
+    .bind(c.workspace_id.as_str())
+    .bind(c.id.as_str())
     .bind(to_i64(c.version))
     .bind(c.email.as_str().to_string())
     .bind(c.subscribed)
@@ -324,8 +340,8 @@ async fn put_template(conn: &mut SqliteConnection, t: &Template) -> Result<(), S
          template_type = excluded.template_type, created_at = excluded.created_at, \
          updated_at = excluded.updated_at",
     )
-    .bind(t.workspace_id.clone())
-    .bind(t.id.clone())
+    .bind(t.workspace_id.as_str())
+    .bind(t.id.as_str())
     .bind(t.name.clone())
     .bind(t.description.clone())
     .bind(t.subject.clone())
@@ -352,9 +368,9 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
          created_at = ?19, sent_at = ?20, updated_at = ?21 \
          WHERE workspace_id = ?1 AND id = ?2",
     )
-    .bind(e.workspace_id.clone())
-    .bind(e.id.clone())
-    .bind(e.contact_id.clone())
+    .bind(e.workspace_id.as_str())
+    .bind(e.id.as_str())
+    .bind(e.contact_id.as_str())
     .bind(json_text(&e.to))
     .bind(json_text(&e.from))
     .bind(e.reply_to.clone())
@@ -363,8 +379,8 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
     .bind(e.text.clone())
     .bind(json_text(&e.headers))
     .bind(json_text(&e.attachments))
-    .bind(e.template_id.clone())
-    .bind(e.campaign_id.clone())
+    .bind(e.template_id.as_ref().map(|id| id.as_str()))
+    .bind(e.campaign_id.as_ref().map(|id| id.as_str()))
     .bind(enum_text(&e.source_type))
     .bind(enum_text(&e.status))
     .bind(e.message_id.clone())
@@ -388,8 +404,8 @@ async fn put_segment(conn: &mut SqliteConnection, s: &Segment) -> Result<(), Sto
          condition = excluded.condition, track_membership = excluded.track_membership, \
          created_at = excluded.created_at, updated_at = excluded.updated_at",
     )
-    .bind(s.workspace_id.clone())
-    .bind(s.id.clone())
+    .bind(s.workspace_id.as_str())
+    .bind(s.id.as_str())
     .bind(s.name.clone())
     .bind(s.description.clone())
     .bind(enum_text(&s.segment_type))
@@ -457,8 +473,8 @@ async fn remove_member(
 macro_rules! bind_campaign {
     ($query:expr, $c:expr) => {
         $query
-            .bind($c.workspace_id.clone())
-            .bind($c.id.clone())
+            .bind($c.workspace_id.as_str())
+            .bind($c.id.as_str())
             .bind($c.name.clone())
             .bind($c.description.clone())
             .bind($c.subject.clone())
@@ -467,14 +483,14 @@ macro_rules! bind_campaign {
             .bind($c.from_name.clone())
             .bind($c.reply_to.clone())
             .bind(enum_text(&$c.audience_type))
-            .bind($c.segment_id.clone())
+            .bind($c.segment_id.as_ref().map(|id| id.as_str()))
             .bind($c.audience_condition.as_ref().map(condition_text))
             .bind(enum_text(&$c.status))
             .bind(opt_micros($c.scheduled_for))
             .bind(opt_micros($c.sent_at))
             .bind(to_i64($c.total_recipients))
-            .bind($c.audience_until_id.clone())
-            .bind($c.expanded_through_id.clone())
+            .bind($c.audience_until_id.as_ref().map(|id| id.as_str()))
+            .bind($c.expanded_through_id.as_ref().map(|id| id.as_str()))
             .bind($c.expansion_done)
             .bind(micros($c.created_at))
             .bind(micros($c.updated_at))

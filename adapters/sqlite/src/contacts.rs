@@ -72,7 +72,7 @@ pub(crate) async fn page(
         QueryBuilder::<Sqlite>::new(concat!("SELECT ", contact_cols!(), " FROM contacts c"));
     push_filters(&mut sql, workspace_id, query);
     if let Some(before) = &query.before_id {
-        sql.push(" AND c.id < ").push_bind(before.clone());
+        sql.push(" AND c.id < ").push_bind(before.as_str());
     }
     sql.push(" ORDER BY c.id DESC LIMIT ")
         .push_bind(sql_limit(query.limit).saturating_add(1));

@@ -6,6 +6,7 @@
 //! Claims are serialized by the single writer, so no row locking is needed: a claim's
 //! `UPDATE ... RETURNING` runs alone.
 
+use posthorn_core::model::JobId;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -72,7 +73,7 @@ impl Jobs for SqliteStore {
                 Ok(payload) => claimed.push((
                     run_at,
                     ClaimedJob {
-                        id,
+                        id: id.into(),
                         payload,
                         attempts: u32::try_from(attempts).unwrap_or(0),
                         claims: u32::try_from(claims).unwrap_or(0),
@@ -96,7 +97,7 @@ impl Jobs for SqliteStore {
         let writer = self.writer().map_err(store_to_port)?;
         let done =
             sqlx::query("DELETE FROM jobs WHERE id = ? AND lease_token = ? AND state = 'running'")
-                .bind(job.id.clone())
+                .bind(job.id.as_str())
                 .bind(job.lease_token.clone())
                 .execute(writer)
                 .await
@@ -117,7 +118,7 @@ impl Jobs for SqliteStore {
              last_error = ?5, claims = 0, lease_token = NULL, lease_until = NULL \
              WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
         )
-        .bind(job.id.clone())
+        .bind(job.id.as_str())
         .bind(job.lease_token.clone())
         .bind(micros(at))
         .bind(i64::from(failed))
@@ -135,7 +136,7 @@ impl Jobs for SqliteStore {
 
     async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError> {
         let writer = self.writer().map_err(store_to_port)?;
-        park(writer, &job.id, &job.lease_token, error).await
+        park(writer, job.id.as_str(), &job.lease_token, error).await
     }
 
     async fn wait_for_work(&self, timeout: Duration) {
@@ -182,7 +183,7 @@ impl Jobs for SqliteStore {
         Ok(dead)
     }
 
-    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError> {
+    async fn dead_job(&self, id: &JobId) -> Result<Option<DeadJob>, PortError> {
         let row = sqlx::query(
             "SELECT id, payload, attempts, last_error FROM jobs WHERE id = ? AND state = 'dead'",
         )
@@ -196,7 +197,7 @@ impl Jobs for SqliteStore {
         }
     }
 
-    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError> {
+    async fn revive(&self, id: &JobId, at: DateTime<Utc>) -> Result<bool, PortError> {
         let writer = self.writer().map_err(store_to_port)?;
         let done = sqlx::query(
             "UPDATE jobs SET state = 'queued', run_at = ?2, attempts = 0, claims = 0, \
@@ -244,7 +245,7 @@ fn dead_job_from_row(row: &SqliteRow) -> Result<Option<DeadJob>, PortError> {
     let payload: String = row.try_get("payload").map_err(port_error)?;
     match serde_json::from_str::<JobPayload>(&payload) {
         Ok(payload) => Ok(Some(DeadJob {
-            id,
+            id: id.into(),
             payload,
             attempts: u32::try_from(attempts).unwrap_or(0),
             last_error,

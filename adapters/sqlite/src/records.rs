@@ -221,7 +221,8 @@ pub(crate) async fn events(
         sql.push(" AND name = ").push_bind(name.clone());
     }
     if let Some(contact_id) = &q.contact_id {
-        sql.push(" AND contact_id = ").push_bind(contact_id.clone());
+        sql.push(" AND contact_id = ")
+            .push_bind(contact_id.as_str());
     }
     sql.push(" ORDER BY id DESC LIMIT ")
         .push_bind(sql_limit(q.limit));

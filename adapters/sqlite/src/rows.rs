@@ -106,6 +106,16 @@ where
     row.try_get(column).map_err(|e| corrupt(column, e))
 }
 
+/// An identifier column, wrapped in its id type.
+fn id_of<T: From<String>>(row: &SqliteRow, column: &str) -> Result<T, StoreError> {
+    get::<String>(row, column).map(T::from)
+}
+
+/// A nullable identifier column, wrapped in its id type.
+fn opt_id_of<T: From<String>>(row: &SqliteRow, column: &str) -> Result<Option<T>, StoreError> {
+    get::<Option<String>>(row, column).map(|id| id.map(T::from))
+}
+
 /// An instant as stored: microseconds since the Unix epoch (rounded down).
 pub(crate) fn micros(at: DateTime<Utc>) -> i64 {
     at.timestamp_micros()
@@ -187,7 +197,7 @@ pub(crate) fn workspace(row: &SqliteRow) -> Result<Workspace, StoreError> {
     let limit: Option<i64> = get(row, "active_contact_limit")?;
     let per_minute: i64 = get(row, "rate_limit_per_minute")?;
     Ok(Workspace {
-        id: get(row, "id")?,
+        id: id_of(row, "id")?,
         name: get(row, "name")?,
         disabled: get(row, "disabled")?,
         active_contact_limit: limit
@@ -204,8 +214,8 @@ pub(crate) fn workspace(row: &SqliteRow) -> Result<Workspace, StoreError> {
 /// Decodes a `key_sets` row.
 pub(crate) fn key_set(row: &SqliteRow) -> Result<KeySet, StoreError> {
     Ok(KeySet {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
         name: get(row, "name")?,
         domains: json(row, "domains")?,
         public_key_hash: get(row, "public_key_hash")?,
@@ -219,8 +229,8 @@ pub(crate) fn key_set(row: &SqliteRow) -> Result<KeySet, StoreError> {
 /// Decodes a `domains` row.
 pub(crate) fn domain(row: &SqliteRow) -> Result<Domain, StoreError> {
     Ok(Domain {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
         domain: get(row, "domain")?,
         verified: get(row, "verified")?,
         inbound_enabled: get(row, "inbound_enabled")?,
@@ -235,8 +245,8 @@ pub(crate) fn contact(row: &SqliteRow) -> Result<Contact, StoreError> {
     let data: Map<String, Value> = json(row, "data")?;
     let version: i64 = get(row, "version")?;
     Ok(Contact {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
         email: EmailAddress::parse(&email).map_err(|e| corrupt("email", e))?,
         subscribed: get(row, "subscribed")?,
         data,
@@ -251,8 +261,8 @@ pub(crate) fn contact(row: &SqliteRow) -> Result<Contact, StoreError> {
 /// Decodes a `templates` row.
 pub(crate) fn template(row: &SqliteRow) -> Result<Template, StoreError> {
     Ok(Template {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
         name: get(row, "name")?,
         description: get(row, "description")?,
         subject: get(row, "subject")?,
@@ -274,9 +284,9 @@ pub(crate) fn email(row: &SqliteRow) -> Result<EmailRecord, StoreError> {
     let headers: Vec<(String, String)> = json(row, "headers")?;
     let attachments: Vec<Attachment> = json(row, "attachments")?;
     Ok(EmailRecord {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
-        contact_id: get(row, "contact_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
+        contact_id: id_of(row, "contact_id")?,
         to,
         from,
         reply_to: get(row, "reply_to")?,
@@ -285,8 +295,8 @@ pub(crate) fn email(row: &SqliteRow) -> Result<EmailRecord, StoreError> {
         text: get(row, "text")?,
         headers,
         attachments,
-        template_id: get(row, "template_id")?,
-        campaign_id: get(row, "campaign_id")?,
+        template_id: opt_id_of(row, "template_id")?,
+        campaign_id: opt_id_of(row, "campaign_id")?,
         source_type: text_enum("source_type", get(row, "source_type")?)?,
         status: text_enum("status", get(row, "status")?)?,
         message_id: get(row, "message_id")?,
@@ -301,12 +311,12 @@ pub(crate) fn email(row: &SqliteRow) -> Result<EmailRecord, StoreError> {
 /// Decodes an `events` row.
 pub(crate) fn event(row: &SqliteRow) -> Result<Event, StoreError> {
     Ok(Event {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
         name: get(row, "name")?,
         data: json(row, "data")?,
-        contact_id: get(row, "contact_id")?,
-        email_id: get(row, "email_id")?,
+        contact_id: opt_id_of(row, "contact_id")?,
+        email_id: opt_id_of(row, "email_id")?,
         created_at: time(row, "created_at")?,
     })
 }
@@ -325,8 +335,8 @@ fn stored_condition(what: &str, text: Option<String>) -> Result<Option<Condition
 /// Decodes a `segments` row.
 pub(crate) fn segment(row: &SqliteRow) -> Result<Segment, StoreError> {
     Ok(Segment {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
         name: get(row, "name")?,
         description: get(row, "description")?,
         segment_type: text_enum("segment_type", get(row, "segment_type")?)?,
@@ -342,8 +352,8 @@ pub(crate) fn campaign(row: &SqliteRow) -> Result<Campaign, StoreError> {
     let total: i64 = get(row, "total_recipients")?;
     let version: i64 = get(row, "version")?;
     Ok(Campaign {
-        id: get(row, "id")?,
-        workspace_id: get(row, "workspace_id")?,
+        id: id_of(row, "id")?,
+        workspace_id: id_of(row, "workspace_id")?,
         name: get(row, "name")?,
         description: get(row, "description")?,
         subject: get(row, "subject")?,
@@ -352,7 +362,7 @@ pub(crate) fn campaign(row: &SqliteRow) -> Result<Campaign, StoreError> {
         from_name: get(row, "from_name")?,
         reply_to: get(row, "reply_to")?,
         audience_type: text_enum("audience_type", get(row, "audience_type")?)?,
-        segment_id: get(row, "segment_id")?,
+        segment_id: opt_id_of(row, "segment_id")?,
         audience_condition: stored_condition(
             "audience_condition",
             get(row, "audience_condition")?,
@@ -361,8 +371,8 @@ pub(crate) fn campaign(row: &SqliteRow) -> Result<Campaign, StoreError> {
         scheduled_for: opt_time(row, "scheduled_for")?,
         sent_at: opt_time(row, "sent_at")?,
         total_recipients: to_u64("total_recipients", total)?,
-        audience_until_id: get(row, "audience_until_id")?,
-        expanded_through_id: get(row, "expanded_through_id")?,
+        audience_until_id: opt_id_of(row, "audience_until_id")?,
+        expanded_through_id: opt_id_of(row, "expanded_through_id")?,
         expansion_done: get(row, "expansion_done")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,

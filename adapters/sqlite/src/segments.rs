@@ -1,5 +1,6 @@
 //! Segment and campaign reads: segments, stored memberships, event facts, campaigns.
 
+use posthorn_core::model::{ContactId, SegmentId};
 use std::collections::HashSet;
 
 use posthorn_core::model::{Campaign, CampaignStatus, Contact, EmailCounts, EmailStatus, Segment};
@@ -127,7 +128,7 @@ pub(crate) async fn member_ids(
     segment_id: &str,
     after_id: Option<&str>,
     limit: usize,
-) -> Result<Vec<String>, StoreError> {
+) -> Result<Vec<ContactId>, StoreError> {
     let mut sql =
         QueryBuilder::<Sqlite>::new("SELECT contact_id FROM segment_members WHERE workspace_id = ");
     sql.push_bind(workspace_id.to_string())
@@ -138,10 +139,12 @@ pub(crate) async fn member_ids(
     }
     sql.push(" ORDER BY contact_id LIMIT ")
         .push_bind(sql_limit(limit));
-    sql.build_query_scalar()
+    let ids: Vec<String> = sql
+        .build_query_scalar()
         .fetch_all(pool)
         .await
-        .map_err(error::store)
+        .map_err(error::store)?;
+    Ok(ids.into_iter().map(ContactId::from).collect())
 }
 
 /// The segments a contact is a stored member of.
@@ -149,7 +152,7 @@ pub(crate) async fn memberships(
     pool: &SqlitePool,
     workspace_id: &str,
     contact_id: &str,
-) -> Result<HashSet<String>, StoreError> {
+) -> Result<HashSet<SegmentId>, StoreError> {
     let ids: Vec<String> = sqlx::query_scalar(
         "SELECT segment_id FROM segment_members WHERE workspace_id = ? AND contact_id = ?",
     )
@@ -158,7 +161,7 @@ pub(crate) async fn memberships(
     .fetch_all(pool)
     .await
     .map_err(error::store)?;
-    Ok(ids.into_iter().collect())
+    Ok(ids.into_iter().map(SegmentId::from).collect())
 }
 
 /// Every event of a contact as (name, time), oldest first.

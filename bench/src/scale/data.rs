@@ -2,7 +2,8 @@
 //! deterministically from a seed, so that the memory and PostgreSQL runs hold the same data.
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
-use posthorn_core::model::{Contact, EmailAddress, Event};
+use posthorn_core::model::{Contact, EmailAddress, Event, WorkspaceId};
+use posthorn_core::ports::SystemClock;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Map, Value};
@@ -53,7 +54,7 @@ pub struct Generated {
 /// Makes the contacts one by one, in id (creation) order.
 pub struct Generator {
     shape: Shape,
-    workspace_id: String,
+    workspace_id: WorkspaceId,
     now: DateTime<Utc>,
     rng: StdRng,
     next: usize,
@@ -63,7 +64,7 @@ impl Generator {
     pub fn new(shape: Shape, workspace_id: &str, now: DateTime<Utc>) -> Self {
         Self {
             shape,
-            workspace_id: workspace_id.to_string(),
+            workspace_id: WorkspaceId::from(workspace_id),
             now,
             rng: StdRng::seed_from_u64(shape.seed),
             next: 0,
@@ -121,13 +122,22 @@ impl Iterator for Generator {
         );
         let email = EmailAddress::parse(&format!("c{i}@scale.test"))
             .unwrap_or_else(|e| panic!("generated address c{i}@scale.test: {e}"));
-        let contact = Contact::new(&self.workspace_id, email, subscribed, data, false, self.now);
+        let contact = Contact::new(
+            &SystemClock,
+            &self.workspace_id,
+            email,
+            subscribed,
+            data,
+            false,
+            self.now,
+        );
         let mut events = Vec::new();
         if self.rng.gen_bool(self.shape.event_share) {
             for _ in 0..self.rng.gen_range(1..=3) {
                 let name = self.weighted(EVENTS);
                 let at = self.days_ago(90);
                 events.push(Event::new(
+                    &SystemClock,
                     &self.workspace_id,
                     name,
                     Value::Object(Map::new()),

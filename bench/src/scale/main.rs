@@ -253,7 +253,7 @@ async fn bench(
 
     // Load.
     let begin = Instant::now();
-    let generator = Generator::new(shape, &ws.id, Utc::now());
+    let generator = Generator::new(shape, ws.id.as_str(), Utc::now());
     let loaded = match (args.store, args.pg_load, pg) {
         (StoreKind::Postgres, PgLoad::Copy, Some(pg)) => pg::copy_load(pg, generator).await?,
         _ => port_load(&engine, generator, args.commit_size).await?,
@@ -284,7 +284,7 @@ async fn bench(
     let cases = count_cases()?;
     let mut rows = Vec::new();
     for case in &cases {
-        rows.push(time_count(&engine, &ws.id, case, args.repeats).await?);
+        rows.push(time_count(&engine, ws.id.as_str(), case, args.repeats).await?);
     }
     memory.note("after counting");
     report.push(String::new());
@@ -295,7 +295,7 @@ async fn bench(
             println!("\nEXPLAIN ANALYZE of count_matching: {}\n", case.label);
             println!(
                 "{}",
-                pg::explain_count(pg, &ws.id, &case.predicate, case.audience_only).await?
+                pg::explain_count(pg, ws.id.as_str(), &case.predicate, case.audience_only).await?
             );
         }
     }
@@ -307,13 +307,13 @@ async fn bench(
         report.extend(expansion.lines());
         if let (Some(pg), true) = (pg, args.explain) {
             println!("\nEXPLAIN ANALYZE of an expansion batch (contacts_matching, 500 rows, halfway through the audience)\n");
-            println!("{}", pg::explain_expansion(pg, &ws.id).await?);
+            println!("{}", pg::explain_expansion(pg, ws.id.as_str()).await?);
             println!("\nEXPLAIN ANALYZE of a worker's claim (16 jobs) with every delivery job of the campaign due\n");
             println!("{}", pg::explain_claim_backlog(pg).await?);
             println!("\nWhere an expansion batch's time goes (500 recipients, the campaign's own code, a copy of the campaign)\n");
             println!(
                 "{}",
-                pg::batch_cost(pg, &engine, &ws.id, &expansion.campaign_id).await?
+                pg::batch_cost(pg, &engine, ws.id.as_str(), &expansion.campaign_id).await?
             );
         }
     }
@@ -509,7 +509,7 @@ async fn time_count(
         matched = engine
             .store
             .count_matching(
-                workspace_id,
+                &workspace_id.into(),
                 &case.condition,
                 case.audience_only,
                 Utc::now(),
@@ -676,8 +676,8 @@ async fn expand(args: &Args, engine: &Engine, caller: &Caller) -> Result<Expansi
         )
         .await?;
     let id = view.campaign.id.clone();
-    out.campaign_id = id.clone();
-    let ws = caller.workspace_id().to_string();
+    out.campaign_id = id.to_string();
+    let ws = caller.workspace_id().clone();
     out.audience = engine
         .store
         .count_matching(&ws, &Condition::default(), true, Utc::now())

@@ -2,6 +2,7 @@
 //! queries the adapter builds (reproduced here statement for statement from
 //! `adapters/postgres/src/{matching,jobs}.rs`, with the same parameters).
 
+use posthorn_core::ports::{Clock, SystemClock};
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -81,13 +82,16 @@ pub async fn copy_load(pg: &PgStore, generator: Generator) -> Result<Loaded, Box
             );
             for e in &generated.events {
                 loaded.events += 1;
-                for field in [&e.workspace_id, &e.id, &e.name] {
+                for field in [e.workspace_id.as_str(), e.id.as_str(), &e.name] {
                     copy_text(&mut events, field);
                     events.push('\t');
                 }
                 copy_text(&mut events, &serde_json::to_string(&e.data)?);
                 events.push('\t');
-                copy_text(&mut events, e.contact_id.as_deref().unwrap_or_default());
+                copy_text(
+                    &mut events,
+                    e.contact_id.as_ref().map_or("", |id| id.as_str()),
+                );
                 let _ = writeln!(events, "\t\\N\t{}", time(&e.created_at));
             }
             if buf.len() >= COPY_CHUNK {
@@ -226,7 +230,7 @@ pub async fn explain_expansion(pg: &PgStore, workspace_id: &str) -> Result<Strin
     .bind(total / 2)
     .fetch_one(&mut *conn)
     .await?;
-    let until = posthorn_core::model::new_id();
+    let until = SystemClock.new_uuid().to_string();
     let sql = "SELECT workspace_id, id, email, subscribed, data, status, expires_at, \
                created_at, updated_at, version FROM contacts c WHERE c.workspace_id = $1 \
                AND c.subscribed AND c.status = 'ACTIVE' AND TRUE AND c.id > $2 \
@@ -297,20 +301,22 @@ pub async fn batch_cost(
     workspace_id: &str,
     campaign_id: &str,
 ) -> Result<String, BoxError> {
-    use posthorn_core::model::new_id;
+    use posthorn_core::model::{CampaignId, ContactId, WorkspaceId};
     use posthorn_core::ports::{ChangeSet, JobPayload, MatchQuery, NewJob, Write};
     use posthorn_core::segment::Condition;
 
+    let clock = &*engine.clock;
+    let workspace_id = &WorkspaceId::from(workspace_id);
     let campaign = engine
         .store
-        .campaign(workspace_id, campaign_id)
+        .campaign(workspace_id, &CampaignId::from(campaign_id))
         .await?
         .ok_or("the campaign vanished")?;
     let mut read = Vec::new();
     let mut render = Vec::new();
     let mut port = Vec::new();
     let mut batched = Vec::new();
-    let mut after: Option<String> = None;
+    let mut after: Option<ContactId> = None;
     for _ in 0..3 {
         let now = Utc::now();
         let t = Instant::now();
@@ -333,19 +339,20 @@ pub async fn batch_cost(
 
         // Through the port, as `ExpandCampaign` commits (without the campaign update).
         let mut copy = campaign.clone();
-        copy.id = new_id();
+        copy.id = CampaignId::generate(clock);
         let t = Instant::now();
         let message = CampaignMessage::compile(&copy);
         let emails: Vec<_> = contacts
             .iter()
-            .map(|c| message.email_for(&copy, c, now))
+            .map(|c| message.email_for(clock, &copy, c, now))
             .collect();
         render.push(t.elapsed());
         let mut changes = ChangeSet::new();
         for email in &emails {
             changes.push(Write::EnqueueJob(NewJob::at(
+                clock,
                 JobPayload::DeliverEmail {
-                    workspace_id: workspace_id.to_string(),
+                    workspace_id: workspace_id.clone(),
                     email_id: email.id.clone(),
                 },
                 now,
@@ -357,10 +364,10 @@ pub async fn batch_cost(
         port.push(t.elapsed());
 
         // The same rows again (another copy of the campaign), in two statements.
-        copy.id = new_id();
+        copy.id = CampaignId::generate(clock);
         let emails: Vec<_> = contacts
             .iter()
-            .map(|c| message.email_for(&copy, c, now))
+            .map(|c| message.email_for(clock, &copy, c, now))
             .collect();
         let t = Instant::now();
         insert_batched(pg, &emails, now).await?;
@@ -413,9 +420,9 @@ async fn insert_batched(
          $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], \
          $18::text[], $19::timestamptz[], $20::timestamptz[], $21::timestamptz[])",
     )
-    .bind(text(&|e| e.workspace_id.clone()))
-    .bind(text(&|e| e.id.clone()))
-    .bind(text(&|e| e.contact_id.clone()))
+    .bind(text(&|e| e.workspace_id.to_string()))
+    .bind(text(&|e| e.id.to_string()))
+    .bind(text(&|e| e.contact_id.to_string()))
     .bind(json(&|e| serde_json::to_value(&e.to).unwrap_or_default()))
     .bind(json(&|e| serde_json::to_value(&e.from).unwrap_or_default()))
     .bind(opt(&|e| e.reply_to.clone()))
@@ -428,8 +435,8 @@ async fn insert_batched(
     .bind(json(&|e| {
         serde_json::to_value(&e.attachments).unwrap_or_default()
     }))
-    .bind(opt(&|e| e.template_id.clone()))
-    .bind(opt(&|e| e.campaign_id.clone()))
+    .bind(opt(&|e| e.template_id.as_ref().map(ToString::to_string)))
+    .bind(opt(&|e| e.campaign_id.as_ref().map(ToString::to_string)))
     .bind(text(&|e| {
         enum_text(serde_json::to_value(e.source_type).unwrap_or_default())
     }))
@@ -446,7 +453,7 @@ async fn insert_batched(
     .await?;
     let ids: Vec<String> = emails
         .iter()
-        .map(|_| posthorn_core::model::new_id())
+        .map(|_| SystemClock.new_uuid().to_string())
         .collect();
     let payloads: Vec<Json<Value>> = emails
         .iter()

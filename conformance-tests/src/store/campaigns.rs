@@ -37,7 +37,7 @@ pub async fn campaign_insert_update_get_delete(p: &StorePorts) {
         "campaign differs"
     );
     assert_eq!(
-        s.campaign(&ws.id, &posthorn_core::model::new_id()).await,
+        s.campaign(&ws.id, &crate::fixtures::fresh_id()).await,
         Ok(None),
         "an unknown campaign id must read as None"
     );
@@ -335,7 +335,7 @@ pub async fn campaign_email_counts_follow_status(p: &StorePorts) {
         Ok(EmailCounts::default())
     );
     assert_eq!(
-        s.campaign_email_counts(&ws.id, &posthorn_core::model::new_id())
+        s.campaign_email_counts(&ws.id, &crate::fixtures::fresh_id())
             .await,
         Ok(EmailCounts::default())
     );

@@ -23,7 +23,11 @@ pub async fn commit_is_all_or_nothing(p: &StorePorts) {
     let now = now_ms();
     let existing = insert_contact(p, &ws.id, "existing", true, now).await;
 
-    let other = Workspace::new(format!("atomic-other-{}", unique()), now);
+    let other = Workspace::new(
+        crate::fixtures::ids(),
+        format!("atomic-other-{}", unique()),
+        now,
+    );
     let fresh = contact(&ws.id, "fresh", true, now);
     let mut clash = contact(&ws.id, "clash", true, now);
     clash.email = existing.email.clone();
@@ -90,8 +94,14 @@ pub async fn commit_rollback_covers_every_record_kind(p: &StorePorts) {
     bumped.subscribed = false;
     commit(p.store.as_ref(), "bump", vec![Write::UpdateContact(bumped)]).await;
 
-    let other_ws = Workspace::new(format!("other-{}", unique()), now);
-    let keys = NewKeySet::generate(&ws.id, Some("k".into()), vec![], now);
+    let other_ws = Workspace::new(crate::fixtures::ids(), format!("other-{}", unique()), now);
+    let keys = NewKeySet::generate(
+        crate::fixtures::ids(),
+        &ws.id,
+        Some("k".into()),
+        vec![],
+        now,
+    );
     let dom = domain(&ws.id, &format!("{}.example.org", unique()), now);
     let tpl = template(&ws.id, "welcome", "Hi", TemplateType::Transactional, now);
     let fresh = contact(&ws.id, "fresh", true, now);
@@ -171,7 +181,7 @@ pub async fn commit_rollback_restores_replaced_records(p: &StorePorts) {
     let ws = workspace(p, "restore").await;
     let now = now_ms();
     let tpl = template(&ws.id, "original", "Original", TemplateType::Marketing, now);
-    let keys = NewKeySet::generate(&ws.id, None, vec![], now);
+    let keys = NewKeySet::generate(crate::fixtures::ids(), &ws.id, None, vec![], now);
     let dom = domain(&ws.id, &format!("{}.example.org", unique()), now);
     let mut c = contact(&ws.id, "restore", true, now);
     c.data = object(json!({"keep": true}));

@@ -1,5 +1,6 @@
 //! Contacts: uniqueness, optimistic versions, listing, counting, pending contacts.
 
+use posthorn_core::model::ContactId;
 use std::collections::{BTreeSet, HashSet};
 
 use posthorn_core::model::{Contact, ContactStatus};
@@ -38,10 +39,7 @@ pub async fn contact_insert_and_read(p: &StorePorts) {
         .expect("contact_by_email failed");
     assert_eq!(by_email, Some(new.clone()), "contact read by email differs");
 
-    let missing = p
-        .store
-        .contact(&ws.id, &posthorn_core::model::new_id())
-        .await;
+    let missing = p.store.contact(&ws.id, &crate::fixtures::fresh_id()).await;
     assert_eq!(missing, Ok(None), "an unknown contact id must read as None");
     let missing = p
         .store
@@ -237,7 +235,15 @@ pub async fn contact_concurrent_upserts_keep_one(p: &StorePorts) {
                     None => {
                         let mut data = Map::new();
                         data.insert(key.clone(), Value::from(task));
-                        let new = Contact::new(&ws_id, address.clone(), true, data, false, now);
+                        let new = Contact::new(
+                            crate::fixtures::ids(),
+                            &ws_id,
+                            address.clone(),
+                            true,
+                            data,
+                            false,
+                            now,
+                        );
                         Write::InsertContact(new)
                     }
                     Some(mut current) => {
@@ -354,7 +360,7 @@ pub async fn contact_delete(p: &StorePorts) {
     .await;
 }
 
-fn ids(contacts: &[Contact]) -> Vec<String> {
+fn ids(contacts: &[Contact]) -> Vec<ContactId> {
     contacts.iter().map(|c| c.id.clone()).collect()
 }
 
@@ -434,7 +440,7 @@ pub async fn contacts_filtered_and_counted(p: &StorePorts) {
         all.push(insert_contact(p, &ws.id, tag, i % 2 == 0, now).await);
     }
     let expect = |subscribed: Option<bool>, search: Option<&str>| {
-        let mut ids: Vec<String> = all
+        let mut ids: Vec<ContactId> = all
             .iter()
             .filter(|c| subscribed.is_none_or(|s| c.subscribed == s))
             .filter(|c| search.is_none_or(|s| c.email.as_str().contains(&s.to_lowercase())))
@@ -549,7 +555,7 @@ pub async fn contacts_pagination_stable_under_inserts(p: &StorePorts) {
         })
     };
 
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: Vec<ContactId> = Vec::new();
     let mut before_id = None;
     for page_number in 0.. {
         assert!(page_number < 100, "paging does not end");
@@ -604,6 +610,7 @@ pub async fn contacts_pending_oldest_first_and_active_count(p: &StorePorts) {
     for i in 0..6 {
         let at = secs(start, i);
         let new = Contact::new(
+            crate::fixtures::ids(),
             &ws.id,
             crate::fixtures::email("p"),
             true,
@@ -681,6 +688,6 @@ pub async fn contacts_pending_oldest_first_and_active_count(p: &StorePorts) {
         .count_contacts(&ws.id, &ContactQuery::default())
         .await;
     assert_eq!(total, Ok(5));
-    let distinct: BTreeSet<String> = ids(&all).into_iter().collect();
+    let distinct: BTreeSet<ContactId> = ids(&all).into_iter().collect();
     assert_eq!(distinct.len(), 3);
 }

@@ -20,7 +20,7 @@ pub async fn isolation_between_workspaces(p: &StorePorts) {
     let b = workspace(p, "stranger").await;
     let now = now_ms();
 
-    let keys = NewKeySet::generate(&a.id, None, vec![], now);
+    let keys = NewKeySet::generate(crate::fixtures::ids(), &a.id, None, vec![], now);
     let dom = domain(&a.id, &format!("{}.example.org", unique()), now);
     let mut pending = contact(&a.id, "pending", true, now);
     pending.status = posthorn_core::model::ContactStatus::Pending;

@@ -1,5 +1,6 @@
 //! The job queue fed by commits: due times, exclusive claims, leases, retries, dead letters.
 
+use posthorn_core::model::JobId;
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
@@ -132,7 +133,7 @@ pub async fn job_claim_is_exclusive(p: &StorePorts) {
     while let Some(done) = claimers.join_next().await {
         all.extend(done.expect("a claimer panicked"));
     }
-    let distinct: HashSet<&String> = all.iter().collect();
+    let distinct: HashSet<&JobId> = all.iter().collect();
     assert_eq!(
         distinct.len(),
         all.len(),
@@ -367,7 +368,7 @@ pub async fn job_dead_listed_and_revived(p: &StorePorts) {
     }
 
     // Unknown and non-dead ids: false, nothing changes.
-    let unknown = posthorn_core::model::new_id();
+    let unknown = crate::fixtures::fresh_id();
     assert_eq!(p.jobs.revive(&unknown, now).await, Ok(false));
     assert_eq!(p.jobs.revive(&running.id, now).await, Ok(false), "running");
     assert_eq!(p.jobs.revive(&queued.id, now).await, Ok(false), "queued");
@@ -435,9 +436,9 @@ pub async fn job_dead_listed_by_id_up_to_limit(p: &StorePorts) {
     for claimed in claim(p, now, 10).await {
         assert_eq!(p.jobs.dead_letter(&claimed, "x").await, Ok(true));
     }
-    let mut ids: Vec<String> = jobs.iter().map(|j| j.id.clone()).collect();
+    let mut ids: Vec<JobId> = jobs.iter().map(|j| j.id.clone()).collect();
     ids.sort();
-    let listed: Vec<String> = p
+    let listed: Vec<JobId> = p
         .jobs
         .dead(2)
         .await
@@ -510,7 +511,7 @@ pub async fn job_stale_token_changes_nothing(p: &StorePorts) {
     assert_eq!(p.jobs.retry(&forged, now, true, "x").await, Ok(false));
     assert_eq!(p.jobs.dead_letter(&forged, "x").await, Ok(false));
     let unknown = ClaimedJob {
-        id: posthorn_core::model::new_id(),
+        id: crate::fixtures::fresh_id(),
         ..claimed.clone()
     };
     assert_eq!(p.jobs.complete(&unknown).await, Ok(false));

@@ -1,6 +1,8 @@
 //! Condition queries: a contact's event facts, `contacts_matching` and `count_matching`,
 //! held to the pure evaluator `segment::matches`.
 
+use posthorn_core::model::WorkspaceId;
+use posthorn_core::model::{ContactId, SegmentId};
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
@@ -64,7 +66,7 @@ pub async fn contact_event_facts_of_contact(p: &StorePorts) {
         "event facts of the contact"
     );
     assert_eq!(
-        s.contact_event_facts(&ws.id, &posthorn_core::model::new_id())
+        s.contact_event_facts(&ws.id, &crate::fixtures::fresh_id())
             .await,
         Ok(vec![]),
         "an unknown contact has no facts"
@@ -95,13 +97,13 @@ pub async fn contact_event_facts_of_contact(p: &StorePorts) {
 /// Every contact `contacts_matching` returns for `query`, walked page by page.
 async fn walk(
     store: &dyn Store,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     condition: &Condition,
     base: MatchQuery,
     now: DateTime<Utc>,
     max: usize,
-) -> Vec<String> {
-    let mut all: Vec<String> = Vec::new();
+) -> Vec<ContactId> {
+    let mut all: Vec<ContactId> = Vec::new();
     let mut after = base.after_id.clone();
     loop {
         let query = MatchQuery {
@@ -131,7 +133,7 @@ async fn walk(
     }
 }
 
-fn ids(contacts: &[&Contact]) -> Vec<String> {
+fn ids(contacts: &[&Contact]) -> Vec<ContactId> {
     contacts.iter().map(|c| c.id.clone()).collect()
 }
 
@@ -139,8 +141,8 @@ fn ids(contacts: &[&Contact]) -> Vec<String> {
 /// contacts expected.
 type BoundsCase = (
     Condition,
-    Option<String>,
-    Option<String>,
+    Option<ContactId>,
+    Option<ContactId>,
     bool,
     usize,
     Vec<usize>,
@@ -193,13 +195,14 @@ pub async fn matching_respects_bounds_and_audience(p: &StorePorts) {
     ]);
     commit(s, "contacts, events and memberships", writes).await;
 
-    let pick =
-        |indexes: &[usize]| -> Vec<String> { indexes.iter().map(|i| cs[*i].id.clone()).collect() };
+    let pick = |indexes: &[usize]| -> Vec<ContactId> {
+        indexes.iter().map(|i| cs[*i].id.clone()).collect()
+    };
     let id = |i: usize| Some(cs[i].id.clone());
-    let wid = ws.id.as_str();
+    let wid = &ws.id;
     let run = |condition: Condition,
-               after_id: Option<String>,
-               until_id: Option<String>,
+               after_id: Option<ContactId>,
+               until_id: Option<ContactId>,
                audience_only: bool,
                limit: usize| async move {
         let query = MatchQuery {
@@ -349,11 +352,11 @@ pub async fn matching_respects_bounds_and_audience(p: &StorePorts) {
 }
 
 /// Replaces the generator's segment ids with the stored segments' ids.
-fn map_segments(condition: &mut Condition, ids: &HashMap<String, String>) {
+fn map_segments(condition: &mut Condition, ids: &HashMap<SegmentId, SegmentId>) {
     for group in &mut condition.groups {
         for filter in &mut group.filters {
             if let Field::Segment(id) = &mut filter.field {
-                if let Some(real) = ids.get(id.as_str()) {
+                if let Some(real) = ids.get(id) {
                     *id = real.clone();
                 }
             }
@@ -387,7 +390,7 @@ async fn check_seed(p: &StorePorts, seed: u64, now: DateTime<Utc>) {
     let mut writes = Vec::new();
     for generated_id in generate::SEGMENT_IDS {
         let seg = segment(&ws.id, generated_id, SegmentType::Static, false, now);
-        segment_ids.insert(generated_id.to_string(), seg.id.clone());
+        segment_ids.insert(SegmentId::from(*generated_id), seg.id.clone());
         writes.push(Write::PutSegment(seg));
     }
     let mut people = Vec::new();
@@ -401,6 +404,7 @@ async fn check_seed(p: &StorePorts, seed: u64, now: DateTime<Utc>) {
         writes.push(Write::InsertContact(contact.clone()));
         let stored = |name: &str, at| {
             Write::AppendEvent(Event::new(
+                crate::fixtures::ids(),
                 &ws.id,
                 name,
                 json!({}),
@@ -421,7 +425,7 @@ async fn check_seed(p: &StorePorts, seed: u64, now: DateTime<Utc>) {
                 at: a.at,
             });
         }
-        let segments: HashSet<String> = generated
+        let segments: HashSet<SegmentId> = generated
             .segments
             .iter()
             .map(|id| segment_ids[id].clone())
@@ -440,6 +444,7 @@ async fn check_seed(p: &StorePorts, seed: u64, now: DateTime<Utc>) {
     // Events about nobody count for nobody.
     for name in ["signup", "purchase", "email.open"] {
         writes.push(Write::AppendEvent(Event::new(
+            crate::fixtures::ids(),
             &ws.id,
             name,
             json!({}),
@@ -455,7 +460,7 @@ async fn check_seed(p: &StorePorts, seed: u64, now: DateTime<Utc>) {
         .enumerate()
         .map(|(i, p)| (p.contact.id.as_str(), i))
         .collect();
-    let positions = |ids: &[String]| -> Vec<usize> {
+    let positions = |ids: &[ContactId]| -> Vec<usize> {
         ids.iter()
             .map(|id| position.get(id.as_str()).copied().unwrap_or(usize::MAX))
             .collect()
@@ -502,7 +507,7 @@ async fn check_seed(p: &StorePorts, seed: u64, now: DateTime<Utc>) {
             .contacts_matching(&ws.id, &condition, &everything, now)
             .await
             .unwrap_or_else(|e| panic!("{}: {e}", what("one page")));
-        let found_ids: Vec<String> = found.iter().map(|c| c.id.clone()).collect();
+        let found_ids: Vec<ContactId> = found.iter().map(|c| c.id.clone()).collect();
         assert_eq!(
             positions(&found_ids),
             positions(&ids(&expected)),

@@ -39,7 +39,7 @@ pub async fn contact_concurrent_inserts_of_one_email_one_winner(p: &StorePorts) 
     let first = contact(&ws.id, "race", true, now);
     let inserts: Vec<Contact> = (0..12)
         .map(|_| Contact {
-            id: posthorn_core::model::new_id(),
+            id: crate::fixtures::fresh_id(),
             ..first.clone()
         })
         .collect();

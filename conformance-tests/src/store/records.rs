@@ -1,5 +1,7 @@
 //! Workspaces, key sets, domains, templates, email records and events.
 
+use posthorn_core::model::ContactId;
+use posthorn_core::model::WorkspaceId;
 use posthorn_core::model::{hash_key, EmailStatus, KeyKind, NewKeySet, TemplateType, Workspace};
 use posthorn_core::ports::{EventQuery, TemplateQuery, Write};
 
@@ -16,11 +18,11 @@ pub async fn workspaces_put_get_list(p: &StorePorts) {
     let a = workspace_at(p, "first", now).await;
     assert_eq!(p.store.workspace(&a.id).await, Ok(Some(a.clone())));
     assert_eq!(
-        p.store.workspace(&posthorn_core::model::new_id()).await,
+        p.store.workspace(&crate::fixtures::fresh_id()).await,
         Ok(None)
     );
 
-    let listed: Vec<String> = p
+    let listed: Vec<WorkspaceId> = p
         .store
         .workspaces()
         .await
@@ -63,8 +65,14 @@ pub async fn workspaces_put_get_list(p: &StorePorts) {
 pub async fn key_sets_by_hash_and_delete(p: &StorePorts) {
     let ws = workspace(p, "keys").await;
     let now = now_ms();
-    let first = NewKeySet::generate(&ws.id, Some("main".into()), vec!["example.com".into()], now);
-    let second = NewKeySet::generate(&ws.id, None, vec![], secs(now, 5));
+    let first = NewKeySet::generate(
+        crate::fixtures::ids(),
+        &ws.id,
+        Some("main".into()),
+        vec!["example.com".into()],
+        now,
+    );
+    let second = NewKeySet::generate(crate::fixtures::ids(), &ws.id, None, vec![], secs(now, 5));
     commit(
         p.store.as_ref(),
         "key sets",
@@ -221,9 +229,7 @@ pub async fn templates_put_get_list(p: &StorePorts) {
         Ok(Some(templates[0].clone()))
     );
     assert_eq!(
-        p.store
-            .template(&ws.id, &posthorn_core::model::new_id())
-            .await,
+        p.store.template(&ws.id, &crate::fixtures::fresh_id()).await,
         Ok(None)
     );
 
@@ -336,7 +342,7 @@ pub async fn emails_insert_update_get(p: &StorePorts) {
         Ok(Some(mail.clone()))
     );
     assert_eq!(
-        p.store.email(&ws.id, &posthorn_core::model::new_id()).await,
+        p.store.email(&ws.id, &crate::fixtures::fresh_id()).await,
         Ok(None)
     );
 
@@ -376,7 +382,7 @@ pub async fn events_newest_first_with_filters(p: &StorePorts) {
     let now = now_ms();
     let alice = insert_contact(p, &ws.id, "alice", true, now).await;
     let bob = insert_contact(p, &ws.id, "bob", true, now).await;
-    let specs: [(&str, Option<&str>); 6] = [
+    let specs: [(&str, Option<&ContactId>); 6] = [
         ("signup", Some(&alice.id)),
         ("signup", Some(&bob.id)),
         ("purchase", Some(&alice.id)),
@@ -401,9 +407,9 @@ pub async fn events_newest_first_with_filters(p: &StorePorts) {
             .map(|i| events[*i].clone())
             .collect::<Vec<_>>()
     };
-    let query = |name: Option<&str>, contact: Option<&str>, limit| EventQuery {
+    let query = |name: Option<&str>, contact: Option<&ContactId>, limit| EventQuery {
         name: name.map(str::to_string),
-        contact_id: contact.map(str::to_string),
+        contact_id: contact.cloned(),
         limit,
     };
     let cases = [
@@ -459,7 +465,7 @@ pub async fn event_names_distinct_sorted(p: &StorePorts) {
 pub async fn access_generation_moves_on_key_and_workspace_changes(p: &StorePorts) {
     let ws = workspace(p, "access").await;
     let now = now_ms();
-    let set = NewKeySet::generate(&ws.id, None, vec![], now);
+    let set = NewKeySet::generate(crate::fixtures::ids(), &ws.id, None, vec![], now);
     let changes: [(&str, Write); 3] = [
         ("creating a key set", Write::PutKeySet(set.record.clone())),
         (

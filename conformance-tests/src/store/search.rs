@@ -17,7 +17,15 @@ pub async fn contact_search_is_literal_and_ignores_case(p: &StorePorts) {
     let contact = |address: &str| {
         let email = EmailAddress::parse(address)
             .unwrap_or_else(|e| panic!("fixture address {address:?} is invalid: {e}"));
-        Contact::new(&ws.id, email, true, Map::new(), false, now)
+        Contact::new(
+            crate::fixtures::ids(),
+            &ws.id,
+            email,
+            true,
+            Map::new(),
+            false,
+            now,
+        )
     };
     let underscore = contact("a_b@example.com");
     let letter = contact("axb@example.com");

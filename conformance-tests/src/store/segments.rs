@@ -1,5 +1,7 @@
 //! Segments and their stored memberships.
 
+use posthorn_core::model::ContactId;
+use posthorn_core::model::{SegmentId, WorkspaceId};
 use std::collections::HashSet;
 
 use posthorn_core::model::{Contact, Segment, SegmentType};
@@ -27,7 +29,7 @@ async fn put_segment(p: &StorePorts, segment: Segment) -> Segment {
 /// `count` contacts inserted one after another (so their ids ascend), as stored.
 async fn insert_contacts(
     p: &StorePorts,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     tag: &str,
     count: usize,
 ) -> Vec<Contact> {
@@ -49,15 +51,19 @@ async fn insert_contacts(
     contacts
 }
 
-fn ids<'a>(contacts: impl IntoIterator<Item = &'a Contact>) -> Vec<String> {
+fn ids<'a>(contacts: impl IntoIterator<Item = &'a Contact>) -> Vec<ContactId> {
     contacts.into_iter().map(|c| c.id.clone()).collect()
 }
 
-fn set(items: &[&str]) -> HashSet<String> {
-    items.iter().map(|s| s.to_string()).collect()
+fn set(items: &[&SegmentId]) -> HashSet<SegmentId> {
+    items.iter().copied().cloned().collect()
 }
 
-async fn member_ids_all(store: &dyn Store, ws: &str, segment_id: &str) -> Vec<String> {
+async fn member_ids_all(
+    store: &dyn Store,
+    ws: &WorkspaceId,
+    segment_id: &SegmentId,
+) -> Vec<ContactId> {
     store
         .segment_member_ids(ws, segment_id, None, 1000)
         .await
@@ -109,7 +115,7 @@ pub async fn segment_put_get_list_delete(p: &StorePorts) {
         "segment B differs"
     );
     assert_eq!(
-        s.segment(&ws.id, &posthorn_core::model::new_id()).await,
+        s.segment(&ws.id, &crate::fixtures::fresh_id()).await,
         Ok(None),
         "an unknown segment id must read as None"
     );
@@ -179,7 +185,10 @@ pub async fn segment_put_get_list_delete(p: &StorePorts) {
         "memberships outlived the segment"
     );
     assert_eq!(s.segment_members(&ws.id, &a.id, 0, 10).await, Ok(vec![]));
-    assert_eq!(member_ids_all(s, &ws.id, &a.id).await, Vec::<String>::new());
+    assert_eq!(
+        member_ids_all(s, &ws.id, &a.id).await,
+        Vec::<ContactId>::new()
+    );
     for m in &members {
         assert_eq!(
             s.memberships(&ws.id, &m.id).await,
@@ -380,7 +389,7 @@ pub async fn segment_members_paged(p: &StorePorts) {
     assert_eq!(s.segment_member_count(&ws.id, &seg.id).await, Ok(7));
     assert_eq!(s.segment_member_count(&ws.id, &other.id).await, Ok(1));
     assert_eq!(
-        s.segment_member_count(&ws.id, &posthorn_core::model::new_id())
+        s.segment_member_count(&ws.id, &crate::fixtures::fresh_id())
             .await,
         Ok(0)
     );
@@ -403,11 +412,11 @@ pub async fn segment_members_paged(p: &StorePorts) {
     assert_eq!(s.segment_members(&ws.id, &seg.id, 7, 3).await, Ok(vec![]));
 
     let ascending = ids(members.iter().copied());
-    let mut walked: Vec<String> = Vec::new();
-    let mut after: Option<String> = None;
+    let mut walked: Vec<ContactId> = Vec::new();
+    let mut after: Option<ContactId> = None;
     loop {
         let page = s
-            .segment_member_ids(&ws.id, &seg.id, after.as_deref(), 2)
+            .segment_member_ids(&ws.id, &seg.id, after.as_ref(), 2)
             .await
             .expect("segment_member_ids failed");
         assert!(page.len() <= 2, "more ids than the limit");
@@ -463,7 +472,7 @@ pub async fn segment_memberships_of_contact(p: &StorePorts) {
     assert_eq!(s.memberships(&ws.id, &cs[1].id).await, Ok(set(&[&s2.id])));
     assert_eq!(s.memberships(&ws.id, &cs[2].id).await, Ok(HashSet::new()));
     assert_eq!(
-        s.memberships(&ws.id, &posthorn_core::model::new_id()).await,
+        s.memberships(&ws.id, &crate::fixtures::fresh_id()).await,
         Ok(HashSet::new())
     );
     commit(
@@ -507,7 +516,7 @@ pub async fn contact_delete_removes_memberships(p: &StorePorts) {
     assert_eq!(s.segment_member_count(&ws.id, &s2.id).await, Ok(1));
     assert_eq!(
         member_ids_all(s, &ws.id, &s1.id).await,
-        Vec::<String>::new()
+        Vec::<ContactId>::new()
     );
     assert_eq!(
         member_ids_all(s, &ws.id, &s2.id).await,
@@ -589,17 +598,18 @@ pub async fn segment_member_of_missing_contact_or_segment_conflicts(p: &StorePor
     )
     .await;
     let cs = insert_contacts(p, &ws.id, "orphan", 1).await;
-    let missing = posthorn_core::model::new_id();
+    let missing_contact: ContactId = crate::fixtures::fresh_id();
+    let missing_segment: SegmentId = crate::fixtures::fresh_id();
     commit_conflicts(
         s,
         "a membership of a contact that does not exist",
-        vec![add_member(&ws.id, &seg.id, &missing)],
+        vec![add_member(&ws.id, &seg.id, &missing_contact)],
     )
     .await;
     commit_conflicts(
         s,
         "a membership in a segment that does not exist",
-        vec![add_member(&ws.id, &missing, &cs[0].id)],
+        vec![add_member(&ws.id, &missing_segment, &cs[0].id)],
     )
     .await;
     assert_eq!(s.memberships(&ws.id, &cs[0].id).await, Ok(HashSet::new()));

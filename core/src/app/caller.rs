@@ -1,7 +1,7 @@
 //! Who is calling: the authenticated workspace and key.
 
 use crate::error::{Error, Result};
-use crate::model::{ApiKey, KeyKind, KeySet, Workspace};
+use crate::model::{ApiKey, KeyKind, KeySet, Workspace, WorkspaceId};
 
 /// An authenticated API caller.
 #[derive(Debug, Clone)]
@@ -26,7 +26,7 @@ impl Caller {
     }
 
     /// The workspace id.
-    pub fn workspace_id(&self) -> &str {
+    pub fn workspace_id(&self) -> &WorkspaceId {
         &self.workspace.id
     }
 

@@ -7,9 +7,10 @@ use super::templates::message_text_problems;
 use super::{check_page, Caller, PageRequest, Patch};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
-    new_id, AudienceType, Campaign, CampaignStatus, EmailAddress, EmailCounts, Segment, SegmentType,
+    AudienceType, Campaign, CampaignId, CampaignStatus, ContactId, EmailAddress, EmailCounts,
+    Segment, SegmentId, SegmentType,
 };
-use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
+use crate::ports::{ChangeSet, Clock, JobPayload, NewJob, StoreError, Write};
 use crate::segment::{Condition, Field, Filter, Group, Logic, Operator};
 use crate::Engine;
 
@@ -44,7 +45,7 @@ pub struct CreateCampaign {
     /// ALL, SEGMENT (needs `segment_id`) or FILTERED (needs `audience_condition`).
     pub audience_type: AudienceType,
     /// The audience segment.
-    pub segment_id: Option<String>,
+    pub segment_id: Option<SegmentId>,
     /// The audience condition.
     pub audience_condition: Option<Condition>,
 }
@@ -69,7 +70,7 @@ pub struct CampaignPatch {
     /// New audience type.
     pub audience_type: Option<AudienceType>,
     /// New audience segment.
-    pub segment_id: Patch<String>,
+    pub segment_id: Patch<SegmentId>,
     /// New audience condition.
     pub audience_condition: Patch<Condition>,
 }
@@ -91,12 +92,12 @@ pub struct SendCampaign {
 }
 
 /// One filter as a condition: `segment.<id> memberOfSegment`.
-pub(crate) fn member_of(segment_id: &str) -> Condition {
+pub(crate) fn member_of(segment_id: &SegmentId) -> Condition {
     Condition {
         logic: Logic::And,
         groups: vec![Group {
             filters: vec![Filter {
-                field: Field::Segment(segment_id.to_string()),
+                field: Field::Segment(segment_id.clone()),
                 op: Operator::MemberOfSegment,
                 value: None,
                 unit: None,
@@ -182,7 +183,7 @@ impl Engine {
         })
     }
 
-    async fn campaign_record(&self, caller: &Caller, id: &str) -> Result<Campaign> {
+    async fn campaign_record(&self, caller: &Caller, id: &CampaignId) -> Result<Campaign> {
         self.store
             .campaign(caller.workspace_id(), id)
             .await?
@@ -206,8 +207,8 @@ impl Engine {
         self.check_sender(caller, &from).await?;
         let now = self.clock.now();
         let campaign = Campaign {
-            id: new_id(),
-            workspace_id: caller.workspace_id().to_string(),
+            id: CampaignId::generate(&*self.clock),
+            workspace_id: caller.workspace_id().clone(),
             name: cmd.name,
             description: cmd.description,
             subject: cmd.subject,
@@ -237,7 +238,7 @@ impl Engine {
     }
 
     /// `GET /campaigns/{id}`.
-    pub async fn campaign(&self, caller: &Caller, id: &str) -> Result<CampaignView> {
+    pub async fn campaign(&self, caller: &Caller, id: &CampaignId) -> Result<CampaignView> {
         let campaign = self.campaign_record(caller, id).await?;
         self.campaign_view(campaign).await
     }
@@ -274,7 +275,7 @@ impl Engine {
     pub async fn update_campaign(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &CampaignId,
         patch: CampaignPatch,
     ) -> Result<CampaignView> {
         message_text_problems(
@@ -350,7 +351,7 @@ impl Engine {
     }
 
     /// `DELETE /campaigns/{id}`: only in DRAFT.
-    pub async fn delete_campaign(&self, caller: &Caller, id: &str) -> Result<()> {
+    pub async fn delete_campaign(&self, caller: &Caller, id: &CampaignId) -> Result<()> {
         let campaign = self.campaign_record(caller, id).await?;
         if campaign.status != CampaignStatus::Draft {
             return Err(Error::InvalidState(format!(
@@ -371,7 +372,7 @@ impl Engine {
     pub async fn send_campaign(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &CampaignId,
         cmd: SendCampaign,
     ) -> Result<(CampaignView, String)> {
         let now = self.clock.now();
@@ -419,15 +420,23 @@ impl Engine {
             Some(at) => {
                 campaign.status = CampaignStatus::Scheduled;
                 campaign.scheduled_for = Some(at);
-                changes.push(Write::EnqueueJob(NewJob::at(start_job(&campaign), at)));
+                changes.push(Write::EnqueueJob(NewJob::at(
+                    &*self.clock,
+                    start_job(&campaign),
+                    at,
+                )));
                 format!(
                     "Campaign scheduled for {}",
                     crate::model::timestamp::format(&at)
                 )
             }
             None => {
-                start_sending(&mut campaign, now);
-                changes.push(Write::EnqueueJob(NewJob::at(expand_job(&campaign), now)));
+                start_sending(&mut campaign, &*self.clock, now);
+                changes.push(Write::EnqueueJob(NewJob::at(
+                    &*self.clock,
+                    expand_job(&campaign),
+                    now,
+                )));
                 "Campaign is sending".to_string()
             }
         };
@@ -442,7 +451,7 @@ impl Engine {
     pub async fn cancel_campaign(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &CampaignId,
     ) -> Result<(CampaignView, String)> {
         let mut campaign = self.campaign_record(caller, id).await?;
         if !matches!(
@@ -468,11 +477,11 @@ impl Engine {
 }
 
 /// Moves a campaign to SENDING and fixes its audience to the contacts existing now.
-pub fn start_sending(campaign: &mut Campaign, now: DateTime<Utc>) {
+pub fn start_sending(campaign: &mut Campaign, clock: &dyn Clock, now: DateTime<Utc>) {
     campaign.status = CampaignStatus::Sending;
     campaign.sent_at = Some(now);
     // Ids are time-ordered: every contact created before this instant has a smaller id.
-    campaign.audience_until_id = Some(new_id());
+    campaign.audience_until_id = Some(ContactId::generate(clock));
     campaign.expanded_through_id = None;
     campaign.expansion_done = false;
 }

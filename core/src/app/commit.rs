@@ -1,7 +1,7 @@
 //! The one place a use case commits: the follow-up work that every change of a kind needs
 //! is derived here from the change set, not remembered by each use case.
 
-use crate::model::{ContactId, WorkspaceId};
+use crate::model::WorkspaceId;
 use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
 use crate::Engine;
 
@@ -37,16 +37,15 @@ impl Engine {
             let Some(contact_id) = &event.contact_id else {
                 continue;
             };
-            let ws = WorkspaceId::from(event.workspace_id.as_str());
-            let contact = ContactId::from(contact_id.as_str());
             if self
                 .store
-                .has_event_interest(&ws, &event.name, &contact)
+                .has_event_interest(&event.workspace_id, &event.name, contact_id)
                 .await?
             {
                 jobs.push(NewJob::at(
+                    &*self.clock,
                     JobPayload::DispatchWorkflowEvent {
-                        workspace_id: ws,
+                        workspace_id: event.workspace_id.clone(),
                         event_id: event.id.clone(),
                     },
                     self.clock.now(),
@@ -61,8 +60,8 @@ impl Engine {
 }
 
 /// The workspaces whose contacts or events `changes` writes, in first-seen order.
-fn touched_workspaces(changes: &ChangeSet) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+fn touched_workspaces(changes: &ChangeSet) -> Vec<WorkspaceId> {
+    let mut out: Vec<WorkspaceId> = Vec::new();
     for write in &changes.writes {
         let ws = match write {
             Write::InsertContact(c) | Write::UpdateContact(c) => &c.workspace_id,

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::{Caller, Patch, StepError};
 use crate::error::{Error, Resource, Result};
-use crate::model::{merge_data, Contact, ContactStatus, EmailAddress, Event, Workspace};
-use crate::ports::{ChangeSet, ContactQuery, StoreError, Write};
+use crate::model::{merge_data, Contact, ContactId, ContactStatus, EmailAddress, Event, Workspace};
+use crate::ports::{ChangeSet, Clock, ContactQuery, StoreError, Write};
 use crate::Engine;
 
 /// `POST /contacts`: create the contact with this address, or update it.
@@ -138,6 +138,7 @@ pub async fn plan_upsert(
             }
             let fits = room.take(engine, ws).await?;
             let contact = Contact::new(
+                &*engine.clock,
                 &ws.id,
                 upsert.email.clone(),
                 upsert.subscribed.unwrap_or(upsert.default_subscribed),
@@ -166,7 +167,15 @@ pub async fn plan_upsert(
             if changed {
                 contact.updated_at = now;
                 changes.push(Write::UpdateContact(contact.clone()));
-                push_subscription_event(ws, &contact, was_subscribed, None, now, changes);
+                push_subscription_event(
+                    &*engine.clock,
+                    ws,
+                    &contact,
+                    was_subscribed,
+                    None,
+                    now,
+                    changes,
+                );
             }
             Ok(Upserted {
                 contact,
@@ -178,6 +187,7 @@ pub async fn plan_upsert(
 
 /// Appends `contact.subscribed` / `contact.unsubscribed` when the flag moved.
 pub fn push_subscription_event(
+    clock: &dyn Clock,
     ws: &Workspace,
     contact: &Contact,
     was_subscribed: bool,
@@ -200,6 +210,7 @@ pub fn push_subscription_event(
         }
     };
     changes.push(Write::AppendEvent(Event::new(
+        clock,
         &ws.id,
         name,
         data,
@@ -253,7 +264,7 @@ impl Engine {
     }
 
     /// `GET /contacts/{id}`.
-    pub async fn contact(&self, caller: &Caller, id: &str) -> Result<Contact> {
+    pub async fn contact(&self, caller: &Caller, id: &ContactId) -> Result<Contact> {
         self.store
             .contact(caller.workspace_id(), id)
             .await?
@@ -308,7 +319,7 @@ impl Engine {
     pub async fn patch_contact(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &ContactId,
         patch: ContactPatch,
     ) -> Result<Contact> {
         let ContactPatch {
@@ -354,7 +365,15 @@ impl Engine {
             contact.updated_at = now;
             let mut changes = ChangeSet::new();
             changes.push(Write::UpdateContact(contact.clone()));
-            push_subscription_event(ws, &contact, before.subscribed, None, now, &mut changes);
+            push_subscription_event(
+                &*self.clock,
+                ws,
+                &contact,
+                before.subscribed,
+                None,
+                now,
+                &mut changes,
+            );
             self.commit(changes).await?;
             contact.version += 1;
             Ok(contact)
@@ -363,7 +382,7 @@ impl Engine {
     }
 
     /// `DELETE /contacts/{id}`; then lets a PENDING contact take the freed place.
-    pub async fn delete_contact(&self, caller: &Caller, id: &str) -> Result<()> {
+    pub async fn delete_contact(&self, caller: &Caller, id: &ContactId) -> Result<()> {
         let ws = &caller.workspace;
         let contact = self.contact(caller, id).await?;
         let mut changes = ChangeSet::new();
@@ -428,17 +447,17 @@ impl Engine {
 }
 
 /// Encodes a contact id as an opaque cursor.
-pub fn encode_cursor(id: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_bytes())
+pub fn encode_cursor(id: &ContactId) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id.as_str().as_bytes())
 }
 
 /// Decodes a cursor made by [`encode_cursor`].
-pub fn decode_cursor(cursor: &str) -> Option<String> {
+pub fn decode_cursor(cursor: &str) -> Option<ContactId> {
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .ok()?;
     let id = String::from_utf8(bytes).ok()?;
-    uuid::Uuid::parse_str(&id).ok().map(|_| id)
+    uuid::Uuid::parse_str(&id).ok().map(|_| ContactId::from(id))
 }
 
 #[cfg(test)]
@@ -449,7 +468,7 @@ mod tests {
     proptest! {
         #[test]
         fn cursors_round_trip(bytes in proptest::array::uniform16(any::<u8>())) {
-            let id = uuid::Uuid::from_bytes(bytes).to_string();
+            let id = ContactId::from(uuid::Uuid::from_bytes(bytes).to_string());
             prop_assert_eq!(decode_cursor(&encode_cursor(&id)), Some(id));
         }
 
@@ -459,7 +478,7 @@ mod tests {
             match decode_cursor(&raw) {
                 None => {}
                 Some(id) => {
-                    prop_assert!(uuid::Uuid::parse_str(&id).is_ok(), "{raw:?} gave {id:?}");
+                    prop_assert!(uuid::Uuid::parse_str(id.as_str()).is_ok(), "{raw:?} gave {id:?}");
                     prop_assert_eq!(encode_cursor(&id), raw);
                 }
             }

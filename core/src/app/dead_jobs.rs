@@ -1,7 +1,7 @@
 //! The operator's view of dead-lettered jobs: list them, and revive one.
 
 use crate::error::{Error, Resource, Result};
-use crate::model::EmailStatus;
+use crate::model::{EmailStatus, JobId};
 use crate::ports::{DeadJob, JobPayload};
 use crate::Engine;
 
@@ -16,7 +16,7 @@ impl Engine {
     /// to QUEUED (error cleared), since delivery skips emails that are not QUEUED; the
     /// email is requeued before the job, so no worker can see the job with the email still
     /// FAILED. `NotFound(Job)` when no dead job has that id.
-    pub async fn revive_job(&self, id: &str) -> Result<()> {
+    pub async fn revive_job(&self, id: &JobId) -> Result<()> {
         let job = self
             .jobs
             .dead_job(id)

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::Caller;
 use crate::error::{Error, Result};
-use crate::model::{Event, INTERNAL_EVENT_NAMES};
+use crate::model::{ContactId, Event, INTERNAL_EVENT_NAMES};
 use crate::ports::EventQuery;
 use crate::Engine;
 
@@ -14,7 +14,7 @@ pub struct ListEvents {
     /// Only events with this exact name.
     pub event_name: Option<String>,
     /// Only events of this contact.
-    pub contact_id: Option<String>,
+    pub contact_id: Option<ContactId>,
     /// At most this many, 1 to [`MAX_EVENTS_PAGE`].
     pub limit: usize,
 }
@@ -46,7 +46,7 @@ impl Engine {
         let pick = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         let q = EventQuery {
             name: pick(query.event_name),
-            contact_id: pick(query.contact_id),
+            contact_id: pick(query.contact_id.map(String::from)).map(ContactId::from),
             limit: query.limit,
         };
         Ok(self.store.events(caller.workspace_id(), &q).await?)

@@ -2,7 +2,7 @@
 
 use super::Caller;
 use crate::error::{Error, FieldError, Resource, Result};
-use crate::model::{parse_domain_name, KeySet, NewKeySet};
+use crate::model::{parse_domain_name, KeySet, KeySetId, NewKeySet, WorkspaceId};
 use crate::ports::{ChangeSet, Write};
 use crate::validate::line_problem;
 use crate::Engine;
@@ -64,12 +64,12 @@ impl Engine {
     /// Adds a key set to `workspace_id` (already checked to exist and be the caller's).
     pub(crate) async fn add_key_set(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         cmd: CreateKeySet,
     ) -> Result<NewKeySet> {
         let domains = cmd.normalized_domains()?;
         let name = cmd.name;
-        let set = NewKeySet::generate(workspace_id, name, domains, self.clock.now());
+        let set = NewKeySet::generate(&*self.clock, workspace_id, name, domains, self.clock.now());
         let mut changes = ChangeSet::new();
         changes.push(Write::PutKeySet(set.record.clone()));
         self.store.commit(changes).await?;
@@ -78,10 +78,10 @@ impl Engine {
 
     /// `DELETE /keys/{id}`: revokes a key set; the last one cannot be revoked. Needs an
     /// unscoped secret key.
-    pub async fn revoke_key_set(&self, caller: &Caller, id: &str) -> Result<()> {
+    pub async fn revoke_key_set(&self, caller: &Caller, id: &KeySetId) -> Result<()> {
         caller.may_manage_keys()?;
         let sets = self.store.key_sets(caller.workspace_id()).await?;
-        if !sets.iter().any(|s| s.id == id) {
+        if !sets.iter().any(|s| s.id == *id) {
             return Err(Error::NotFound(Resource::KeySet));
         }
         if sets.len() == 1 {
@@ -91,8 +91,8 @@ impl Engine {
         }
         let mut changes = ChangeSet::new();
         changes.push(Write::DeleteKeySet {
-            workspace_id: caller.workspace_id().to_string(),
-            id: id.to_string(),
+            workspace_id: caller.workspace_id().clone(),
+            id: id.clone(),
         });
         self.store.commit(changes).await?;
         Ok(())

@@ -4,8 +4,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use crate::model::{Event, Segment, SegmentType};
-use crate::ports::{ChangeSet, ClaimedJob, JobPayload, MatchQuery, NewJob, StoreError, Write};
+use crate::model::{ContactId, Event, Segment, SegmentId, SegmentType, WorkspaceId};
+use crate::ports::{
+    ChangeSet, ClaimedJob, Clock, JobPayload, MatchQuery, NewJob, StoreError, Write,
+};
 use crate::segment::{activity_of_event, matches, slug, ActivityFact, ContactFacts, EventFact};
 use crate::Engine;
 
@@ -14,24 +16,26 @@ const SYNC_BATCH: usize = 500;
 
 /// The `segment.<slug>.entry|exit` event of a transition.
 pub fn transition_event(
+    clock: &dyn Clock,
     segment: &Segment,
-    contact_id: &str,
+    contact_id: &ContactId,
     entered: bool,
     now: DateTime<Utc>,
 ) -> Event {
     let mut name_slug = slug(&segment.name);
     if name_slug.is_empty() {
-        name_slug = segment.id.clone();
+        name_slug = segment.id.to_string();
     }
     let name = format!(
         "segment.{name_slug}.{}",
         if entered { "entry" } else { "exit" }
     );
     Event::new(
+        clock,
         &segment.workspace_id,
         name,
         json!({"segmentId": segment.id, "segmentName": segment.name}),
-        Some(contact_id.to_string()),
+        Some(contact_id.clone()),
         None,
         now,
     )
@@ -49,15 +53,17 @@ pub fn sync_job(segment: &Segment, announce: bool) -> JobPayload {
 /// Queues a re-evaluation of the contact against tracked segments (its memberships or
 /// data changed, which other segments' conditions may read).
 pub fn push_reevaluation(
+    clock: &dyn Clock,
     changes: &mut ChangeSet,
-    workspace_id: &str,
-    contact_id: &str,
+    workspace_id: &WorkspaceId,
+    contact_id: &ContactId,
     now: chrono::DateTime<chrono::Utc>,
 ) {
     changes.push(Write::EnqueueJob(NewJob::at(
+        clock,
         JobPayload::ReevaluateContact {
-            workspace_id: workspace_id.to_string(),
-            contact_id: contact_id.to_string(),
+            workspace_id: workspace_id.clone(),
+            contact_id: contact_id.clone(),
         },
         now,
     )));
@@ -88,7 +94,7 @@ impl Engine {
     /// yet), when the workspace tracks any segment. Called by [`Engine::commit`] only.
     pub(crate) async fn add_membership_jobs(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         changes: &mut ChangeSet,
     ) -> Result<(), StoreError> {
         let touches_contacts = changes.writes.iter().any(|w| {
@@ -108,15 +114,15 @@ impl Engine {
         let events_matter = tracked
             .iter()
             .any(|s| s.condition.as_ref().is_some_and(reads_events));
-        let mut ids: Vec<String> = Vec::new();
-        let queued: Vec<&str> = changes
+        let mut ids: Vec<ContactId> = Vec::new();
+        let queued: Vec<&ContactId> = changes
             .writes
             .iter()
             .filter_map(|w| match w {
                 Write::EnqueueJob(NewJob {
                     payload: JobPayload::ReevaluateContact { contact_id, .. },
                     ..
-                }) => Some(contact_id.as_str()),
+                }) => Some(contact_id),
                 _ => None,
             })
             .collect();
@@ -127,21 +133,24 @@ impl Engine {
                 _ => None,
             };
             if let Some(id) = id {
-                if !ids.contains(id) && !queued.contains(&id.as_str()) {
+                if !ids.contains(id) && !queued.contains(&id) {
                     ids.push(id.clone());
                 }
             }
         }
         let now = self.clock.now();
         for id in ids {
-            push_reevaluation(changes, workspace_id, &id, now);
+            push_reevaluation(&*self.clock, changes, workspace_id, &id, now);
         }
         Ok(())
     }
 
     /// Queues a re-sync of every tracked segment whose condition depends on time alone
     /// (`within`, `olderThan`, `triggeredWithin`, ...); the worker calls this every minute.
-    pub async fn sweep_time_based_segments(&self, workspace_id: &str) -> Result<usize, StoreError> {
+    pub async fn sweep_time_based_segments(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<usize, StoreError> {
         let now = self.clock.now();
         let mut changes = ChangeSet::new();
         for segment in self.store.tracked_segments(workspace_id).await? {
@@ -151,6 +160,7 @@ impl Engine {
                 .is_some_and(crate::segment::uses_time)
             {
                 changes.push(Write::EnqueueJob(crate::ports::NewJob::at(
+                    &*self.clock,
                     sync_job(&segment, true),
                     now,
                 )));
@@ -167,8 +177,8 @@ impl Engine {
     /// records each entry and exit once (guarded writes make a concurrent duplicate conflict).
     pub(crate) async fn reevaluate_contact(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
     ) -> Result<Settled, StoreError> {
         let tracked = self.store.tracked_segments(workspace_id).await?;
         if tracked.is_empty() {
@@ -201,14 +211,22 @@ impl Engine {
             let is_member = segments.contains(&segment.id);
             let should_be = matches(condition, &view, now);
             if is_member != should_be {
-                push_transition(&mut changes, segment, contact_id, should_be, true, now);
+                push_transition(
+                    &*self.clock,
+                    &mut changes,
+                    segment,
+                    contact_id,
+                    should_be,
+                    true,
+                    now,
+                );
             }
         }
         if changes.is_empty() {
             return Ok(Settled::Done);
         }
         // Other segments may refer to these memberships or entry events: look once more.
-        push_reevaluation(&mut changes, workspace_id, contact_id, now);
+        push_reevaluation(&*self.clock, &mut changes, workspace_id, contact_id, now);
         // Entry and exit events may start workflows (but no further membership round).
         self.add_workflow_jobs(&mut changes).await?;
         match self.store.commit(changes).await {
@@ -222,8 +240,8 @@ impl Engine {
     /// side (both ascending by id) and applies the difference in batches.
     pub(crate) async fn sync_segment(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
         announce: bool,
     ) -> Result<Settled, StoreError> {
         let Some(segment) = self.store.segment(workspace_id, segment_id).await? else {
@@ -263,12 +281,7 @@ impl Engine {
             if stored.buffer.is_empty() && !stored.done {
                 stored.buffer = self
                     .store
-                    .segment_member_ids(
-                        workspace_id,
-                        segment_id,
-                        stored.after.as_deref(),
-                        SYNC_BATCH,
-                    )
+                    .segment_member_ids(workspace_id, segment_id, stored.after.as_ref(), SYNC_BATCH)
                     .await?;
                 stored.advance(SYNC_BATCH);
             }
@@ -285,19 +298,51 @@ impl Engine {
                         si += 1;
                     }
                     (Some(w), Some(s)) if w < s => {
-                        push_transition(&mut changes, &segment, w, true, announce, now);
+                        push_transition(
+                            &*self.clock,
+                            &mut changes,
+                            &segment,
+                            w,
+                            true,
+                            announce,
+                            now,
+                        );
                         wi += 1;
                     }
                     (Some(_), Some(s)) => {
-                        push_transition(&mut changes, &segment, s, false, announce, now);
+                        push_transition(
+                            &*self.clock,
+                            &mut changes,
+                            &segment,
+                            s,
+                            false,
+                            announce,
+                            now,
+                        );
                         si += 1;
                     }
                     (Some(w), None) if stored.done => {
-                        push_transition(&mut changes, &segment, w, true, announce, now);
+                        push_transition(
+                            &*self.clock,
+                            &mut changes,
+                            &segment,
+                            w,
+                            true,
+                            announce,
+                            now,
+                        );
                         wi += 1;
                     }
                     (None, Some(s)) if wanted.done => {
-                        push_transition(&mut changes, &segment, s, false, announce, now);
+                        push_transition(
+                            &*self.clock,
+                            &mut changes,
+                            &segment,
+                            s,
+                            false,
+                            announce,
+                            now,
+                        );
                         si += 1;
                     }
                     _ => break,
@@ -344,8 +389,8 @@ impl Engine {
 /// A paged walk over ids in ascending order.
 #[derive(Default)]
 struct Cursor {
-    buffer: Vec<String>,
-    after: Option<String>,
+    buffer: Vec<ContactId>,
+    after: Option<ContactId>,
     done: bool,
 }
 
@@ -361,9 +406,10 @@ impl Cursor {
 }
 
 fn push_transition(
+    clock: &dyn Clock,
     changes: &mut ChangeSet,
     segment: &Segment,
-    contact_id: &str,
+    contact_id: &ContactId,
     entered: bool,
     announce: bool,
     now: DateTime<Utc>,
@@ -371,7 +417,7 @@ fn push_transition(
     let (ws, seg, contact) = (
         segment.workspace_id.clone(),
         segment.id.clone(),
-        contact_id.to_string(),
+        contact_id.clone(),
     );
     changes.push(if entered {
         Write::AddSegmentMember {
@@ -388,7 +434,7 @@ fn push_transition(
     });
     if announce {
         changes.push(Write::AppendEvent(transition_event(
-            segment, contact_id, entered, now,
+            clock, segment, contact_id, entered, now,
         )));
     }
 }

@@ -5,7 +5,9 @@ use std::collections::HashSet;
 use super::membership::{push_reevaluation, sync_job, transition_event};
 use super::{check_page, Caller, PageRequest, Patch, StepError};
 use crate::error::{Error, FieldError, Resource, Result};
-use crate::model::{new_id, CampaignStatus, Contact, EmailAddress, Segment, SegmentType};
+use crate::model::{
+    CampaignStatus, Contact, ContactId, EmailAddress, Segment, SegmentId, SegmentType, WorkspaceId,
+};
 use crate::ports::{ChangeSet, MatchQuery, NewJob, Write};
 use crate::segment::{referenced_segments, Condition};
 use crate::validate::text_problems;
@@ -153,20 +155,20 @@ impl Engine {
     /// members (STATIC or tracked), and lead back to `self_id` nowhere (no cycles).
     pub(crate) async fn check_references(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
-        self_id: Option<&str>,
+        self_id: Option<&SegmentId>,
         field: &str,
     ) -> Result<()> {
         let mut errors = Vec::new();
-        let mut queue: Vec<String> = referenced_segments(condition);
+        let mut queue: Vec<SegmentId> = referenced_segments(condition);
         let mut seen = HashSet::new();
-        let direct: HashSet<String> = queue.iter().cloned().collect();
+        let direct: HashSet<SegmentId> = queue.iter().cloned().collect();
         while let Some(id) = queue.pop() {
             if !seen.insert(id.clone()) {
                 continue;
             }
-            if Some(id.as_str()) == self_id {
+            if Some(&id) == self_id {
                 errors.push(FieldError::new(
                     field,
                     "segment_cycle",
@@ -244,7 +246,7 @@ impl Engine {
             track_membership: track,
         } = cmd;
         let ws = caller.workspace_id();
-        let id = new_id();
+        let id = SegmentId::generate(&*self.clock);
         if let Some(condition) = &condition {
             self.check_references(ws, condition, Some(&id), "condition")
                 .await?;
@@ -252,7 +254,7 @@ impl Engine {
         let now = self.clock.now();
         let segment = Segment {
             id,
-            workspace_id: ws.to_string(),
+            workspace_id: ws.clone(),
             name,
             description,
             segment_type,
@@ -266,6 +268,7 @@ impl Engine {
         if segment.segment_type == SegmentType::Dynamic && track {
             // Take the first snapshot of members quietly: entries are announced from now on.
             changes.push(Write::EnqueueJob(NewJob::at(
+                &*self.clock,
                 sync_job(&segment, false),
                 now,
             )));
@@ -275,7 +278,7 @@ impl Engine {
     }
 
     /// `GET /segments/{id}` (the record, without counting).
-    pub async fn segment_record(&self, caller: &Caller, id: &str) -> Result<Segment> {
+    pub async fn segment_record(&self, caller: &Caller, id: &SegmentId) -> Result<Segment> {
         self.store
             .segment(caller.workspace_id(), id)
             .await?
@@ -283,7 +286,7 @@ impl Engine {
     }
 
     /// `GET /segments/{id}`.
-    pub async fn segment(&self, caller: &Caller, id: &str) -> Result<SegmentView> {
+    pub async fn segment(&self, caller: &Caller, id: &SegmentId) -> Result<SegmentView> {
         let segment = self.segment_record(caller, id).await?;
         self.view(segment).await
     }
@@ -318,7 +321,7 @@ impl Engine {
     pub async fn patch_segment(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &SegmentId,
         patch: SegmentPatch,
     ) -> Result<SegmentView> {
         let mut segment = self.segment_record(caller, id).await?;
@@ -381,6 +384,7 @@ impl Engine {
             // on or off only (re)builds or clears the stored members, quietly.
             let announce = was_tracked && segment.track_membership;
             changes.push(Write::EnqueueJob(NewJob::at(
+                &*self.clock,
                 sync_job(&segment, announce),
                 now,
             )));
@@ -425,7 +429,7 @@ impl Engine {
     }
 
     /// `DELETE /segments/{id}`: 409 while a scheduled or sending campaign uses it.
-    pub async fn delete_segment(&self, caller: &Caller, id: &str) -> Result<()> {
+    pub async fn delete_segment(&self, caller: &Caller, id: &SegmentId) -> Result<()> {
         let segment = self.segment_record(caller, id).await?;
         for status in [CampaignStatus::Scheduled, CampaignStatus::Sending] {
             let mut offset = 0;
@@ -436,10 +440,10 @@ impl Engine {
                     .await?;
                 // Its audience is the segment, or a condition that names it.
                 let uses = |c: &&crate::model::Campaign| {
-                    c.segment_id.as_deref() == Some(id)
+                    c.segment_id.as_ref() == Some(id)
                         || c.audience_condition
                             .as_ref()
-                            .is_some_and(|cond| referenced_segments(cond).iter().any(|r| r == id))
+                            .is_some_and(|cond| referenced_segments(cond).contains(id))
                 };
                 if let Some(c) = page.iter().find(uses) {
                     return Err(Error::Conflict(format!(
@@ -468,7 +472,7 @@ impl Engine {
     pub async fn segment_contacts(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &SegmentId,
         page: PageRequest,
     ) -> Result<Page<Contact>> {
         check_page(&page)?;
@@ -484,7 +488,7 @@ impl Engine {
                 let now = self.clock.now();
                 let total = self.store.count_matching(ws, condition, false, now).await?;
                 let mut skipped = 0usize;
-                let mut after: Option<String> = None;
+                let mut after: Option<ContactId> = None;
                 let mut data = Vec::new();
                 // Walk the keyset to the page: a database does this in one indexed scan.
                 while data.len() < size as usize {
@@ -526,7 +530,7 @@ impl Engine {
     }
 
     /// The segment `id`, which must be STATIC for its members to be `verb` by hand.
-    async fn static_segment(&self, caller: &Caller, id: &str, verb: &str) -> Result<Segment> {
+    async fn static_segment(&self, caller: &Caller, id: &SegmentId, verb: &str) -> Result<Segment> {
         let segment = self.segment_record(caller, id).await?;
         if segment.segment_type != SegmentType::Static {
             return Err(Error::InvalidState(format!(
@@ -540,7 +544,7 @@ impl Engine {
     pub async fn add_segment_members(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &SegmentId,
         members: SegmentMembers,
     ) -> Result<MembersAdded> {
         members.validate()?;
@@ -593,13 +597,14 @@ impl Engine {
                     });
                     if segment.track_membership {
                         changes.push(Write::AppendEvent(transition_event(
+                            &*self.clock,
                             &segment,
                             &contact.id,
                             true,
                             now,
                         )));
                     }
-                    push_reevaluation(&mut changes, &ws.id, &contact.id, now);
+                    push_reevaluation(&*self.clock, &mut changes, &ws.id, &contact.id, now);
                 }
             }
             if !changes.is_empty() {
@@ -614,7 +619,7 @@ impl Engine {
     pub async fn remove_segment_members(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &SegmentId,
         members: SegmentMembers,
     ) -> Result<u64> {
         members.validate()?;
@@ -622,7 +627,7 @@ impl Engine {
         let segment = self.static_segment(caller, id, "removed from").await?;
         self.on_conflict_retry(|| async {
             let now = self.clock.now();
-            let ws = &caller.workspace_id();
+            let ws = caller.workspace_id();
             let mut removed = 0;
             let mut changes = ChangeSet::new();
             for email in &emails {
@@ -637,19 +642,20 @@ impl Engine {
                 {
                     removed += 1;
                     changes.push(Write::RemoveSegmentMember {
-                        workspace_id: ws.to_string(),
+                        workspace_id: ws.clone(),
                         segment_id: segment.id.clone(),
                         contact_id: contact.id.clone(),
                     });
                     if segment.track_membership {
                         changes.push(Write::AppendEvent(transition_event(
+                            &*self.clock,
                             &segment,
                             &contact.id,
                             false,
                             now,
                         )));
                     }
-                    push_reevaluation(&mut changes, ws, &contact.id, now);
+                    push_reevaluation(&*self.clock, &mut changes, ws, &contact.id, now);
                 }
             }
             if !changes.is_empty() {

@@ -5,7 +5,7 @@ use base64::Engine as _;
 use super::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
 use super::{check_page, Caller, PageRequest, Patch};
 use crate::error::{Error, Resource, Result};
-use crate::model::{new_id, EmailAddress, Template, TemplateType};
+use crate::model::{EmailAddress, Template, TemplateId, TemplateType};
 use crate::ports::{ChangeSet, TemplateQuery, Write};
 use crate::validate::text_problems;
 use crate::Engine;
@@ -174,8 +174,8 @@ impl Engine {
             .await?;
         let now = self.clock.now();
         let template = Template {
-            id: new_id(),
-            workspace_id: caller.workspace_id().to_string(),
+            id: TemplateId::generate(&*self.clock),
+            workspace_id: caller.workspace_id().clone(),
             name: cmd.name,
             description: cmd.description,
             subject: cmd.subject,
@@ -195,7 +195,7 @@ impl Engine {
     }
 
     /// `GET /templates/{id}`.
-    pub async fn template(&self, caller: &Caller, id: &str) -> Result<Template> {
+    pub async fn template(&self, caller: &Caller, id: &TemplateId) -> Result<Template> {
         self.store
             .template(caller.workspace_id(), id)
             .await?
@@ -206,7 +206,7 @@ impl Engine {
     pub async fn patch_template(
         &self,
         caller: &Caller,
-        id: &str,
+        id: &TemplateId,
         patch: TemplatePatch,
     ) -> Result<Template> {
         patch.validate()?;
@@ -243,11 +243,9 @@ impl Engine {
 
     /// `DELETE /templates/{id}`.
     /// Refused (409) while a workflow step sends the template.
-    pub async fn delete_template(&self, caller: &Caller, id: &str) -> Result<()> {
+    pub async fn delete_template(&self, caller: &Caller, id: &TemplateId) -> Result<()> {
         let t = self.template(caller, id).await?;
-        let ws = crate::model::WorkspaceId::from(t.workspace_id.as_str());
-        let template_id = crate::model::TemplateId::from(t.id.as_str());
-        if self.store.template_in_workflows(&ws, &template_id).await? {
+        if self.store.template_in_workflows(&t.workspace_id, &t.id).await? {
             return Err(Error::Conflict(
                 "a workflow step sends this template; change or delete that step first".into(),
             ));

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::contacts::{plan_upsert, ActiveRoom, Upsert};
 use super::Caller;
 use crate::error::Result;
-use crate::model::{EmailAddress, Event, EventName};
+use crate::model::{ContactId, EmailAddress, Event, EventId, EventName};
 use crate::ports::{ChangeSet, Write};
 use crate::Engine;
 
@@ -39,9 +39,9 @@ impl TrackEvent {
 #[derive(Debug, Clone)]
 pub struct Tracked {
     /// The contact's id.
-    pub contact_id: String,
+    pub contact_id: ContactId,
     /// The stored event's id.
-    pub event_id: String,
+    pub event_id: EventId,
     /// When the event was recorded.
     pub at: DateTime<Utc>,
 }
@@ -70,6 +70,7 @@ impl Engine {
             let mut room = ActiveRoom::default();
             let done = plan_upsert(self, ws, &upsert, &mut room, now, &mut changes).await?;
             let event = Event::new(
+                &*self.clock,
                 &ws.id,
                 event.as_str(),
                 event_data.clone(),

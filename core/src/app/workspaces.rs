@@ -3,7 +3,9 @@
 use super::keys::CreateKeySet;
 use super::{Caller, Patch};
 use crate::error::{Error, Resource, Result};
-use crate::model::{hash_key, new_id, parse_domain_name, Domain, NewKeySet, Workspace};
+use crate::model::{
+    hash_key, parse_domain_name, Domain, DomainId, NewKeySet, Workspace, WorkspaceId,
+};
 use crate::ports::{ChangeSet, StoreError, Write};
 use crate::validate::line_problem;
 use crate::Engine;
@@ -138,7 +140,7 @@ impl Engine {
             return Err(Error::field("name", code, message));
         }
         let now = self.clock.now();
-        let mut ws = Workspace::new(cmd.name, now);
+        let mut ws = Workspace::new(&*self.clock, cmd.name, now);
         WorkspacePatch {
             active_contact_limit: cmd.active_contact_limit.map_or(Patch::Keep, Patch::Set),
             rate_limit_per_minute: cmd.rate_limit_per_minute,
@@ -146,7 +148,7 @@ impl Engine {
             ..WorkspacePatch::default()
         }
         .apply(&mut ws);
-        let keys = NewKeySet::generate(&ws.id, None, Vec::new(), now);
+        let keys = NewKeySet::generate(&*self.clock, &ws.id, None, Vec::new(), now);
         let mut changes = ChangeSet::new();
         changes.push(Write::PutWorkspace(ws.clone()));
         changes.push(Write::PutKeySet(keys.record.clone()));
@@ -155,7 +157,7 @@ impl Engine {
     }
 
     /// `GET /admin/workspaces/{id}`.
-    pub async fn workspace(&self, id: &str) -> Result<Workspace> {
+    pub async fn workspace(&self, id: &WorkspaceId) -> Result<Workspace> {
         self.store
             .workspace(id)
             .await?
@@ -168,7 +170,11 @@ impl Engine {
     }
 
     /// `PATCH /admin/workspaces/{id}`: `name`, `disabled` and the limits.
-    pub async fn patch_workspace(&self, id: &str, patch: WorkspacePatch) -> Result<Workspace> {
+    pub async fn patch_workspace(
+        &self,
+        id: &WorkspaceId,
+        patch: WorkspacePatch,
+    ) -> Result<Workspace> {
         let mut ws = self.workspace(id).await?;
         patch.apply(&mut ws);
         ws.updated_at = self.clock.now();
@@ -181,13 +187,17 @@ impl Engine {
     }
 
     /// `POST /admin/workspaces/{id}/key-sets {domains?}`.
-    pub async fn admin_create_key_set(&self, id: &str, cmd: CreateKeySet) -> Result<NewKeySet> {
+    pub async fn admin_create_key_set(
+        &self,
+        id: &WorkspaceId,
+        cmd: CreateKeySet,
+    ) -> Result<NewKeySet> {
         let ws = self.workspace(id).await?;
         self.add_key_set(&ws.id, cmd).await
     }
 
     /// `POST /admin/workspaces/{id}/domains {domain, verified?, inboundEnabled?}`.
-    pub async fn admin_add_domain(&self, id: &str, cmd: AddDomain) -> Result<Domain> {
+    pub async fn admin_add_domain(&self, id: &WorkspaceId, cmd: AddDomain) -> Result<Domain> {
         let ws = self.workspace(id).await?;
         let name = parse_domain_name(&cmd.domain).ok_or_else(|| {
             Error::field(
@@ -199,7 +209,7 @@ impl Engine {
         let (verified, inbound) = (cmd.verified, cmd.inbound_enabled);
         let now = self.clock.now();
         let domain = Domain {
-            id: new_id(),
+            id: DomainId::generate(&*self.clock),
             workspace_id: ws.id,
             domain: name,
             verified,
@@ -232,14 +242,14 @@ impl Engine {
         let domain = parse_domain_name(domain)
             .ok_or_else(|| Error::BadRequest(format!("'{domain}' is not a domain name")))?;
         let now = self.clock.now();
-        let mut ws = Workspace::new("default".into(), now);
-        ws.id = BOOTSTRAP_WORKSPACE_ID.to_string();
-        let keys = NewKeySet::generate(&ws.id, None, Vec::new(), now);
+        let mut ws = Workspace::new(&*self.clock, "default".into(), now);
+        ws.id = WorkspaceId::from(BOOTSTRAP_WORKSPACE_ID);
+        let keys = NewKeySet::generate(&*self.clock, &ws.id, None, Vec::new(), now);
         let mut changes = ChangeSet::new();
         changes.push(Write::PutWorkspace(ws.clone()));
         changes.push(Write::PutKeySet(keys.record.clone()));
         changes.push(Write::InsertDomain(Domain {
-            id: new_id(),
+            id: DomainId::generate(&*self.clock),
             workspace_id: ws.id.clone(),
             domain,
             verified: true,

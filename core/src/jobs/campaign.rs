@@ -6,10 +6,11 @@ use chrono::{DateTime, Utc};
 use crate::app::campaigns::{expand_job, finish_job, start_sending};
 use crate::app::send::render_context;
 use crate::model::{
-    new_id, Campaign, CampaignStatus, Contact, EmailRecord, EmailStatus, SourceType,
+    Campaign, CampaignId, CampaignStatus, Contact, ContactId, EmailId, EmailRecord, EmailStatus,
+    SourceType, WorkspaceId,
 };
 use crate::ports::{
-    ChangeSet, ClaimedJob, JobPayload, Mailbox, MatchQuery, NewJob, StoreError, Write,
+    ChangeSet, ClaimedJob, Clock, JobPayload, Mailbox, MatchQuery, NewJob, StoreError, Write,
 };
 use crate::render::{Escape, RenderError, Template};
 use crate::segment::Condition;
@@ -52,8 +53,8 @@ impl Engine {
     pub(super) async fn start_campaign(
         &self,
         job: &ClaimedJob,
-        ws: &str,
-        id: &str,
+        ws: &WorkspaceId,
+        id: &CampaignId,
     ) -> crate::Result<JobOutcome> {
         let result = async {
             let Some(mut campaign) = self.store.campaign(ws, id).await? else {
@@ -66,10 +67,14 @@ impl Engine {
             if !due {
                 return Ok(JobOutcome::Done);
             }
-            start_sending(&mut campaign, now);
+            start_sending(&mut campaign, &*self.clock, now);
             campaign.updated_at = now;
             let mut changes = ChangeSet::new();
-            changes.push(Write::EnqueueJob(NewJob::at(expand_job(&campaign), now)));
+            changes.push(Write::EnqueueJob(NewJob::at(
+                &*self.clock,
+                expand_job(&campaign),
+                now,
+            )));
             changes.push(Write::UpdateCampaign(campaign));
             self.store.commit(changes).await?;
             Ok(JobOutcome::Done)
@@ -85,8 +90,8 @@ impl Engine {
     pub(super) async fn expand_campaign(
         &self,
         job: &ClaimedJob,
-        ws: &str,
-        id: &str,
+        ws: &WorkspaceId,
+        id: &CampaignId,
     ) -> crate::Result<JobOutcome> {
         let result = async {
             let Some(mut campaign) = self.store.campaign(ws, id).await? else {
@@ -100,7 +105,11 @@ impl Engine {
                 // The segment vanished: nobody more to add.
                 campaign.expansion_done = true;
                 let mut changes = ChangeSet::new();
-                changes.push(Write::EnqueueJob(NewJob::at(finish_job(&campaign), now)));
+                changes.push(Write::EnqueueJob(NewJob::at(
+                    &*self.clock,
+                    finish_job(&campaign),
+                    now,
+                )));
                 changes.push(Write::UpdateCampaign(campaign));
                 self.store.commit(changes).await?;
                 return Ok(JobOutcome::Done);
@@ -119,14 +128,22 @@ impl Engine {
                     // campaign instead of waiting behind all that are queued.
                     let ahead = campaign.sent_at.unwrap_or(now).min(now)
                         - chrono::Duration::milliseconds(1);
-                    changes.push(Write::EnqueueJob(NewJob::at(expand_job(&campaign), ahead)));
+                    changes.push(Write::EnqueueJob(NewJob::at(
+                        &*self.clock,
+                        expand_job(&campaign),
+                        ahead,
+                    )));
                 }
                 for write in batch.writes {
                     changes.push(write);
                 }
                 if last_batch {
                     // After the deliveries, so that it finds them done more often than not.
-                    changes.push(Write::EnqueueJob(NewJob::at(finish_job(&campaign), now)));
+                    changes.push(Write::EnqueueJob(NewJob::at(
+                        &*self.clock,
+                        finish_job(&campaign),
+                        now,
+                    )));
                 }
                 campaign.total_recipients += batch.recipients as u64;
                 campaign.expansion_done = last_batch;
@@ -166,7 +183,7 @@ impl Engine {
         message: &CampaignMessage,
         now: DateTime<Utc>,
     ) -> Result<ExpansionBatch, StoreError> {
-        let ws = campaign.workspace_id.as_str();
+        let ws = &campaign.workspace_id;
         let query = MatchQuery {
             after_id: campaign.expanded_through_id.clone(),
             until_id: campaign.audience_until_id.clone(),
@@ -179,11 +196,12 @@ impl Engine {
             .await?;
         let mut writes = Vec::with_capacity(recipients.len() * 2);
         for contact in &recipients {
-            let email = message.email_for(campaign, contact, now);
+            let email = message.email_for(&*self.clock, campaign, contact, now);
             if email.status == EmailStatus::Queued {
                 writes.push(Write::EnqueueJob(NewJob::at(
+                    &*self.clock,
                     JobPayload::DeliverEmail {
-                        workspace_id: ws.to_string(),
+                        workspace_id: ws.clone(),
                         email_id: email.id.clone(),
                     },
                     now,
@@ -202,8 +220,8 @@ impl Engine {
     pub(super) async fn finish_campaign(
         &self,
         job: &ClaimedJob,
-        ws: &str,
-        id: &str,
+        ws: &WorkspaceId,
+        id: &CampaignId,
     ) -> crate::Result<JobOutcome> {
         let result = async {
             let Some(mut campaign) = self.store.campaign(ws, id).await? else {
@@ -238,7 +256,7 @@ struct ExpansionBatch {
     /// Recipients read (a short batch is the last).
     recipients: usize,
     /// The last recipient's contact id, where the next batch starts.
-    last_contact_id: Option<String>,
+    last_contact_id: Option<ContactId>,
     /// Their emails and delivery jobs.
     writes: Vec<Write>,
 }
@@ -263,6 +281,7 @@ impl CampaignMessage {
     /// part is left to delivery, which derives it from the HTML (see [`EmailRecord::text`]).
     pub fn email_for(
         &self,
+        clock: &dyn Clock,
         campaign: &Campaign,
         contact: &Contact,
         now: chrono::DateTime<chrono::Utc>,
@@ -292,7 +311,7 @@ impl CampaignMessage {
                 Some(e.to_string()),
             ),
         };
-        let id = new_id();
+        let id = EmailId::generate(clock);
         let domain = campaign
             .from
             .rsplit_once('@')

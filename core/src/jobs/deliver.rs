@@ -3,7 +3,9 @@
 use serde_json::json;
 
 use super::JobOutcome;
-use crate::model::{timestamp, CampaignStatus, ContactStatus, EmailRecord, EmailStatus, Event};
+use crate::model::{
+    timestamp, CampaignStatus, ContactStatus, EmailId, EmailRecord, EmailStatus, Event, WorkspaceId,
+};
 use crate::ports::{ChangeSet, ClaimedJob, OutgoingMessage, Quota, TransportError, Write};
 use crate::render::html_to_text;
 use crate::Engine;
@@ -43,8 +45,8 @@ impl Engine {
     /// (an email in any other state, or gone, is left alone).
     pub(crate) async fn move_email(
         &self,
-        workspace_id: &str,
-        email_id: &str,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
         from: EmailStatus,
         to: EmailStatus,
         error: Option<String>,
@@ -103,8 +105,8 @@ impl Engine {
     pub(super) async fn deliver_email(
         &self,
         job: &ClaimedJob,
-        workspace_id: &str,
-        email_id: &str,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
     ) -> crate::Result<JobOutcome> {
         let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
             self.jobs.complete(job).await?;
@@ -164,6 +166,7 @@ impl Engine {
                 let mut data = email_event_data(&email);
                 data["sentAt"] = json!(timestamp::format(&sent_at));
                 let event = Event::new(
+                    &*self.clock,
                     &ws.id,
                     "email.sent",
                     data,

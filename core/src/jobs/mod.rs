@@ -112,7 +112,7 @@ impl Engine {
                     workflow_id,
                     *fire_at,
                     *generation,
-                    after_contact_id.as_deref(),
+                    after_contact_id.as_ref(),
                 )
                 .await
             }

@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::{CampaignId, ContactId, SegmentId, WorkspaceId};
 use crate::segment::Condition;
 
 /// Where a campaign is in its life. DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
@@ -76,10 +77,10 @@ impl AudienceType {
 #[serde(rename_all = "camelCase")]
 pub struct Campaign {
     /// Campaign id.
-    pub id: String,
+    pub id: CampaignId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// Name.
     pub name: String,
     /// Optional description.
@@ -97,7 +98,7 @@ pub struct Campaign {
     /// ALL, SEGMENT or FILTERED.
     pub audience_type: AudienceType,
     /// The segment for SEGMENT audiences.
-    pub segment_id: Option<String>,
+    pub segment_id: Option<SegmentId>,
     /// The condition for FILTERED audiences.
     pub audience_condition: Option<Condition>,
     /// Current status.
@@ -112,10 +113,10 @@ pub struct Campaign {
     pub total_recipients: u64,
     /// Contacts with an id up to this one were in the audience when sending started.
     #[serde(skip_serializing, default)]
-    pub audience_until_id: Option<String>,
+    pub audience_until_id: Option<ContactId>,
     /// Last contact id expanded into an email.
     #[serde(skip_serializing, default)]
-    pub expanded_through_id: Option<String>,
+    pub expanded_through_id: Option<ContactId>,
     /// Whether every recipient has an email record.
     #[serde(skip_serializing, default)]
     pub expansion_done: bool,

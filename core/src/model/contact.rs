@@ -4,7 +4,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::EmailAddress;
+use super::{ContactId, EmailAddress, WorkspaceId};
+use crate::ports::Clock;
 
 /// Whether a contact counts against the workspace's active contact limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -23,10 +24,10 @@ pub enum ContactStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Contact {
     /// Contact id.
-    pub id: String,
+    pub id: ContactId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// Address, unique within the workspace.
     pub email: EmailAddress,
     /// Whether the contact accepts marketing mail.
@@ -57,7 +58,8 @@ impl Contact {
 
     /// A new contact; PENDING with an expiry when `at_limit`.
     pub fn new(
-        workspace_id: &str,
+        clock: &dyn Clock,
+        workspace_id: &WorkspaceId,
         email: EmailAddress,
         subscribed: bool,
         data: Map<String, Value>,
@@ -65,8 +67,8 @@ impl Contact {
         now: DateTime<Utc>,
     ) -> Self {
         Self {
-            id: super::new_id(),
-            workspace_id: workspace_id.to_string(),
+            id: ContactId::generate(clock),
+            workspace_id: workspace_id.clone(),
             email,
             subscribed,
             data,
@@ -97,7 +99,30 @@ pub fn merge_data(data: &mut Map<String, Value>, patch: &Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::ManualClock;
     use serde_json::json;
+
+    #[test]
+    fn a_later_contact_has_a_greater_id_under_a_manual_clock_within_one_millisecond() {
+        let clock = ManualClock::new(chrono::Utc::now());
+        let ws = WorkspaceId::from("ws");
+        let make = |n: usize| {
+            let email = EmailAddress::parse(&format!("c{n}@example.com")).expect("valid");
+            Contact::new(&clock, &ws, email, true, Map::new(), false, clock.now())
+        };
+        let first = make(0);
+        let second = make(1);
+        assert_eq!(
+            first.created_at, second.created_at,
+            "the clock did not move"
+        );
+        assert!(first.id < second.id, "{} !< {}", first.id, second.id);
+        // Moving the clock back keeps the order: a campaign's snapshot id taken later
+        // still covers every contact created before it.
+        clock.set(first.created_at - chrono::Duration::seconds(5));
+        let third = make(2);
+        assert!(second.id < third.id, "{} !< {}", second.id, third.id);
+    }
 
     #[test]
     fn merge_is_shallow_and_null_removes() {

@@ -3,16 +3,18 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::{DomainId, WorkspaceId};
+
 /// A domain a workspace may send from once verified.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Domain {
     /// Domain id.
-    pub id: String,
+    pub id: DomainId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// The domain name, lower-case.
     pub domain: String,
     /// Whether ownership was verified (or asserted by the operator).

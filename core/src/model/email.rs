@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::{CampaignId, ContactId, EmailId, TemplateId, WorkspaceId};
 use crate::ports::{Attachment, Mailbox};
 
 /// Where an email came from.
@@ -48,12 +49,12 @@ pub enum EmailStatus {
 #[serde(rename_all = "camelCase")]
 pub struct EmailRecord {
     /// Email id (`emailId` in events).
-    pub id: String,
+    pub id: EmailId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// Recipient contact.
-    pub contact_id: String,
+    pub contact_id: ContactId,
     /// Recipient mailbox.
     pub to: Mailbox,
     /// Sender mailbox.
@@ -72,9 +73,9 @@ pub struct EmailRecord {
     /// Attachments.
     pub attachments: Vec<Attachment>,
     /// Template used, if any.
-    pub template_id: Option<String>,
+    pub template_id: Option<TemplateId>,
     /// Campaign that produced it, if any.
-    pub campaign_id: Option<String>,
+    pub campaign_id: Option<CampaignId>,
     /// Origin of the email.
     pub source_type: SourceType,
     /// Current status.

@@ -89,10 +89,17 @@ fn valid_domain(domain: &str) -> bool {
             .is_some_and(|tld| tld.len() >= 2 && !tld.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// A string with an `@` between two non-blank parts and no control characters: the shape
-/// [`EmailAddress::parse`] requires (its finer rules are in the description).
+/// What [`EmailAddress::parse`] accepts, for ASCII addresses: white space around, a
+/// dot-atom local part of at most 64 characters, `@`, labels of letters, digits and inner
+/// hyphens (at most 63 characters), and a last label of two characters or more that is not
+/// all digits.
 #[cfg(feature = "openapi")]
-pub const EMAIL_PATTERN: &str = r"^\s*[^\s@\u0000-\u001F\u007F-\u009F]+@[^\s@\u0000-\u001F\u007F-\u009F]+\.[^\s@\u0000-\u001F\u007F-\u009F]+\s*$";
+pub const EMAIL_PATTERN: &str = concat!(
+    r"^\s*(?=[^@]{1,64}@)",
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*",
+    r"@([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+",
+    r"(?![0-9]+\s*$)[A-Za-z0-9][A-Za-z0-9-]{0,61}[A-Za-z0-9]\s*$"
+);
 
 #[cfg(feature = "openapi")]
 impl utoipa::PartialSchema for EmailAddress {

@@ -4,16 +4,19 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::{ContactId, EmailId, EventId, WorkspaceId};
+use crate::ports::Clock;
+
 /// One event in a workspace's history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     /// Event id (time ordered).
-    pub id: String,
+    pub id: EventId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// Event name, e.g. `signup` or `email.sent`.
     pub name: String,
     /// Event data (an object).
@@ -21,28 +24,29 @@ pub struct Event {
     pub data: Value,
     /// The contact the event is about, if any.
     #[cfg_attr(feature = "openapi", schema(required = true))]
-    pub contact_id: Option<String>,
+    pub contact_id: Option<ContactId>,
     /// The email the event is about, if any.
     #[cfg_attr(feature = "openapi", schema(required = true))]
-    pub email_id: Option<String>,
+    pub email_id: Option<EmailId>,
     /// When it happened.
     #[serde(with = "super::timestamp")]
     pub created_at: DateTime<Utc>,
 }
 
 impl Event {
-    /// A new event with a fresh id.
+    /// A new event with a fresh id from `clock`.
     pub fn new(
-        workspace_id: &str,
+        clock: &dyn Clock,
+        workspace_id: &WorkspaceId,
         name: impl Into<String>,
         data: Value,
-        contact_id: Option<String>,
-        email_id: Option<String>,
+        contact_id: Option<ContactId>,
+        email_id: Option<EmailId>,
         now: DateTime<Utc>,
     ) -> Self {
         Self {
-            id: super::new_id(),
-            workspace_id: workspace_id.to_string(),
+            id: EventId::generate(clock),
+            workspace_id: workspace_id.clone(),
             name: name.into(),
             data,
             contact_id,

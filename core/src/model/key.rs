@@ -5,6 +5,9 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::{KeySetId, WorkspaceId};
+use crate::ports::Clock;
+
 /// Which of the two keys of a set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -31,10 +34,10 @@ impl KeyKind {
 #[serde(rename_all = "camelCase")]
 pub struct KeySet {
     /// Key set id.
-    pub id: String,
+    pub id: KeySetId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// Optional label.
     #[cfg_attr(feature = "openapi", schema(required = true))]
     pub name: Option<String>,
@@ -69,7 +72,8 @@ pub struct NewKeySet {
 impl NewKeySet {
     /// Generates a key set with 32 random bytes per key.
     pub fn generate(
-        workspace_id: &str,
+        clock: &dyn Clock,
+        workspace_id: &WorkspaceId,
         name: Option<String>,
         domains: Vec<String>,
         now: DateTime<Utc>,
@@ -77,8 +81,8 @@ impl NewKeySet {
         let public_key = generate_key(KeyKind::Public);
         let secret_key = generate_key(KeyKind::Secret);
         let record = KeySet {
-            id: super::new_id(),
-            workspace_id: workspace_id.to_string(),
+            id: KeySetId::generate(clock),
+            workspace_id: workspace_id.clone(),
             name,
             domains,
             public_key_hash: hash_key(&public_key),
@@ -134,10 +138,17 @@ fn preview(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::SystemClock;
 
     #[test]
     fn generated_keys_have_the_documented_shape() {
-        let set = NewKeySet::generate("w", None, vec![], Utc::now());
+        let set = NewKeySet::generate(
+            &SystemClock,
+            &WorkspaceId::from("w"),
+            None,
+            vec![],
+            Utc::now(),
+        );
         assert!(set.public_key.starts_with("pk_") && set.public_key.len() == 67);
         assert!(set.secret_key.starts_with("sk_") && set.secret_key.len() == 67);
         assert_eq!(set.record.secret_key_hash, hash_key(&set.secret_key));
@@ -146,7 +157,14 @@ mod tests {
 
     #[test]
     fn scope_is_case_insensitive_and_empty_means_any() {
-        let mut set = NewKeySet::generate("w", None, vec![], Utc::now()).record;
+        let mut set = NewKeySet::generate(
+            &SystemClock,
+            &WorkspaceId::from("w"),
+            None,
+            vec![],
+            Utc::now(),
+        )
+        .record;
         let key = |s: &KeySet| ApiKey {
             key_set: s.clone(),
             kind: KeyKind::Secret,

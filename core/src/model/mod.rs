@@ -17,6 +17,8 @@ pub use campaign::{AudienceType, Campaign, CampaignStatus, EmailCounts};
 pub use contact::{merge_data, Contact, ContactStatus};
 pub use domain::{parse_domain_name, Domain};
 pub use email::{EmailRecord, EmailStatus, SourceType};
+#[cfg(feature = "openapi")]
+pub use email_address::EMAIL_PATTERN;
 pub use email_address::{EmailAddress, EmailAddressError};
 pub use event::{Event, INTERNAL_EVENT_NAMES};
 pub use event_name::{EventName, EventNameError};
@@ -28,11 +30,6 @@ pub use key::{hash_key, ApiKey, KeyKind, KeySet, NewKeySet};
 pub use segment::{Segment, SegmentType};
 pub use template::{Template, TemplateType};
 pub use workspace::Workspace;
-
-/// A new time-ordered identifier (UUIDv7), as used for every record.
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
-}
 
 /// Serde for timestamps: RFC 3339, UTC, milliseconds (`2026-11-21T10:00:00.000Z`).
 pub mod timestamp {

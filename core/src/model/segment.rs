@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::{SegmentId, WorkspaceId};
 use crate::segment::Condition;
 
 /// How a segment's members are decided. A segment never changes type.
@@ -31,10 +32,10 @@ impl SegmentType {
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
     /// Segment id.
-    pub id: String,
+    pub id: SegmentId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// Name; its slug names the entry and exit events.
     pub name: String,
     /// Optional description.

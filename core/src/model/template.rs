@@ -3,6 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::{TemplateId, WorkspaceId};
+
 /// What a template is for; MARKETING mail is never sent to unsubscribed contacts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -31,10 +33,10 @@ impl TemplateType {
 #[serde(rename_all = "camelCase")]
 pub struct Template {
     /// Template id.
-    pub id: String,
+    pub id: TemplateId,
     /// Owning workspace.
     #[serde(rename = "projectId")]
-    pub workspace_id: String,
+    pub workspace_id: WorkspaceId,
     /// Name.
     pub name: String,
     /// Optional description.

@@ -3,13 +3,16 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::WorkspaceId;
+use crate::ports::Clock;
+
 /// A tenant of Posthorn (a "project" in the interface).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Workspace {
     /// Workspace id (`projectId` everywhere else).
-    pub id: String,
+    pub id: WorkspaceId,
     /// Display name.
     pub name: String,
     /// A disabled workspace gets 403 `PROJECT_DISABLED` on every request.
@@ -35,10 +38,10 @@ impl Workspace {
     /// Default sending rate (emails per second).
     pub const DEFAULT_SEND_RATE_PER_SECOND: f64 = 14.0;
 
-    /// A new, enabled workspace with the default limits.
-    pub fn new(name: String, now: DateTime<Utc>) -> Self {
+    /// A new, enabled workspace with the default limits, its id taken from `clock`.
+    pub fn new(clock: &dyn Clock, name: String, now: DateTime<Utc>) -> Self {
         Self {
-            id: super::new_id(),
+            id: WorkspaceId::generate(clock),
             name,
             disabled: false,
             active_contact_limit: None,

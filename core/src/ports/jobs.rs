@@ -5,8 +5,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-use super::PortError;
-use crate::model::{ExecutionId, StepId, WorkflowId, WorkspaceId};
+use super::{Clock, PortError};
+use crate::model::{
+    CampaignId, ContactId, EmailId, EventId, ExecutionId, JobId, SegmentId, StepId, WorkflowId,
+    WorkspaceId,
+};
 
 /// What a job does. Every handler is idempotent: it is keyed by the record it acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,48 +18,48 @@ pub enum JobPayload {
     /// Render and hand one email record to the transport.
     DeliverEmail {
         /// Workspace of the email.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The email record.
-        email_id: String,
+        email_id: EmailId,
     },
     /// Re-evaluate one contact against the workspace's tracked segments and emit
     /// `segment.<slug>.entry|exit` for each transition.
     ReevaluateContact {
         /// Workspace of the contact.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The contact.
-        contact_id: String,
+        contact_id: ContactId,
     },
     /// Bring a DYNAMIC segment's stored members in line with its condition (all members
     /// removed when it is no longer tracked); `announce` emits entry and exit events.
     SyncSegment {
         /// Workspace of the segment.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The segment.
-        segment_id: String,
+        segment_id: SegmentId,
         /// Whether transitions are announced as events.
         announce: bool,
     },
     /// Move a campaign from SCHEDULED (or just-sent DRAFT) to SENDING and start expanding it.
     StartCampaign {
         /// Workspace of the campaign.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The campaign.
-        campaign_id: String,
+        campaign_id: CampaignId,
     },
     /// Turn the next batch of a SENDING campaign's audience into emails.
     ExpandCampaign {
         /// Workspace of the campaign.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The campaign.
-        campaign_id: String,
+        campaign_id: CampaignId,
     },
     /// Mark a campaign SENT once every email has an outcome.
     FinishCampaign {
         /// Workspace of the campaign.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// The campaign.
-        campaign_id: String,
+        campaign_id: CampaignId,
     },
     /// Start the workflows a stored event triggers and resume the executions of its contact
     /// that wait for it.
@@ -64,7 +67,7 @@ pub enum JobPayload {
         /// Workspace of the event.
         workspace_id: WorkspaceId,
         /// The stored event.
-        event_id: String,
+        event_id: EventId,
     },
     /// Run (or go on with: a delay's end, a wait's timeout, a webhook's next attempt) one
     /// step of one execution; idempotent by the step's record of that execution.
@@ -88,7 +91,7 @@ pub enum JobPayload {
         /// version (disabled, schedule changed) stops.
         generation: DateTime<Utc>,
         /// Members after this contact id are next (a tick's continuation batch).
-        after_contact_id: Option<String>,
+        after_contact_id: Option<ContactId>,
     },
 }
 
@@ -96,7 +99,7 @@ pub enum JobPayload {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewJob {
     /// Job id.
-    pub id: String,
+    pub id: JobId,
     /// What to do.
     pub payload: JobPayload,
     /// Not claimable before this time.
@@ -104,10 +107,10 @@ pub struct NewJob {
 }
 
 impl NewJob {
-    /// A job due at `run_at`.
-    pub fn at(payload: JobPayload, run_at: DateTime<Utc>) -> Self {
+    /// A job due at `run_at`, its id taken from `clock`.
+    pub fn at(clock: &dyn Clock, payload: JobPayload, run_at: DateTime<Utc>) -> Self {
         Self {
-            id: crate::model::new_id(),
+            id: JobId::generate(clock),
             payload,
             run_at,
         }
@@ -118,7 +121,7 @@ impl NewJob {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClaimedJob {
     /// Job id.
-    pub id: String,
+    pub id: JobId,
     /// What to do.
     pub payload: JobPayload,
     /// Failed attempts so far (0 on the first run).
@@ -135,7 +138,7 @@ pub struct ClaimedJob {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeadJob {
     /// Job id.
-    pub id: String,
+    pub id: JobId,
     /// What it was to do.
     pub payload: JobPayload,
     /// Failed attempts counted before it was parked.
@@ -197,9 +200,9 @@ pub trait Jobs: Send + Sync {
     async fn dead(&self, limit: usize) -> Result<Vec<DeadJob>, PortError>;
     /// The dead job `id`, or `None` when no dead job has that id (or its payload cannot be
     /// read, as in `dead`).
-    async fn dead_job(&self, id: &str) -> Result<Option<DeadJob>, PortError>;
+    async fn dead_job(&self, id: &JobId) -> Result<Option<DeadJob>, PortError>;
     /// Makes the dead job `id` queued again, claimable from `at`, with its attempts and
     /// claims back to 0 (its `last_error` is kept until it runs again). `Ok(false)` and no
     /// change when no dead job has that id (unknown, queued or running).
-    async fn revive(&self, id: &str, at: DateTime<Utc>) -> Result<bool, PortError>;
+    async fn revive(&self, id: &JobId, at: DateTime<Utc>) -> Result<bool, PortError>;
 }

@@ -7,10 +7,11 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::model::{
-    Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, Event, KeySet, Segment,
-    Template, TemplateType, Workspace,
+    Campaign, CampaignId, CampaignStatus, Contact, ContactId, Domain, EmailCounts, EmailId,
+    EmailRecord, Event, KeySet, KeySetId, Segment, SegmentId, Template, TemplateId, TemplateType,
+    Workspace, WorkspaceId,
 };
-use crate::model::{StepId, TransitionId, WorkflowId, WorkspaceId};
+use crate::model::{StepId, TransitionId, WorkflowId};
 use crate::segment::{Condition, EventFact};
 use crate::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
@@ -45,9 +46,9 @@ pub enum Write {
     /// Deletes a key set (no-op when absent).
     DeleteKeySet {
         /// Owning workspace.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// Key set id.
-        id: String,
+        id: KeySetId,
     },
     /// Inserts a domain; `Conflict` if the workspace already has that domain name.
     InsertDomain(Domain),
@@ -61,18 +62,18 @@ pub enum Write {
     /// Deletes a contact (no-op when absent).
     DeleteContact {
         /// Owning workspace.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// Contact id.
-        id: String,
+        id: ContactId,
     },
     /// Inserts or replaces a template.
     PutTemplate(Template),
     /// Deletes a template (no-op when absent).
     DeleteTemplate {
         /// Owning workspace.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// Template id.
-        id: String,
+        id: TemplateId,
     },
     /// Inserts an email record; `Conflict` if the id exists, or if the email belongs to a
     /// campaign that already has an email for the same contact (unique (campaign, contact)).
@@ -88,27 +89,27 @@ pub enum Write {
     /// Deletes a segment and all its stored memberships (no-op when absent).
     DeleteSegment {
         /// Owning workspace.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// Segment id.
-        id: String,
+        id: SegmentId,
     },
     /// Stores that a contact is a member of a segment; `Conflict` if it already is.
     AddSegmentMember {
         /// Owning workspace.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// Segment id.
-        segment_id: String,
+        segment_id: SegmentId,
         /// Contact id.
-        contact_id: String,
+        contact_id: ContactId,
     },
     /// Removes a stored membership; `Conflict` if the contact is not a member.
     RemoveSegmentMember {
         /// Owning workspace.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// Segment id.
-        segment_id: String,
+        segment_id: SegmentId,
         /// Contact id.
-        contact_id: String,
+        contact_id: ContactId,
     },
     /// Inserts a campaign with `version` 0; `Conflict` if the id exists.
     InsertCampaign(Campaign),
@@ -118,9 +119,9 @@ pub enum Write {
     /// Deletes a campaign (no-op when absent; its emails stay).
     DeleteCampaign {
         /// Owning workspace.
-        workspace_id: String,
+        workspace_id: WorkspaceId,
         /// Campaign id.
-        id: String,
+        id: CampaignId,
     },
     /// Inserts or replaces a workflow (not its steps).
     PutWorkflow(Workflow),
@@ -221,7 +222,7 @@ pub struct ContactQuery {
     /// Case-insensitive substring of the email.
     pub search: Option<String>,
     /// Keyset position: only contacts with an id strictly less than this.
-    pub before_id: Option<String>,
+    pub before_id: Option<ContactId>,
     /// Page size.
     pub limit: usize,
 }
@@ -254,7 +255,7 @@ pub struct EventQuery {
     /// Only events with this exact name.
     pub name: Option<String>,
     /// Only events of this contact.
-    pub contact_id: Option<String>,
+    pub contact_id: Option<ContactId>,
     /// At most this many.
     pub limit: usize,
 }
@@ -263,9 +264,9 @@ pub struct EventQuery {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MatchQuery {
     /// Only contacts with an id strictly greater than this.
-    pub after_id: Option<String>,
+    pub after_id: Option<ContactId>,
     /// Only contacts with an id less than or equal to this (an audience snapshot).
-    pub until_id: Option<String>,
+    pub until_id: Option<ContactId>,
     /// Only subscribed, ACTIVE contacts (a campaign audience).
     pub audience_only: bool,
     /// At most this many.
@@ -297,7 +298,7 @@ pub trait Store: WorkflowStore + Send + Sync {
     fn access_generation(&self) -> u64;
 
     /// A workspace by id.
-    async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError>;
+    async fn workspace(&self, id: &WorkspaceId) -> Result<Option<Workspace>, StoreError>;
     /// Every workspace, oldest first.
     async fn workspaces(&self) -> Result<Vec<Workspace>, StoreError>;
 
@@ -305,105 +306,124 @@ pub trait Store: WorkflowStore + Send + Sync {
     async fn key_by_hash(&self, key_hash: &str)
         -> Result<Option<crate::model::ApiKey>, StoreError>;
     /// The key sets of a workspace, oldest first.
-    async fn key_sets(&self, workspace_id: &str) -> Result<Vec<KeySet>, StoreError>;
+    async fn key_sets(&self, workspace_id: &WorkspaceId) -> Result<Vec<KeySet>, StoreError>;
 
     /// The domains of a workspace, oldest first.
-    async fn domains(&self, workspace_id: &str) -> Result<Vec<Domain>, StoreError>;
+    async fn domains(&self, workspace_id: &WorkspaceId) -> Result<Vec<Domain>, StoreError>;
 
     /// A contact by id.
-    async fn contact(&self, workspace_id: &str, id: &str) -> Result<Option<Contact>, StoreError>;
+    async fn contact(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &ContactId,
+    ) -> Result<Option<Contact>, StoreError>;
     /// A contact by (lower-cased) email.
     async fn contact_by_email(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         email: &str,
     ) -> Result<Option<Contact>, StoreError>;
     /// A page of contacts matching `query`, newest first.
     async fn contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<ContactPage, StoreError>;
     /// How many contacts match the filters of `query` (its position and limit are ignored).
     async fn count_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<u64, StoreError>;
     /// How many ACTIVE contacts the workspace has.
-    async fn count_active_contacts(&self, workspace_id: &str) -> Result<u64, StoreError>;
+    async fn count_active_contacts(&self, workspace_id: &WorkspaceId) -> Result<u64, StoreError>;
     /// Up to `limit` PENDING contacts, oldest first.
     async fn pending_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError>;
 
     /// A template by id.
-    async fn template(&self, workspace_id: &str, id: &str) -> Result<Option<Template>, StoreError>;
+    async fn template(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &TemplateId,
+    ) -> Result<Option<Template>, StoreError>;
     /// A page of templates (newest first) and the number matching the filters.
     async fn templates(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &TemplateQuery,
     ) -> Result<(Vec<Template>, u64), StoreError>;
 
     /// An email record by id.
-    async fn email(&self, workspace_id: &str, id: &str) -> Result<Option<EmailRecord>, StoreError>;
+    async fn email(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError>;
 
     /// Events matching `query`, newest first.
     async fn events(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &EventQuery,
     ) -> Result<Vec<Event>, StoreError>;
     /// The distinct event names stored in the workspace, sorted.
-    async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError>;
+    async fn event_names(&self, workspace_id: &WorkspaceId) -> Result<Vec<String>, StoreError>;
 
     /// A segment by id.
-    async fn segment(&self, workspace_id: &str, id: &str) -> Result<Option<Segment>, StoreError>;
+    async fn segment(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &SegmentId,
+    ) -> Result<Option<Segment>, StoreError>;
     /// A page of segments (newest first) and how many the workspace has.
     async fn segments(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Segment>, u64), StoreError>;
     /// Every DYNAMIC segment of the workspace with `track_membership`, oldest first.
-    async fn tracked_segments(&self, workspace_id: &str) -> Result<Vec<Segment>, StoreError>;
+    async fn tracked_segments(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Vec<Segment>, StoreError>;
     /// How many stored members a segment has.
     async fn segment_member_count(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
     ) -> Result<u64, StoreError>;
     /// A page of a segment's stored members, newest contact first.
     async fn segment_members(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
         offset: usize,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError>;
     /// Stored member ids of a segment greater than `after_id`, ascending, at most `limit`.
     async fn segment_member_ids(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
-        after_id: Option<&str>,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
+        after_id: Option<&ContactId>,
         limit: usize,
-    ) -> Result<Vec<String>, StoreError>;
+    ) -> Result<Vec<ContactId>, StoreError>;
     /// The ids of the segments a contact is a stored member of.
     async fn memberships(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
-    ) -> Result<HashSet<String>, StoreError>;
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+    ) -> Result<HashSet<SegmentId>, StoreError>;
     /// Every event of a contact as (name, time), for evaluating conditions.
     async fn contact_event_facts(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
     ) -> Result<Vec<EventFact>, StoreError>;
     /// Contacts matching `condition` at `now`, ascending by id, within `query`'s bounds.
     ///
@@ -413,7 +433,7 @@ pub trait Store: WorkflowStore + Send + Sync {
     /// (see `segment::activity_of_event`), and its segments its stored memberships.
     async fn contacts_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         query: &MatchQuery,
         now: DateTime<Utc>,
@@ -421,18 +441,22 @@ pub trait Store: WorkflowStore + Send + Sync {
     /// How many contacts match `condition` at `now` (optionally only the audience).
     async fn count_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         audience_only: bool,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError>;
 
     /// A campaign by id.
-    async fn campaign(&self, workspace_id: &str, id: &str) -> Result<Option<Campaign>, StoreError>;
+    async fn campaign(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &CampaignId,
+    ) -> Result<Option<Campaign>, StoreError>;
     /// A page of campaigns (newest first), optionally of one status, and the matching total.
     async fn campaigns(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         status: Option<CampaignStatus>,
         offset: usize,
         limit: usize,
@@ -440,7 +464,7 @@ pub trait Store: WorkflowStore + Send + Sync {
     /// How many of the campaign's emails are in each status.
     async fn campaign_email_counts(
         &self,
-        workspace_id: &str,
-        campaign_id: &str,
+        workspace_id: &WorkspaceId,
+        campaign_id: &CampaignId,
     ) -> Result<EmailCounts, StoreError>;
 }

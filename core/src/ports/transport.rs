@@ -2,6 +2,8 @@
 
 use async_trait::async_trait;
 
+use crate::model::EmailId;
+
 /// A display name and address, as used in From, To and Reply-To.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mailbox {
@@ -31,7 +33,7 @@ pub struct Attachment {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutgoingMessage {
     /// Posthorn's email record id; transports put it in `X-Posthorn-Email-Id`.
-    pub email_id: String,
+    pub email_id: EmailId,
     /// RFC 5322 Message-ID to use (without angle brackets), stable across retries.
     pub message_id: String,
     /// Sender.

@@ -6,7 +6,9 @@
 
 use async_trait::async_trait;
 
-use crate::model::{ContactId, ExecutionId, StepId, TemplateId, WorkflowId, WorkspaceId};
+use crate::model::{
+    ContactId, Event, EventId, ExecutionId, StepId, TemplateId, WorkflowId, WorkspaceId,
+};
 use crate::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
 use super::{SigningKeys, StoreError};
@@ -108,8 +110,8 @@ pub trait WorkflowStore: Send + Sync {
     async fn event(
         &self,
         workspace_id: &WorkspaceId,
-        id: &str,
-    ) -> Result<Option<crate::model::Event>, StoreError>;
+        id: &EventId,
+    ) -> Result<Option<Event>, StoreError>;
     /// The workspace's webhook signing secrets, once made.
     async fn signing_keys(
         &self,

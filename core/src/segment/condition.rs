@@ -10,6 +10,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::model::SegmentId;
+
 /// How the groups of a condition combine.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
@@ -125,7 +127,7 @@ pub enum Field {
     /// `email.<activity>`: the contact's email activity of this kind.
     EmailActivity(Activity),
     /// `segment.<id>`: membership of the segment with this id.
-    Segment(String),
+    Segment(SegmentId),
 }
 
 impl Field {
@@ -150,7 +152,7 @@ impl Field {
             return Activity::parse(activity).map(Field::EmailActivity);
         }
         if let Some(id) = raw.strip_prefix("segment.") {
-            return (!id.is_empty()).then(|| Field::Segment(id.to_string()));
+            return (!id.is_empty()).then(|| Field::Segment(SegmentId::from(id)));
         }
         None
     }

@@ -56,7 +56,7 @@ use serde_json::Value;
 
 use super::condition::{Activity, Condition, Field, Filter, Group, Logic, Operator};
 use super::timestamp::parse_timestamp;
-use crate::model::Contact;
+use crate::model::{Contact, SegmentId};
 
 /// One of the contact's events, as far as segments care.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub struct ContactFacts<'a> {
     /// All of the contact's email activity, in any order.
     pub activity: &'a [ActivityFact],
     /// Ids of the segments the contact currently belongs to.
-    pub segments: &'a HashSet<String>,
+    pub segments: &'a HashSet<SegmentId>,
 }
 
 /// Whether the contact described by `facts` matches `condition` at time `now`, by the rules

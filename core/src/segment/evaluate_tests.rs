@@ -17,7 +17,7 @@ struct Fixture {
     contact: Contact,
     events: Vec<EventFact>,
     activity: Vec<ActivityFact>,
-    segments: HashSet<String>,
+    segments: HashSet<crate::model::SegmentId>,
 }
 
 impl Fixture {
@@ -37,7 +37,8 @@ impl Fixture {
         });
         let email = EmailAddress::parse("Ada@Example.com").expect("valid");
         let mut contact = Contact::new(
-            "ws",
+            &crate::ports::SystemClock,
+            &crate::model::WorkspaceId::from("ws"),
             email,
             true,
             data.as_object().cloned().unwrap_or_default(),
@@ -68,7 +69,7 @@ impl Fixture {
                     at: now() - Duration::days(2),
                 },
             ],
-            segments: HashSet::from(["s1".to_string()]),
+            segments: HashSet::from([crate::model::SegmentId::from("s1")]),
         }
     }
 
@@ -402,7 +403,7 @@ proptest! {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut c = generate::condition(&mut rng, now());
         for i in 0..4 {
-            let owned = generate::contact_facts(&mut rng, "ws", i, now());
+            let owned = generate::contact_facts(&mut rng, &"ws".into(), i, now());
             let facts = owned.facts();
             let per_group: Vec<bool> = c.groups.iter().map(|g| matches(&single(g), &facts, now())).collect();
             c.logic = Logic::Or;
@@ -415,7 +416,7 @@ proptest! {
     #[test]
     fn negated_operators_are_exact_negations(seed in any::<u64>()) {
         let mut rng = StdRng::seed_from_u64(seed);
-        let owned = generate::contact_facts(&mut rng, "ws", 0, now());
+        let owned = generate::contact_facts(&mut rng, &"ws".into(), 0, now());
         let facts = owned.facts();
         for _ in 0..20 {
             let filter = generate::filter(&mut rng, now());
@@ -437,7 +438,7 @@ proptest! {
         ],
     ) {
         let mut rng = StdRng::seed_from_u64(seed);
-        let owned = generate::contact_facts(&mut rng, "ws", 0, now());
+        let owned = generate::contact_facts(&mut rng, &"ws".into(), 0, now());
         let facts = owned.facts();
         for path in generate::DATA_PATHS {
             let path: Vec<String> = path.iter().map(|k| k.to_string()).collect();
@@ -463,7 +464,7 @@ proptest! {
         let mut outcomes = [0usize; 2];
         for i in 0..30 {
             let filter = generate::filter(&mut rng, now());
-            let owned = generate::contact_facts(&mut rng, "ws", i, now());
+            let owned = generate::contact_facts(&mut rng, &"ws".into(), i, now());
             outcomes[usize::from(filter_matches(&filter, &owned.facts(), now()))] += 1;
         }
         prop_assert!(outcomes[0] > 0 && outcomes[1] > 0, "{:?}", outcomes);
@@ -473,7 +474,7 @@ proptest! {
     fn windows_grow_with_their_length(seed in any::<u64>(), a in 1u32..100, b in 1u32..100) {
         // A longer window never loses a `within` match, nor gains an `olderThan` match.
         let mut rng = StdRng::seed_from_u64(seed);
-        let owned = generate::contact_facts(&mut rng, "ws", 0, now());
+        let owned = generate::contact_facts(&mut rng, &"ws".into(), 0, now());
         let facts = owned.facts();
         let (short, long) = (a.min(b), a.max(b));
         for (field, op) in [

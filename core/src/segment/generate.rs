@@ -20,7 +20,8 @@ use super::condition::{
     Activity, Condition, Field, FieldKind, Filter, Group, Logic, Operator, TimeUnit,
 };
 use super::evaluate::{ActivityFact, ContactFacts, EventFact};
-use crate::model::{Contact, EmailAddress};
+use crate::model::{Contact, EmailAddress, SegmentId, WorkspaceId};
+use crate::ports::SystemClock;
 
 /// Event names used by generated filters and facts (facts also use `other`).
 pub const EVENT_NAMES: &[&str] = &["signup", "purchase", "order.placed"];
@@ -60,7 +61,7 @@ pub struct GeneratedFacts {
     /// Its email activity.
     pub activity: Vec<ActivityFact>,
     /// Ids of the segments it belongs to (a subset of [`SEGMENT_IDS`]).
-    pub segments: HashSet<String>,
+    pub segments: HashSet<SegmentId>,
 }
 
 impl GeneratedFacts {
@@ -125,7 +126,7 @@ pub fn filter(rng: &mut StdRng, now: DateTime<Utc>) -> Filter {
         ),
         6 => Field::Event(pick(rng, EVENT_NAMES).to_string()),
         _ if rng.gen_bool(0.5) => Field::EmailActivity(pick(rng, &Activity::ALL)),
-        _ => Field::Segment(pick(rng, SEGMENT_IDS).to_string()),
+        _ => Field::Segment(SegmentId::from(pick(rng, SEGMENT_IDS))),
     };
     let kind = field.kind();
     let allowed: Vec<Operator> = Operator::ALL
@@ -242,14 +243,16 @@ fn micros(now: DateTime<Utc>) -> DateTime<Utc> {
 /// makes the address unique among contacts generated with different indexes.
 pub fn contact_facts(
     rng: &mut StdRng,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     index: usize,
     now: DateTime<Utc>,
 ) -> GeneratedFacts {
     let now = micros(now);
     let raw = format!("{}{index}@{}", pick(rng, NAMES), pick(rng, DOMAINS));
     let email = EmailAddress::parse(&raw).expect("generated addresses are valid");
+    // Generated contacts need unique ids, not ones ordered by a test's clock.
     let mut contact = Contact::new(
+        &SystemClock,
         workspace_id,
         email,
         rng.gen_bool(0.7),
@@ -276,7 +279,7 @@ pub fn contact_facts(
     let segments = SEGMENT_IDS
         .iter()
         .filter(|_| rng.gen_bool(0.4))
-        .map(|s| s.to_string())
+        .map(|s| SegmentId::from(*s))
         .collect();
     GeneratedFacts {
         contact,

@@ -25,6 +25,7 @@ use super::condition::{
 };
 use super::timestamp::parse_timestamp;
 use crate::error::FieldError;
+use crate::model::SegmentId;
 use crate::validate::{join, type_name};
 
 /// How many condition levels may nest (the top-level condition is level 1).
@@ -57,8 +58,8 @@ pub fn parse_condition(value: &Value, path: &str) -> Result<Condition, Vec<Field
 }
 
 /// The ids of every segment the condition refers to, each once, in order of first use.
-pub fn referenced_segments(condition: &Condition) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
+pub fn referenced_segments(condition: &Condition) -> Vec<SegmentId> {
+    let mut ids: Vec<SegmentId> = Vec::new();
     condition.for_each_filter(&mut |f| {
         if let Field::Segment(id) = &f.field {
             if !ids.contains(id) {

@@ -76,8 +76,9 @@ mod tests {
 
     fn caller() -> Caller {
         let now = Utc::now();
-        let workspace = Workspace::new("w".into(), now);
-        let set = NewKeySet::generate(&workspace.id, None, vec![], now);
+        let clock = posthorn_core::ports::SystemClock;
+        let workspace = Workspace::new(&clock, "w".into(), now);
+        let set = NewKeySet::generate(&clock, &workspace.id, None, vec![], now);
         Caller {
             workspace,
             key: ApiKey {

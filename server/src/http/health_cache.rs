@@ -2,6 +2,7 @@
 //! polling it, or a benchmark using it as the cheapest endpoint, costs the store nothing
 //! more however large the job backlog grows.
 
+use posthorn_core::model::WorkspaceId;
 use std::sync::RwLock;
 use std::time::Duration;
 
@@ -62,8 +63,9 @@ impl HealthCache {
 async fn probe(engine: &Engine) -> Health {
     let now = engine.clock.now();
     // A lookup by primary key answers as well as a list and stays cheap with many workspaces.
+    let probe_id = WorkspaceId::from(PROBE_KEY);
     let (store, jobs, limits) = tokio::join!(
-        engine.store.workspace(PROBE_KEY),
+        engine.store.workspace(&probe_id),
         engine.jobs.stats(now),
         engine.cache.get(PROBE_KEY, now),
     );
@@ -124,7 +126,11 @@ mod tests {
             workspace_id: "w".into(),
             campaign_id: "c".into(),
         };
-        changes.push(Write::EnqueueJob(NewJob::at(job, engine.clock.now())));
+        changes.push(Write::EnqueueJob(NewJob::at(
+            &*engine.clock,
+            job,
+            engine.clock.now(),
+        )));
         store.commit(changes).await.expect("enqueue");
         assert_eq!(
             queued(cache.current(&engine).await),

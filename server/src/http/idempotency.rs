@@ -53,7 +53,7 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
     let scope = req
         .extensions()
         .get::<Caller>()
-        .map_or_else(|| "admin".to_string(), |c| c.workspace.id.clone());
+        .map_or_else(|| "admin".to_string(), |c| c.workspace.id.to_string());
     let (parts, body) = req.into_parts();
     let bytes = match read_limited(body, state.max_body_bytes).await {
         Ok(b) => b,

@@ -17,7 +17,6 @@ pub mod wire;
 use axum::http::Uri;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use axum::Router;
 use posthorn_core::Engine;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -93,12 +92,11 @@ impl AppState {
     }
 }
 
-/// The workspace API (a workspace key): every route with its documentation. Routes added with
-/// `routes!` are documented by their handlers' `#[utoipa::path]`; the few still added with
-/// `.route` (`/v1/send`) are documented by the stubs in
-/// `openapi/paths.rs` until converted.
+/// The workspace API (a workspace key): every route with its documentation, from its
+/// handler's `#[utoipa::path]`.
 pub fn workspace_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
+        .routes(routes!(routes::public::send))
         .routes(routes!(routes::public::track))
         .routes(routes!(routes::public::verify))
         .routes(routes!(routes::contacts::upsert, routes::contacts::list))
@@ -107,7 +105,6 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
             routes::contacts::patch,
             routes::contacts::delete
         ))
-        .route("/v1/send", post(routes::public::send))
         .routes(routes!(routes::templates::create, routes::templates::list))
         .routes(routes!(
             routes::templates::read,

@@ -1,4 +1,5 @@
 use axum::http::Method;
+use posthorn_core::model::EmailId;
 use posthorn_core::model::EmailStatus;
 use posthorn_core::ports::{Clock, TransportError};
 use posthorn_core::Settings;
@@ -182,7 +183,7 @@ async fn email_status(app: &TestApp, email_id: &str) -> (EmailStatus, Option<Str
     let email = app
         .engine
         .store
-        .email(&app.workspace_id, email_id)
+        .email(&app.ws(), &EmailId::from(email_id))
         .await
         .expect("store")
         .expect("email");

@@ -1,6 +1,7 @@
 //! `GET /campaigns/{id}/stats`: counters by recipient outcome and the rates computed from
 //! them.
 
+use posthorn_core::model::EmailId;
 use posthorn_core::model::EmailStatus;
 use posthorn_core::ports::{ChangeSet, TransportError, Write};
 use serde_json::{json, Value};
@@ -13,7 +14,7 @@ async fn set_status(app: &TestApp, email_id: &str, status: EmailStatus) {
     let mut email = app
         .engine
         .store
-        .email(&app.workspace_id, email_id)
+        .email(&app.ws(), &EmailId::from(email_id))
         .await
         .expect("store")
         .expect("email");
@@ -78,7 +79,7 @@ async fn stats_count_outcomes_and_compute_rates() {
         ("st5@x.com", EmailStatus::Bounced),
         ("st6@x.com", EmailStatus::Complained),
     ] {
-        set_status(&app, &email_of(to), status).await;
+        set_status(&app, email_of(to).as_str(), status).await;
     }
 
     let stats = app.get(&format!("/campaigns/{id}/stats")).await.expect(200);

@@ -33,14 +33,15 @@ pub(crate) async fn seed(
     for i in 0..n {
         let email = EmailAddress::parse(&format!("{prefix}{i}@x.com")).expect("email");
         let c = Contact::new(
-            &app.workspace_id,
+            &*app.clock,
+            &app.ws(),
             email,
             subscribed,
             data.as_object().cloned().unwrap_or_default(),
             false,
             now,
         );
-        ids.push(c.id.clone());
+        ids.push(c.id.to_string());
         changes.push(Write::InsertContact(c));
     }
     app.engine.store.commit(changes).await.expect("seed");

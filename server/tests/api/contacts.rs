@@ -302,7 +302,7 @@ async fn expired_pending_contacts_are_swept() {
         .expect(201);
     assert_eq!(p.body["status"], json!("PENDING"));
     app.clock.advance(chrono::Duration::days(31));
-    let ws = app.engine.workspace(&app.workspace_id).await.expect("ws");
+    let ws = app.engine.workspace(&app.ws()).await.expect("ws");
     app.engine
         .promote_pending_contacts(&ws)
         .await

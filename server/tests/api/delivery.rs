@@ -1,3 +1,4 @@
+use posthorn_core::model::EmailId;
 use posthorn_core::ports::{Clock, TransportError};
 use posthorn_core::Settings;
 use serde_json::json;
@@ -5,11 +6,11 @@ use serde_json::json;
 use crate::harness::{send_body, TestApp};
 
 async fn email_status(app: &TestApp, email_id: &str) -> String {
-    let ws = app.workspace_id.clone();
+    let ws = app.ws();
     let email = app
         .engine
         .store
-        .email(&ws, email_id)
+        .email(&ws, &EmailId::from(email_id))
         .await
         .expect("store")
         .expect("email");

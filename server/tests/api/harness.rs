@@ -1,6 +1,7 @@
 //! The test app: the real router on the memory adapters, a capturing transport, a fake DNS
 //! and a manual clock, driven in-process with `tower::ServiceExt::oneshot`.
 
+use posthorn_core::model::WorkspaceId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -139,7 +140,7 @@ async fn test_limits() -> (Arc<dyn RateLimiter>, Arc<dyn Cache>) {
     if std::env::var("POSTHORN_API_TEST_REDIS").as_deref() == Ok("1") {
         let url = std::env::var("POSTHORN_TEST_REDIS_URL")
             .expect("POSTHORN_API_TEST_REDIS=1 needs POSTHORN_TEST_REDIS_URL");
-        let prefix = format!("posthorn-api-test:{}:", posthorn_core::model::new_id());
+        let prefix = format!("posthorn-api-test:{}:", uuid::Uuid::now_v7());
         let redis = posthorn_redis::RedisConnection::connect(&url, &prefix)
             .await
             .expect("a Redis connection");
@@ -160,6 +161,11 @@ pub fn fake_dns() -> StaticDns {
 }
 
 impl TestApp {
+    /// The test workspace's id, typed for calls into the engine and the store.
+    pub fn ws(&self) -> WorkspaceId {
+        WorkspaceId::from(self.workspace_id.as_str())
+    }
+
     pub async fn new() -> Self {
         Self::with_settings(Settings::default()).await
     }

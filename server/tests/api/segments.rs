@@ -409,7 +409,7 @@ async fn time_based_segments_are_swept() {
     app.run_jobs().await;
     app.clock.advance(chrono::Duration::minutes(61));
     app.engine
-        .sweep_time_based_segments(&app.workspace_id)
+        .sweep_time_based_segments(&app.ws())
         .await
         .expect("sweep");
     app.run_jobs().await;

@@ -59,7 +59,7 @@ async fn delivery_renders_and_emits_email_sent() {
     let sent = app.transport.messages();
     assert_eq!(sent.len(), 1);
     let m = &sent[0];
-    assert_eq!(m.email_id, email_id);
+    assert_eq!(m.email_id.as_str(), email_id);
     assert_eq!(m.subject, "Hi Ada");
     assert!(m.html.contains("Hello <b>Ada</b>"));
     assert!(

@@ -107,7 +107,7 @@ async fn limits_backend_down_answers_503_with_retry_after() {
         .engine
         .store
         .events(
-            &app.workspace_id,
+            &app.ws(),
             &EventQuery {
                 name: None,
                 contact_id: None,

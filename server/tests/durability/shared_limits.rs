@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use chrono::Utc;
 use hyper::Method;
-use posthorn_core::model::new_id;
 use posthorn_core::ports::{window_bounds, Cache, Quota, RateLimiter};
 use posthorn_redis::RedisConnection;
 use serde_json::json;
@@ -33,7 +32,7 @@ const IDEM_EVENT: &str = "durability-idempotent";
 /// A Redis key prefix of its own for this run, so that no other run or deployment counts
 /// against (or replays into) it.
 fn unique_prefix() -> String {
-    format!("posthorn-durability:{}:", new_id())
+    format!("posthorn-durability:{}:", uuid::Uuid::new_v4())
 }
 
 /// Two processes on one fresh database and one Redis, under a key prefix of their own.
@@ -246,7 +245,7 @@ async fn an_idempotency_key_used_on_one_process_replays_on_the_other() {
         return;
     };
     let ws = a.create_workspace("idempotent").await;
-    let key = format!("durability-{}", new_id());
+    let key = format!("durability-{}", uuid::Uuid::new_v4());
     let body = json!({
         "email": "idempotent@example.org",
         "event": IDEM_EVENT,

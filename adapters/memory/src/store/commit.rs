@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use posthorn_core::model::WorkspaceId;
 use posthorn_core::model::{
-    Campaign, Contact, Domain, EmailRecord, Event, KeySet, Segment, Template, Workspace,
+    Campaign, CampaignId, Contact, ContactId, Domain, DomainId, EmailId, EmailRecord, Event,
+    KeySet, KeySetId, Segment, SegmentId, Template, TemplateId, Workspace, WorkspaceId,
 };
 use posthorn_core::ports::{NewJob, StoreError, Write};
 
@@ -14,21 +14,21 @@ use super::workflows::{self, WorkflowUndo};
 /// How to put back what one applied write changed.
 #[derive(Debug)]
 pub(crate) enum Undo {
-    Workspace(String, Option<Workspace>),
-    KeySet(String, String, Option<KeySet>),
-    Domain(String, String, Option<Domain>),
-    Contact(String, String, Option<Contact>),
-    Template(String, String, Option<Template>),
-    Email(String, String, Option<EmailRecord>),
-    Event(String, EventKey, Option<Event>),
-    Segment(String, String, Option<Segment>),
+    Workspace(WorkspaceId, Option<Workspace>),
+    KeySet(WorkspaceId, KeySetId, Option<KeySet>),
+    Domain(WorkspaceId, DomainId, Option<Domain>),
+    Contact(WorkspaceId, ContactId, Option<Contact>),
+    Template(WorkspaceId, TemplateId, Option<Template>),
+    Email(WorkspaceId, EmailId, Option<EmailRecord>),
+    Event(WorkspaceId, EventKey, Option<Event>),
+    Segment(WorkspaceId, SegmentId, Option<Segment>),
     /// (workspace, segment, contact, whether it was a member).
-    Member(String, String, String, bool),
+    Member(WorkspaceId, SegmentId, ContactId, bool),
     /// The members a deleted segment had: (workspace, segment, contact ids).
-    Members(String, String, BTreeSet<String>),
+    Members(WorkspaceId, SegmentId, BTreeSet<ContactId>),
     /// The memberships a deleted contact had: (workspace, contact, segment ids).
-    Memberships(String, String, HashSet<String>),
-    Campaign(String, String, Option<Campaign>),
+    Memberships(WorkspaceId, ContactId, HashSet<SegmentId>),
+    Campaign(WorkspaceId, CampaignId, Option<Campaign>),
     /// A change to a workspace's workflow records.
     Workflow(WorkspaceId, WorkflowUndo),
 }
@@ -185,7 +185,7 @@ fn apply(
             if let Some(campaign_id) = &email.campaign_id {
                 if data
                     .campaign_email_to(campaign_id, &email.contact_id)
-                    .is_some_and(|other| other != id)
+                    .is_some_and(|other| other != &id)
                 {
                     return Err(conflict(format!(
                         "campaign {campaign_id} already has an email to contact {}",

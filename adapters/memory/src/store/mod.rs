@@ -5,6 +5,7 @@ mod reads;
 mod state;
 mod workflows;
 
+use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard};
@@ -59,18 +60,18 @@ impl MemoryStore {
     /// length. Not a snapshot: commits between slices are seen from their slice on.
     async fn count_in_slices(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &reads::CountQuery<'_>,
         slice: usize,
     ) -> u64 {
         let mut total = 0;
-        let mut after: Option<String> = None;
+        let mut after: Option<ContactId> = None;
         loop {
             let (matched, next) = reads::count_matching_slice(
                 &self.read(),
                 workspace_id,
                 query,
-                after.as_deref(),
+                after.as_ref(),
                 slice.max(1),
             );
             total += matched;
@@ -122,7 +123,7 @@ impl Store for MemoryStore {
         self.access.load(Ordering::Acquire)
     }
 
-    async fn workspace(&self, id: &str) -> Result<Option<Workspace>, StoreError> {
+    async fn workspace(&self, id: &WorkspaceId) -> Result<Option<Workspace>, StoreError> {
         Ok(self.read().workspaces.get(id).cloned())
     }
 
@@ -136,15 +137,19 @@ impl Store for MemoryStore {
         Ok(reads::key_by_hash(&self.read(), key_hash))
     }
 
-    async fn key_sets(&self, workspace_id: &str) -> Result<Vec<KeySet>, StoreError> {
+    async fn key_sets(&self, workspace_id: &WorkspaceId) -> Result<Vec<KeySet>, StoreError> {
         Ok(reads::key_sets(&self.read(), workspace_id))
     }
 
-    async fn domains(&self, workspace_id: &str) -> Result<Vec<Domain>, StoreError> {
+    async fn domains(&self, workspace_id: &WorkspaceId) -> Result<Vec<Domain>, StoreError> {
         Ok(reads::domains(&self.read(), workspace_id))
     }
 
-    async fn contact(&self, workspace_id: &str, id: &str) -> Result<Option<Contact>, StoreError> {
+    async fn contact(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &ContactId,
+    ) -> Result<Option<Contact>, StoreError> {
         let state = self.read();
         let contact = state
             .data
@@ -155,7 +160,7 @@ impl Store for MemoryStore {
 
     async fn contact_by_email(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         email: &str,
     ) -> Result<Option<Contact>, StoreError> {
         Ok(reads::contact_by_email(&self.read(), workspace_id, email))
@@ -163,7 +168,7 @@ impl Store for MemoryStore {
 
     async fn contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<ContactPage, StoreError> {
         Ok(reads::contacts(&self.read(), workspace_id, query))
@@ -171,26 +176,30 @@ impl Store for MemoryStore {
 
     async fn count_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &ContactQuery,
     ) -> Result<u64, StoreError> {
         Ok(reads::count_contacts(&self.read(), workspace_id, query))
     }
 
-    async fn count_active_contacts(&self, workspace_id: &str) -> Result<u64, StoreError> {
+    async fn count_active_contacts(&self, workspace_id: &WorkspaceId) -> Result<u64, StoreError> {
         let state = self.read();
         Ok(state.data.get(workspace_id).map_or(0, |d| d.active_count))
     }
 
     async fn pending_contacts(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError> {
         Ok(reads::pending_contacts(&self.read(), workspace_id, limit))
     }
 
-    async fn template(&self, workspace_id: &str, id: &str) -> Result<Option<Template>, StoreError> {
+    async fn template(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &TemplateId,
+    ) -> Result<Option<Template>, StoreError> {
         let state = self.read();
         let template = state
             .data
@@ -201,13 +210,17 @@ impl Store for MemoryStore {
 
     async fn templates(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &TemplateQuery,
     ) -> Result<(Vec<Template>, u64), StoreError> {
         Ok(reads::templates(&self.read(), workspace_id, query))
     }
 
-    async fn email(&self, workspace_id: &str, id: &str) -> Result<Option<EmailRecord>, StoreError> {
+    async fn email(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError> {
         let state = self.read();
         let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
         Ok(email.cloned())
@@ -215,13 +228,13 @@ impl Store for MemoryStore {
 
     async fn events(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         query: &EventQuery,
     ) -> Result<Vec<Event>, StoreError> {
         Ok(reads::events(&self.read(), workspace_id, query))
     }
 
-    async fn event_names(&self, workspace_id: &str) -> Result<Vec<String>, StoreError> {
+    async fn event_names(&self, workspace_id: &WorkspaceId) -> Result<Vec<String>, StoreError> {
         let state = self.read();
         let names = state
             .data
@@ -231,7 +244,11 @@ impl Store for MemoryStore {
         Ok(names)
     }
 
-    async fn segment(&self, workspace_id: &str, id: &str) -> Result<Option<Segment>, StoreError> {
+    async fn segment(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &SegmentId,
+    ) -> Result<Option<Segment>, StoreError> {
         let state = self.read();
         let segment = state
             .data
@@ -242,21 +259,24 @@ impl Store for MemoryStore {
 
     async fn segments(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Segment>, u64), StoreError> {
         Ok(reads::segments(&self.read(), workspace_id, offset, limit))
     }
 
-    async fn tracked_segments(&self, workspace_id: &str) -> Result<Vec<Segment>, StoreError> {
+    async fn tracked_segments(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Vec<Segment>, StoreError> {
         Ok(reads::tracked_segments(&self.read(), workspace_id))
     }
 
     async fn segment_member_count(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
     ) -> Result<u64, StoreError> {
         Ok(reads::segment_member_count(
             &self.read(),
@@ -267,8 +287,8 @@ impl Store for MemoryStore {
 
     async fn segment_members(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
         offset: usize,
         limit: usize,
     ) -> Result<Vec<Contact>, StoreError> {
@@ -283,11 +303,11 @@ impl Store for MemoryStore {
 
     async fn segment_member_ids(
         &self,
-        workspace_id: &str,
-        segment_id: &str,
-        after_id: Option<&str>,
+        workspace_id: &WorkspaceId,
+        segment_id: &SegmentId,
+        after_id: Option<&ContactId>,
         limit: usize,
-    ) -> Result<Vec<String>, StoreError> {
+    ) -> Result<Vec<ContactId>, StoreError> {
         Ok(reads::segment_member_ids(
             &self.read(),
             workspace_id,
@@ -299,16 +319,16 @@ impl Store for MemoryStore {
 
     async fn memberships(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
-    ) -> Result<HashSet<String>, StoreError> {
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+    ) -> Result<HashSet<SegmentId>, StoreError> {
         Ok(reads::memberships(&self.read(), workspace_id, contact_id))
     }
 
     async fn contact_event_facts(
         &self,
-        workspace_id: &str,
-        contact_id: &str,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
     ) -> Result<Vec<EventFact>, StoreError> {
         Ok(reads::contact_event_facts(
             &self.read(),
@@ -319,7 +339,7 @@ impl Store for MemoryStore {
 
     async fn contacts_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         query: &MatchQuery,
         now: DateTime<Utc>,
@@ -335,7 +355,7 @@ impl Store for MemoryStore {
 
     async fn count_matching(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         condition: &Condition,
         audience_only: bool,
         now: DateTime<Utc>,
@@ -350,7 +370,11 @@ impl Store for MemoryStore {
             .await)
     }
 
-    async fn campaign(&self, workspace_id: &str, id: &str) -> Result<Option<Campaign>, StoreError> {
+    async fn campaign(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &CampaignId,
+    ) -> Result<Option<Campaign>, StoreError> {
         let state = self.read();
         let campaign = state
             .data
@@ -361,7 +385,7 @@ impl Store for MemoryStore {
 
     async fn campaigns(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         status: Option<CampaignStatus>,
         offset: usize,
         limit: usize,
@@ -377,8 +401,8 @@ impl Store for MemoryStore {
 
     async fn campaign_email_counts(
         &self,
-        workspace_id: &str,
-        campaign_id: &str,
+        workspace_id: &WorkspaceId,
+        campaign_id: &CampaignId,
     ) -> Result<EmailCounts, StoreError> {
         Ok(reads::campaign_email_counts(
             &self.read(),
@@ -395,9 +419,14 @@ mod tests {
     use posthorn_core::model::EmailAddress;
     use posthorn_core::ports::Write;
 
-    fn contact(ws: &str, n: usize, subscribed: bool, pending: bool) -> Contact {
+    fn w() -> WorkspaceId {
+        WorkspaceId::from("w")
+    }
+
+    fn contact(ws: &WorkspaceId, n: usize, subscribed: bool, pending: bool) -> Contact {
         let email = EmailAddress::parse(&format!("c{n}@example.com")).expect("valid address");
         Contact::new(
+            &posthorn_core::ports::SystemClock,
             ws,
             email,
             subscribed,
@@ -407,7 +436,7 @@ mod tests {
         )
     }
 
-    async fn counts(store: &MemoryStore, ws: &str) -> (u64, u64, u64, usize) {
+    async fn counts(store: &MemoryStore, ws: &WorkspaceId) -> (u64, u64, u64, usize) {
         let all = ContactQuery::default();
         let subscribed = ContactQuery {
             subscribed: Some(true),
@@ -428,14 +457,14 @@ mod tests {
     #[tokio::test]
     async fn counters_and_indexes_survive_a_rolled_back_commit() {
         let store = MemoryStore::new();
-        let a = contact("w", 1, true, false);
-        let b = contact("w", 2, false, true);
+        let a = contact(&w(), 1, true, false);
+        let b = contact(&w(), 2, false, true);
         let writes = vec![
             Write::InsertContact(a.clone()),
             Write::InsertContact(b.clone()),
         ];
         assert!(store.commit(ChangeSet { writes }).await.is_ok());
-        assert_eq!(counts(&store, "w").await, (2, 1, 1, 1));
+        assert_eq!(counts(&store, &w()).await, (2, 1, 1, 1));
 
         let mut a2 = a.clone();
         a2.subscribed = false;
@@ -445,7 +474,7 @@ mod tests {
         let writes = vec![
             Write::UpdateContact(a2),
             Write::UpdateContact(b2),
-            Write::InsertContact(contact("w", 3, true, false)),
+            Write::InsertContact(contact(&w(), 3, true, false)),
             Write::DeleteContact {
                 workspace_id: "w".into(),
                 id: a.id.clone(),
@@ -455,18 +484,18 @@ mod tests {
         ];
         let result = store.commit(ChangeSet { writes }).await;
         assert!(matches!(result, Err(StoreError::Conflict(_))));
-        assert_eq!(counts(&store, "w").await, (2, 1, 1, 1));
-        let by_email = store.contact_by_email("w", a.email.as_str()).await;
+        assert_eq!(counts(&store, &w()).await, (2, 1, 1, 1));
+        let by_email = store.contact_by_email(&w(), a.email.as_str()).await;
         assert_eq!(by_email, Ok(Some(a)));
     }
 
     #[tokio::test]
     async fn email_lookup_accepts_an_unnormalised_address() {
         let store = MemoryStore::new();
-        let a = contact("w", 1, true, false);
+        let a = contact(&w(), 1, true, false);
         let writes = vec![Write::InsertContact(a.clone())];
         assert!(store.commit(ChangeSet { writes }).await.is_ok());
-        let found = store.contact_by_email("w", "C1@Example.com").await;
+        let found = store.contact_by_email(&w(), "C1@Example.com").await;
         assert_eq!(found, Ok(Some(a)));
     }
 
@@ -477,7 +506,7 @@ mod tests {
         let store = MemoryStore::new();
         let writes = (0..50)
             .map(|n| {
-                let mut c = contact("w", n, n % 3 != 0, false);
+                let mut c = contact(&w(), n, n % 3 != 0, false);
                 c.data.insert("n".into(), serde_json::json!(n));
                 Write::InsertContact(c)
             })
@@ -497,13 +526,13 @@ mod tests {
                 audience_only,
                 now,
             };
-            let whole = store.count_in_slices("w", &query, usize::MAX).await;
+            let whole = store.count_in_slices(&w(), &query, usize::MAX).await;
             // n in 10..50; subscribed unless n is a multiple of 3 (13 of them).
             let expected = if audience_only { 27 } else { 40 };
             assert_eq!(whole, expected, "audience_only = {audience_only}");
             // Slices that divide the contacts evenly, unevenly, and one contact at a time.
             for slice in [1, 7, 10, 49, 50, 51] {
-                let sliced = store.count_in_slices("w", &query, slice).await;
+                let sliced = store.count_in_slices(&w(), &query, slice).await;
                 assert_eq!(
                     sliced, whole,
                     "slice {slice}, audience_only = {audience_only}"
@@ -515,8 +544,11 @@ mod tests {
             audience_only: false,
             now,
         };
-        assert_eq!(store.count_in_slices("w", &everybody, 7).await, 50);
-        assert_eq!(store.count_in_slices("nobody", &everybody, 7).await, 0);
+        assert_eq!(store.count_in_slices(&w(), &everybody, 7).await, 50);
+        assert_eq!(
+            store.count_in_slices(&"nobody".into(), &everybody, 7).await,
+            0
+        );
     }
 
     /// A rough timing of the condition queries over 1,000,000 contacts; run with
@@ -531,7 +563,7 @@ mod tests {
         let now = Utc::now();
         let writes = (0..1_000_000)
             .map(|n| {
-                let mut c = contact("w", n, n % 3 != 0, false);
+                let mut c = contact(&w(), n, n % 3 != 0, false);
                 let plan = if n % 10 == 0 { "pro" } else { "free" };
                 c.data.insert("plan".into(), serde_json::json!(plan));
                 Write::InsertContact(c)
@@ -549,11 +581,11 @@ mod tests {
         )
         .expect("valid condition");
         let started = Instant::now();
-        let count = store.count_matching("w", &condition, false, now).await;
+        let count = store.count_matching(&w(), &condition, false, now).await;
         println!("count_matching: {:?}", started.elapsed());
         assert_eq!(count, Ok(100_000));
         let started = Instant::now();
-        let count = store.count_matching("w", &condition, true, now).await;
+        let count = store.count_matching(&w(), &condition, true, now).await;
         println!("count_matching (audience): {:?}", started.elapsed());
         assert!(count.is_ok());
 
@@ -565,7 +597,7 @@ mod tests {
         let mut pages = 0;
         loop {
             let page = store
-                .contacts_matching("w", &condition, &query, now)
+                .contacts_matching(&w(), &condition, &query, now)
                 .await
                 .expect("page");
             pages += 1;

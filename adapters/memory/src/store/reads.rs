@@ -1,5 +1,6 @@
 //! Queries over the in-memory state; indexes where the data can be large.
 
+use posthorn_core::model::{CampaignId, ContactId, SegmentId, WorkspaceId};
 use std::collections::{BTreeSet, HashSet};
 use std::ops::Bound;
 
@@ -22,7 +23,7 @@ pub(super) fn key_by_hash(state: &State, key_hash: &str) -> Option<ApiKey> {
     })
 }
 
-pub(super) fn key_sets(state: &State, workspace_id: &str) -> Vec<KeySet> {
+pub(super) fn key_sets(state: &State, workspace_id: &WorkspaceId) -> Vec<KeySet> {
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();
     };
@@ -31,7 +32,7 @@ pub(super) fn key_sets(state: &State, workspace_id: &str) -> Vec<KeySet> {
     sets
 }
 
-pub(super) fn domains(state: &State, workspace_id: &str) -> Vec<Domain> {
+pub(super) fn domains(state: &State, workspace_id: &WorkspaceId) -> Vec<Domain> {
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();
     };
@@ -40,7 +41,11 @@ pub(super) fn domains(state: &State, workspace_id: &str) -> Vec<Domain> {
     domains
 }
 
-pub(super) fn contact_by_email(state: &State, workspace_id: &str, email: &str) -> Option<Contact> {
+pub(super) fn contact_by_email(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    email: &str,
+) -> Option<Contact> {
     let data = state.data.get(workspace_id)?;
     let id = match data.contact_emails.get(email) {
         Some(id) => id,
@@ -77,7 +82,11 @@ impl ContactFilter {
     }
 }
 
-pub(super) fn contacts(state: &State, workspace_id: &str, query: &ContactQuery) -> ContactPage {
+pub(super) fn contacts(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    query: &ContactQuery,
+) -> ContactPage {
     let mut page = ContactPage {
         contacts: Vec::new(),
         has_more: false,
@@ -106,7 +115,11 @@ pub(super) fn contacts(state: &State, workspace_id: &str, query: &ContactQuery) 
     page
 }
 
-pub(super) fn count_contacts(state: &State, workspace_id: &str, query: &ContactQuery) -> u64 {
+pub(super) fn count_contacts(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    query: &ContactQuery,
+) -> u64 {
     let Some(data) = state.data.get(workspace_id) else {
         return 0;
     };
@@ -120,7 +133,11 @@ pub(super) fn count_contacts(state: &State, workspace_id: &str, query: &ContactQ
     }
 }
 
-pub(super) fn pending_contacts(state: &State, workspace_id: &str, limit: usize) -> Vec<Contact> {
+pub(super) fn pending_contacts(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    limit: usize,
+) -> Vec<Contact> {
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();
     };
@@ -134,7 +151,7 @@ pub(super) fn pending_contacts(state: &State, workspace_id: &str, limit: usize) 
 
 pub(super) fn templates(
     state: &State,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     query: &TemplateQuery,
 ) -> (Vec<Template>, u64) {
     let Some(data) = state.data.get(workspace_id) else {
@@ -162,7 +179,7 @@ pub(super) fn templates(
     (page, total)
 }
 
-pub(super) fn events(state: &State, workspace_id: &str, query: &EventQuery) -> Vec<Event> {
+pub(super) fn events(state: &State, workspace_id: &WorkspaceId, query: &EventQuery) -> Vec<Event> {
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();
     };
@@ -170,8 +187,8 @@ pub(super) fn events(state: &State, workspace_id: &str, query: &EventQuery) -> V
         query.name.as_deref().is_none_or(|n| event.name == n)
             && query
                 .contact_id
-                .as_deref()
-                .is_none_or(|c| event.contact_id.as_deref() == Some(c))
+                .as_ref()
+                .is_none_or(|c| event.contact_id.as_ref() == Some(c))
     };
     // Walk the narrowest index that applies, newest first.
     let keys: Box<dyn Iterator<Item = &EventKey>> = match (&query.contact_id, &query.name) {
@@ -194,7 +211,7 @@ pub(super) fn events(state: &State, workspace_id: &str, query: &EventQuery) -> V
 
 pub(super) fn segments(
     state: &State,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     offset: usize,
     limit: usize,
 ) -> (Vec<Segment>, u64) {
@@ -213,7 +230,7 @@ pub(super) fn segments(
     (page, data.segment_order.len() as u64)
 }
 
-pub(super) fn tracked_segments(state: &State, workspace_id: &str) -> Vec<Segment> {
+pub(super) fn tracked_segments(state: &State, workspace_id: &WorkspaceId) -> Vec<Segment> {
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();
     };
@@ -227,9 +244,9 @@ pub(super) fn tracked_segments(state: &State, workspace_id: &str) -> Vec<Segment
 
 fn members<'a>(
     state: &'a State,
-    workspace_id: &str,
-    segment_id: &str,
-) -> Option<&'a BTreeSet<String>> {
+    workspace_id: &WorkspaceId,
+    segment_id: &SegmentId,
+) -> Option<&'a BTreeSet<ContactId>> {
     state
         .data
         .get(workspace_id)?
@@ -237,14 +254,18 @@ fn members<'a>(
         .get(segment_id)
 }
 
-pub(super) fn segment_member_count(state: &State, workspace_id: &str, segment_id: &str) -> u64 {
+pub(super) fn segment_member_count(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    segment_id: &SegmentId,
+) -> u64 {
     members(state, workspace_id, segment_id).map_or(0, |m| m.len() as u64)
 }
 
 pub(super) fn segment_members(
     state: &State,
-    workspace_id: &str,
-    segment_id: &str,
+    workspace_id: &WorkspaceId,
+    segment_id: &SegmentId,
     offset: usize,
     limit: usize,
 ) -> Vec<Contact> {
@@ -267,23 +288,27 @@ pub(super) fn segment_members(
 
 pub(super) fn segment_member_ids(
     state: &State,
-    workspace_id: &str,
-    segment_id: &str,
-    after_id: Option<&str>,
+    workspace_id: &WorkspaceId,
+    segment_id: &SegmentId,
+    after_id: Option<&ContactId>,
     limit: usize,
-) -> Vec<String> {
+) -> Vec<ContactId> {
     let Some(members) = members(state, workspace_id, segment_id) else {
         return Vec::new();
     };
     let lower = after_id.map_or(Bound::Unbounded, Bound::Excluded);
     members
-        .range::<str, _>((lower, Bound::Unbounded))
+        .range::<ContactId, _>((lower, Bound::Unbounded))
         .take(limit)
         .cloned()
         .collect()
 }
 
-pub(super) fn memberships(state: &State, workspace_id: &str, contact_id: &str) -> HashSet<String> {
+pub(super) fn memberships(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    contact_id: &ContactId,
+) -> HashSet<SegmentId> {
     state
         .data
         .get(workspace_id)
@@ -294,8 +319,8 @@ pub(super) fn memberships(state: &State, workspace_id: &str, contact_id: &str) -
 
 pub(super) fn contact_event_facts(
     state: &State,
-    workspace_id: &str,
-    contact_id: &str,
+    workspace_id: &WorkspaceId,
+    contact_id: &ContactId,
 ) -> Vec<EventFact> {
     let Some(facts) = state
         .data
@@ -336,7 +361,7 @@ struct Matcher<'a> {
     needs: Needs,
     audience_only: bool,
     now: DateTime<Utc>,
-    no_segments: HashSet<String>,
+    no_segments: HashSet<SegmentId>,
 }
 
 impl<'a> Matcher<'a> {
@@ -389,7 +414,7 @@ impl<'a> Matcher<'a> {
 
 pub(super) fn contacts_matching(
     state: &State,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     condition: &Condition,
     query: &MatchQuery,
     now: DateTime<Utc>,
@@ -407,15 +432,15 @@ pub(super) fn contacts_matching(
     }
     let lower = query
         .after_id
-        .as_deref()
+        .as_ref()
         .map_or(Bound::Unbounded, Bound::Excluded);
     let upper = query
         .until_id
-        .as_deref()
+        .as_ref()
         .map_or(Bound::Unbounded, Bound::Included);
     let matcher = Matcher::new(data, condition, query.audience_only, now);
     data.contacts
-        .range::<str, _>((lower, upper))
+        .range::<ContactId, _>((lower, upper))
         .map(|(_, c)| c)
         .filter(|c| matcher.matches(c))
         .take(query.limit)
@@ -427,11 +452,11 @@ pub(super) fn contacts_matching(
 /// order) match, and the id to continue after, or `None` when the workspace is done.
 pub(super) fn count_matching_slice(
     state: &State,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     query: &CountQuery<'_>,
-    after: Option<&str>,
+    after: Option<&ContactId>,
     slice: usize,
-) -> (u64, Option<String>) {
+) -> (u64, Option<ContactId>) {
     let Some(data) = state.data.get(workspace_id) else {
         return (0, None);
     };
@@ -442,8 +467,8 @@ pub(super) fn count_matching_slice(
     let range = match after {
         Some(id) => data
             .contacts
-            .range::<str, _>((Bound::Excluded(id), Bound::Unbounded)),
-        None => data.contacts.range::<str, _>(..),
+            .range::<ContactId, _>((Bound::Excluded(id), Bound::Unbounded)),
+        None => data.contacts.range::<ContactId, _>(..),
     };
     let mut seen = 0;
     let mut matched = 0;
@@ -467,7 +492,7 @@ pub(super) struct CountQuery<'a> {
 
 pub(super) fn campaigns(
     state: &State,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     status: Option<CampaignStatus>,
     offset: usize,
     limit: usize,
@@ -495,8 +520,8 @@ pub(super) fn campaigns(
 
 pub(super) fn campaign_email_counts(
     state: &State,
-    workspace_id: &str,
-    campaign_id: &str,
+    workspace_id: &WorkspaceId,
+    campaign_id: &CampaignId,
 ) -> EmailCounts {
     state
         .data

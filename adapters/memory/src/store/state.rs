@@ -7,20 +7,20 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
-use posthorn_core::model::WorkspaceId;
 use posthorn_core::model::{
-    Campaign, CampaignStatus, Contact, ContactStatus, Domain, EmailCounts, EmailRecord,
-    EmailStatus, Event, KeyKind, KeySet, Segment, Template, Workspace,
+    Campaign, CampaignId, CampaignStatus, Contact, ContactId, ContactStatus, Domain, DomainId,
+    EmailCounts, EmailId, EmailRecord, EmailStatus, Event, EventId, KeyKind, KeySet, KeySetId,
+    Segment, SegmentId, Template, TemplateId, Workspace, WorkspaceId,
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
 
 use super::workflows::WorkflowData;
 
 /// Position of an event in time order: (created_at, id).
-pub(crate) type EventKey = (DateTime<Utc>, String);
+pub(crate) type EventKey = (DateTime<Utc>, EventId);
 
 /// Position of a segment or campaign in listing order: (created_at, id).
-pub(crate) type CreatedKey = (DateTime<Utc>, String);
+pub(crate) type CreatedKey<Id> = (DateTime<Utc>, Id);
 
 /// What conditions can look at of one contact's events, kept beside the events.
 #[derive(Debug, Default)]
@@ -35,11 +35,11 @@ pub(crate) struct EventFacts {
 #[derive(Debug, Default)]
 pub(crate) struct State {
     /// Workspaces by id.
-    pub(crate) workspaces: HashMap<String, Workspace>,
+    pub(crate) workspaces: HashMap<WorkspaceId, Workspace>,
     /// Key hash → (workspace id, key set id, kind).
-    pub(crate) key_hashes: HashMap<String, (String, String, KeyKind)>,
+    pub(crate) key_hashes: HashMap<String, (WorkspaceId, KeySetId, KeyKind)>,
     /// Records per workspace.
-    pub(crate) data: HashMap<String, WorkspaceData>,
+    pub(crate) data: HashMap<WorkspaceId, WorkspaceData>,
     /// Workflow records per workspace.
     pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
 }
@@ -47,61 +47,61 @@ pub(crate) struct State {
 /// The records of one workspace.
 #[derive(Debug, Default)]
 pub(crate) struct WorkspaceData {
-    pub(crate) key_sets: HashMap<String, KeySet>,
-    pub(crate) domains: HashMap<String, Domain>,
+    pub(crate) key_sets: HashMap<KeySetId, KeySet>,
+    pub(crate) domains: HashMap<DomainId, Domain>,
     /// Domain name → domain id.
-    pub(crate) domain_names: HashMap<String, String>,
+    pub(crate) domain_names: HashMap<String, DomainId>,
     /// Contacts by id; ids are time ordered, so the map's order is creation order.
-    pub(crate) contacts: BTreeMap<String, Contact>,
+    pub(crate) contacts: BTreeMap<ContactId, Contact>,
     /// Email → contact id.
-    pub(crate) contact_emails: HashMap<String, String>,
+    pub(crate) contact_emails: HashMap<String, ContactId>,
     /// PENDING contacts by (created_at, id).
-    pub(crate) pending: BTreeSet<(DateTime<Utc>, String)>,
+    pub(crate) pending: BTreeSet<(DateTime<Utc>, ContactId)>,
     pub(crate) active_count: u64,
     pub(crate) subscribed_count: u64,
-    pub(crate) templates: HashMap<String, Template>,
-    pub(crate) emails: HashMap<String, EmailRecord>,
+    pub(crate) templates: HashMap<TemplateId, Template>,
+    pub(crate) emails: HashMap<EmailId, EmailRecord>,
     pub(crate) events: BTreeMap<EventKey, Event>,
     /// Event name → keys of the events with that name (never empty).
     pub(crate) events_by_name: BTreeMap<String, BTreeSet<EventKey>>,
     /// Contact id → keys of the events about that contact (never empty).
-    pub(crate) events_by_contact: HashMap<String, BTreeSet<EventKey>>,
+    pub(crate) events_by_contact: HashMap<ContactId, BTreeSet<EventKey>>,
     /// Contact id → the facts of its events, for evaluating conditions (never empty).
-    pub(crate) event_facts: HashMap<String, EventFacts>,
-    pub(crate) segments: HashMap<String, Segment>,
+    pub(crate) event_facts: HashMap<ContactId, EventFacts>,
+    pub(crate) segments: HashMap<SegmentId, Segment>,
     /// Every segment by (created_at, id).
-    pub(crate) segment_order: BTreeSet<CreatedKey>,
+    pub(crate) segment_order: BTreeSet<CreatedKey<SegmentId>>,
     /// Segment id → ids of its stored members (never empty).
-    pub(crate) segment_members: HashMap<String, BTreeSet<String>>,
+    pub(crate) segment_members: HashMap<SegmentId, BTreeSet<ContactId>>,
     /// Contact id → ids of the segments it is a stored member of (never empty).
-    pub(crate) contact_segments: HashMap<String, HashSet<String>>,
-    pub(crate) campaigns: HashMap<String, Campaign>,
+    pub(crate) contact_segments: HashMap<ContactId, HashSet<SegmentId>>,
+    pub(crate) campaigns: HashMap<CampaignId, Campaign>,
     /// Every campaign by (created_at, id).
-    pub(crate) campaign_order: BTreeSet<CreatedKey>,
+    pub(crate) campaign_order: BTreeSet<CreatedKey<CampaignId>>,
     /// Status → campaigns in it by (created_at, id) (never empty).
-    pub(crate) campaigns_by_status: HashMap<CampaignStatus, BTreeSet<CreatedKey>>,
+    pub(crate) campaigns_by_status: HashMap<CampaignStatus, BTreeSet<CreatedKey<CampaignId>>>,
     /// Campaign id → contact id → the id of the campaign's email to that contact.
-    pub(crate) campaign_recipients: HashMap<String, HashMap<String, String>>,
+    pub(crate) campaign_recipients: HashMap<CampaignId, HashMap<ContactId, EmailId>>,
     /// Campaign id → how many of its emails are in each status.
-    pub(crate) campaign_counts: HashMap<String, EmailCounts>,
+    pub(crate) campaign_counts: HashMap<CampaignId, EmailCounts>,
     /// Event id → its key in `events`.
-    pub(crate) event_keys: HashMap<String, EventKey>,
+    pub(crate) event_keys: HashMap<EventId, EventKey>,
 }
 
 impl State {
     /// The records of `workspace_id`, created empty when missing.
-    pub(crate) fn data_mut(&mut self, workspace_id: &str) -> &mut WorkspaceData {
-        self.data.entry(workspace_id.to_string()).or_default()
+    pub(crate) fn data_mut(&mut self, workspace_id: &WorkspaceId) -> &mut WorkspaceData {
+        self.data.entry(workspace_id.clone()).or_default()
     }
 
     /// Stores `new` (or removes) the workspace `id`; returns what was there.
     pub(crate) fn replace_workspace(
         &mut self,
-        id: &str,
+        id: &WorkspaceId,
         new: Option<Workspace>,
     ) -> Option<Workspace> {
         match new {
-            Some(workspace) => self.workspaces.insert(id.to_string(), workspace),
+            Some(workspace) => self.workspaces.insert(id.clone(), workspace),
             None => self.workspaces.remove(id),
         }
     }
@@ -109,13 +109,13 @@ impl State {
     /// Stores `new` (or removes) the key set `id` and its hash index entries.
     pub(crate) fn replace_key_set(
         &mut self,
-        workspace_id: &str,
-        id: &str,
+        workspace_id: &WorkspaceId,
+        id: &KeySetId,
         new: Option<KeySet>,
     ) -> Option<KeySet> {
         let data = self.data_mut(workspace_id);
         let old = match new.clone() {
-            Some(set) => data.key_sets.insert(id.to_string(), set),
+            Some(set) => data.key_sets.insert(id.clone(), set),
             None => data.key_sets.remove(id),
         };
         if let Some(old) = &old {
@@ -134,10 +134,8 @@ impl State {
                 (&set.public_key_hash, KeyKind::Public),
                 (&set.secret_key_hash, KeyKind::Secret),
             ] {
-                self.key_hashes.insert(
-                    hash.clone(),
-                    (workspace_id.to_string(), id.to_string(), kind),
-                );
+                self.key_hashes
+                    .insert(hash.clone(), (workspace_id.clone(), id.clone(), kind));
             }
         }
         old
@@ -146,7 +144,7 @@ impl State {
 
 impl WorkspaceData {
     /// Stores `new` (or removes) the domain `id` and its name index entry.
-    pub(crate) fn replace_domain(&mut self, id: &str, new: Option<Domain>) -> Option<Domain> {
+    pub(crate) fn replace_domain(&mut self, id: &DomainId, new: Option<Domain>) -> Option<Domain> {
         let old = self.domains.remove(id);
         if let Some(old) = &old {
             if self.domain_names.get(&old.domain).is_some_and(|d| d == id) {
@@ -154,16 +152,19 @@ impl WorkspaceData {
             }
         }
         if let Some(domain) = new {
-            self.domain_names
-                .insert(domain.domain.clone(), id.to_string());
-            self.domains.insert(id.to_string(), domain);
+            self.domain_names.insert(domain.domain.clone(), id.clone());
+            self.domains.insert(id.clone(), domain);
         }
         old
     }
 
     /// Stores `new` (or removes) the contact `id`, keeping the email index, the pending
     /// index and the counters in step.
-    pub(crate) fn replace_contact(&mut self, id: &str, new: Option<Contact>) -> Option<Contact> {
+    pub(crate) fn replace_contact(
+        &mut self,
+        id: &ContactId,
+        new: Option<Contact>,
+    ) -> Option<Contact> {
         let old = self.contacts.remove(id);
         if let Some(old) = &old {
             if self
@@ -176,7 +177,7 @@ impl WorkspaceData {
             match old.status {
                 ContactStatus::Active => self.active_count = self.active_count.saturating_sub(1),
                 ContactStatus::Pending => {
-                    self.pending.remove(&(old.created_at, id.to_string()));
+                    self.pending.remove(&(old.created_at, id.clone()));
                 }
             }
             if old.subscribed {
@@ -185,25 +186,29 @@ impl WorkspaceData {
         }
         if let Some(contact) = new {
             self.contact_emails
-                .insert(contact.email.as_str().to_string(), id.to_string());
+                .insert(contact.email.as_str().to_string(), id.clone());
             match contact.status {
                 ContactStatus::Active => self.active_count += 1,
                 ContactStatus::Pending => {
-                    self.pending.insert((contact.created_at, id.to_string()));
+                    self.pending.insert((contact.created_at, id.clone()));
                 }
             }
             if contact.subscribed {
                 self.subscribed_count += 1;
             }
-            self.contacts.insert(id.to_string(), contact);
+            self.contacts.insert(id.clone(), contact);
         }
         old
     }
 
     /// Stores `new` (or removes) the template `id`.
-    pub(crate) fn replace_template(&mut self, id: &str, new: Option<Template>) -> Option<Template> {
+    pub(crate) fn replace_template(
+        &mut self,
+        id: &TemplateId,
+        new: Option<Template>,
+    ) -> Option<Template> {
         match new {
-            Some(template) => self.templates.insert(id.to_string(), template),
+            Some(template) => self.templates.insert(id.clone(), template),
             None => self.templates.remove(id),
         }
     }
@@ -212,7 +217,7 @@ impl WorkspaceData {
     /// index and the campaign counters in step.
     pub(crate) fn replace_email(
         &mut self,
-        id: &str,
+        id: &EmailId,
         new: Option<EmailRecord>,
     ) -> Option<EmailRecord> {
         let old = self.emails.remove(id);
@@ -240,42 +245,46 @@ impl WorkspaceData {
                 self.campaign_recipients
                     .entry(campaign_id.clone())
                     .or_default()
-                    .insert(email.contact_id.clone(), id.to_string());
+                    .insert(email.contact_id.clone(), id.clone());
                 self.campaign_counts
                     .entry(campaign_id.clone())
                     .or_default()
                     .add(email.status, 1);
             }
-            self.emails.insert(id.to_string(), email);
+            self.emails.insert(id.clone(), email);
         }
         old
     }
 
     /// The id of the email of `campaign_id` to `contact_id`, if there is one.
-    pub(crate) fn campaign_email_to(&self, campaign_id: &str, contact_id: &str) -> Option<&str> {
-        self.campaign_recipients
-            .get(campaign_id)?
-            .get(contact_id)
-            .map(String::as_str)
+    pub(crate) fn campaign_email_to(
+        &self,
+        campaign_id: &CampaignId,
+        contact_id: &ContactId,
+    ) -> Option<&EmailId> {
+        self.campaign_recipients.get(campaign_id)?.get(contact_id)
     }
 
     /// Stores `new` (or removes) the segment `id`, keeping the listing order. Stored
     /// memberships are left alone.
-    pub(crate) fn replace_segment(&mut self, id: &str, new: Option<Segment>) -> Option<Segment> {
+    pub(crate) fn replace_segment(
+        &mut self,
+        id: &SegmentId,
+        new: Option<Segment>,
+    ) -> Option<Segment> {
         let old = self.segments.remove(id);
         if let Some(old) = &old {
-            self.segment_order.remove(&(old.created_at, id.to_string()));
+            self.segment_order.remove(&(old.created_at, id.clone()));
         }
         if let Some(segment) = new {
-            self.segment_order
-                .insert((segment.created_at, id.to_string()));
-            self.segments.insert(id.to_string(), segment);
+            self.segment_order.insert((segment.created_at, id.clone()));
+            self.segments.insert(id.clone(), segment);
         }
         old
     }
 
     /// Whether `contact_id` is a stored member of `segment_id`.
-    pub(crate) fn is_member(&self, segment_id: &str, contact_id: &str) -> bool {
+    pub(crate) fn is_member(&self, segment_id: &SegmentId, contact_id: &ContactId) -> bool {
         self.segment_members
             .get(segment_id)
             .is_some_and(|members| members.contains(contact_id))
@@ -283,17 +292,22 @@ impl WorkspaceData {
 
     /// Makes `contact_id` a stored member of `segment_id` or not, in both indexes; returns
     /// whether it was one.
-    pub(crate) fn set_member(&mut self, segment_id: &str, contact_id: &str, member: bool) -> bool {
+    pub(crate) fn set_member(
+        &mut self,
+        segment_id: &SegmentId,
+        contact_id: &ContactId,
+        member: bool,
+    ) -> bool {
         let was = self.is_member(segment_id, contact_id);
         if member && !was {
             self.segment_members
-                .entry(segment_id.to_string())
+                .entry(segment_id.clone())
                 .or_default()
-                .insert(contact_id.to_string());
+                .insert(contact_id.clone());
             self.contact_segments
-                .entry(contact_id.to_string())
+                .entry(contact_id.clone())
                 .or_default()
-                .insert(segment_id.to_string());
+                .insert(segment_id.clone());
         } else if !member && was {
             remove_from_set(&mut self.segment_members, segment_id, contact_id);
             if let Some(segments) = self.contact_segments.get_mut(contact_id) {
@@ -307,7 +321,7 @@ impl WorkspaceData {
     }
 
     /// Removes every stored member of `segment_id`; returns their ids.
-    pub(crate) fn take_members(&mut self, segment_id: &str) -> BTreeSet<String> {
+    pub(crate) fn take_members(&mut self, segment_id: &SegmentId) -> BTreeSet<ContactId> {
         let members = self.segment_members.remove(segment_id).unwrap_or_default();
         for contact_id in &members {
             if let Some(segments) = self.contact_segments.get_mut(contact_id) {
@@ -321,7 +335,7 @@ impl WorkspaceData {
     }
 
     /// Removes every stored membership of `contact_id`; returns the segment ids.
-    pub(crate) fn take_memberships(&mut self, contact_id: &str) -> HashSet<String> {
+    pub(crate) fn take_memberships(&mut self, contact_id: &ContactId) -> HashSet<SegmentId> {
         let segments = self.contact_segments.remove(contact_id).unwrap_or_default();
         for segment_id in &segments {
             remove_from_set(&mut self.segment_members, segment_id, contact_id);
@@ -330,10 +344,14 @@ impl WorkspaceData {
     }
 
     /// Stores `new` (or removes) the campaign `id`, keeping the listing orders.
-    pub(crate) fn replace_campaign(&mut self, id: &str, new: Option<Campaign>) -> Option<Campaign> {
+    pub(crate) fn replace_campaign(
+        &mut self,
+        id: &CampaignId,
+        new: Option<Campaign>,
+    ) -> Option<Campaign> {
         let old = self.campaigns.remove(id);
         if let Some(old) = &old {
-            let key = (old.created_at, id.to_string());
+            let key = (old.created_at, id.clone());
             self.campaign_order.remove(&key);
             if let Some(keys) = self.campaigns_by_status.get_mut(&old.status) {
                 keys.remove(&key);
@@ -343,13 +361,13 @@ impl WorkspaceData {
             }
         }
         if let Some(campaign) = new {
-            let key = (campaign.created_at, id.to_string());
+            let key = (campaign.created_at, id.clone());
             self.campaign_order.insert(key.clone());
             self.campaigns_by_status
                 .entry(campaign.status)
                 .or_default()
                 .insert(key);
-            self.campaigns.insert(id.to_string(), campaign);
+            self.campaigns.insert(id.clone(), campaign);
         }
         old
     }
@@ -450,7 +468,11 @@ fn count_slot(counts: &mut EmailCounts, status: EmailStatus) -> &mut u64 {
     }
 }
 
-fn remove_from_set(index: &mut HashMap<String, BTreeSet<String>>, key: &str, item: &str) {
+fn remove_from_set(
+    index: &mut HashMap<SegmentId, BTreeSet<ContactId>>,
+    key: &SegmentId,
+    item: &ContactId,
+) {
     if let Some(items) = index.get_mut(key) {
         items.remove(item);
         if items.is_empty() {

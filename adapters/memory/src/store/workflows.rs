@@ -618,10 +618,10 @@ impl WorkflowStore for MemoryStore {
     async fn event(
         &self,
         workspace_id: &WorkspaceId,
-        id: &str,
+        id: &posthorn_core::model::EventId,
     ) -> Result<Option<posthorn_core::model::Event>, StoreError> {
         let state = self.read();
-        Ok(state.data.get(workspace_id.as_str()).and_then(|d| {
+        Ok(state.data.get(workspace_id).and_then(|d| {
             d.event_keys
                 .get(id)
                 .and_then(|key| d.events.get(key))

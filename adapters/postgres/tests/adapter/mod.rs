@@ -18,7 +18,11 @@ pub fn now() -> DateTime<Utc> {
 
 /// A new workspace record.
 pub fn workspace() -> Workspace {
-    Workspace::new("adapter-test".into(), now())
+    Workspace::new(
+        &posthorn_core::ports::SystemClock,
+        "adapter-test".into(),
+        now(),
+    )
 }
 
 /// A change set of `writes`.

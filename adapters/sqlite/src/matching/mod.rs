@@ -63,10 +63,10 @@ pub(crate) async fn contacts_matching(
         QueryBuilder::<Sqlite>::new(concat!("SELECT ", contact_cols!(), " FROM contacts c"));
     push_where(&mut sql, workspace_id, query.audience_only, condition, now);
     if let Some(after) = &query.after_id {
-        sql.push(" AND c.id > ").push_bind(after.clone());
+        sql.push(" AND c.id > ").push_bind(after.as_str());
     }
     if let Some(until) = &query.until_id {
-        sql.push(" AND c.id <= ").push_bind(until.clone());
+        sql.push(" AND c.id <= ").push_bind(until.as_str());
     }
     sql.push(" ORDER BY c.id LIMIT ")
         .push_bind(sql_limit(query.limit));
@@ -292,7 +292,7 @@ fn holds(filter: &Filter, op: Operator, now: DateTime<Utc>) -> Pred {
         Field::EmailActivity(kind) => occurred(filter, op, activity_event_names(*kind), now),
         Field::Segment(id) => {
             if op == Operator::MemberOfSegment {
-                Pred::Member(id.clone())
+                Pred::Member(id.to_string())
             } else {
                 Pred::Const(false)
             }

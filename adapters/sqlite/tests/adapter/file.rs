@@ -11,6 +11,7 @@ use super::{changes, contact, now, workspace};
 
 fn job() -> NewJob {
     NewJob::at(
+        &posthorn_core::ports::SystemClock,
         JobPayload::DeliverEmail {
             workspace_id: "w".into(),
             email_id: "e1".into(),

@@ -13,9 +13,10 @@ use crate::support;
 
 fn job(n: usize) -> NewJob {
     NewJob::at(
+        &posthorn_core::ports::SystemClock,
         JobPayload::DeliverEmail {
             workspace_id: "w".into(),
-            email_id: format!("e{n}"),
+            email_id: format!("e{n}").into(),
         },
         now() - TimeDelta::seconds(1),
     )

@@ -9,6 +9,7 @@ mod timestamps;
 mod workflows;
 
 use chrono::{DateTime, Utc};
+use posthorn_core::model::WorkspaceId;
 use posthorn_core::model::{Contact, EmailAddress, Workspace};
 use posthorn_core::ports::{ChangeSet, Write};
 use serde_json::Map;
@@ -21,13 +22,25 @@ pub fn now() -> DateTime<Utc> {
 
 /// A new workspace record.
 pub fn workspace() -> Workspace {
-    Workspace::new("adapter-test".into(), now())
+    Workspace::new(
+        &posthorn_core::ports::SystemClock,
+        "adapter-test".into(),
+        now(),
+    )
 }
 
 /// A new ACTIVE contact with `email` in `workspace_id`.
-pub fn contact(workspace_id: &str, email: &str) -> Contact {
+pub fn contact(workspace_id: &WorkspaceId, email: &str) -> Contact {
     let email = EmailAddress::parse(email).expect("valid test address");
-    Contact::new(workspace_id, email, true, Map::new(), false, now())
+    Contact::new(
+        &posthorn_core::ports::SystemClock,
+        workspace_id,
+        email,
+        true,
+        Map::new(),
+        false,
+        now(),
+    )
 }
 
 /// A change set of `writes`.

@@ -1,5 +1,6 @@
 //! Hand-written conditions and their documented answers.
 
+use posthorn_core::model::SegmentId;
 use std::collections::BTreeSet;
 
 use posthorn_core::model::ContactStatus;
@@ -20,9 +21,9 @@ use crate::StorePorts;
 /// must agree with first.
 pub async fn conditions_match_as_documented(p: &StorePorts) {
     let ws = workspace(p, "cases").await;
-    let w = ws.id.as_str();
-    let seg = "seg-a";
-    store_segments(p.store.as_ref(), w, &[seg]).await;
+    let w = &ws.id;
+    let seg = &SegmentId::from("seg-a");
+    store_segments(p.store.as_ref(), w, &[seg.as_str()]).await;
     let people = vec![
         Person::new(
             w,
@@ -492,7 +493,7 @@ pub async fn conditions_match_as_documented(p: &StorePorts) {
         (
             "an operator that does not fit the field",
             raw(
-                Field::Segment(seg.into()),
+                Field::Segment(seg.clone()),
                 Operator::NotTriggered,
                 None,
                 None,

@@ -11,6 +11,7 @@ pub use cases::*;
 pub use data_keys::*;
 pub use odd::*;
 
+use posthorn_core::model::{SegmentId, WorkspaceId};
 use std::collections::{BTreeSet, HashSet};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
@@ -60,16 +61,17 @@ pub(super) struct Person {
     pub(super) events: Vec<EventFact>,
     pub(super) activity: Vec<ActivityFact>,
     /// Ids of the segments it is a stored member of.
-    pub(super) segments: HashSet<String>,
+    pub(super) segments: HashSet<SegmentId>,
 }
 
 impl Person {
-    fn new(ws: &str, label: &'static str, email: &str, data: Value) -> Self {
+    fn new(ws: &WorkspaceId, label: &'static str, email: &str, data: Value) -> Self {
         let Value::Object(data) = data else {
             panic!("data must be an object")
         };
         let email = EmailAddress::parse(email).expect("valid address");
-        let mut contact = Contact::new(ws, email, true, data, false, ago(0));
+        let mut contact =
+            Contact::new(crate::fixtures::ids(), ws, email, true, data, false, ago(0));
         contact.created_at = ago(60 * 24 * 2);
         contact.updated_at = ago(60);
         Self {
@@ -92,8 +94,8 @@ impl Person {
         self
     }
 
-    fn member(mut self, segment_id: &str) -> Self {
-        self.segments.insert(segment_id.to_string());
+    fn member(mut self, segment_id: &SegmentId) -> Self {
+        self.segments.insert(segment_id.clone());
         self
     }
 
@@ -116,6 +118,7 @@ impl Person {
         let mut writes = vec![Write::InsertContact(self.contact.clone())];
         for e in &self.events {
             writes.push(Write::AppendEvent(Event::new(
+                crate::fixtures::ids(),
                 ws,
                 e.name.clone(),
                 json!({}),
@@ -137,12 +140,12 @@ impl Person {
 
 /// Stores a STATIC segment under each of `ids` (the generator's fixed ids), so that the
 /// memberships of the people are memberships of stored segments.
-async fn store_segments(store: &dyn Store, workspace_id: &str, ids: &[&str]) {
+async fn store_segments(store: &dyn Store, workspace_id: &WorkspaceId, ids: &[&str]) {
     let writes = ids
         .iter()
         .map(|id| {
             let mut seg = segment(workspace_id, id, SegmentType::Static, false, ago(60));
-            seg.id = id.to_string();
+            seg.id = SegmentId::from(*id);
             Write::PutSegment(seg)
         })
         .collect();
@@ -158,7 +161,7 @@ async fn store_people(store: &dyn Store, people: &[Person]) {
 /// count.
 async fn stored_labels(
     store: &dyn Store,
-    ws: &str,
+    ws: &WorkspaceId,
     people: &[Person],
     condition: &Condition,
     now: DateTime<Utc>,

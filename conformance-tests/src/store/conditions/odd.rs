@@ -1,6 +1,7 @@
 //! Hand-built filters mixed into generated conditions, and the keyset walk of an
 //! audience.
 
+use posthorn_core::model::ContactId;
 use posthorn_core::model::ContactStatus;
 use posthorn_core::ports::MatchQuery;
 use posthorn_core::segment::{
@@ -191,7 +192,7 @@ pub async fn matching_keyset_walk_within_bounds(ports: &StorePorts) {
     people.sort_by(|a, b| a.contact.id.cmp(&b.contact.id));
     store_people(store, &people).await;
     let condition = single(json!({"field": "data.i", "operator": "greaterThan", "value": 0}));
-    let expected: Vec<String> = people
+    let expected: Vec<ContactId> = people
         .iter()
         .filter(|p| matches(&condition, &p.facts(), now()))
         .filter(|p| p.contact.id <= people[7].contact.id)
@@ -199,7 +200,7 @@ pub async fn matching_keyset_walk_within_bounds(ports: &StorePorts) {
         .map(|p| p.contact.id.clone())
         .collect();
     let mut walked = Vec::new();
-    let mut after: Option<String> = None;
+    let mut after: Option<ContactId> = None;
     loop {
         let page = store
             .contacts_matching(

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, FieldError, Result};
-use crate::model::EmailAddress;
+use crate::model::{EmailAddress, TemplateId};
 use crate::ports::Attachment;
 use crate::validate::line_problem;
 
@@ -75,7 +75,7 @@ pub struct SendEmail {
     /// Plain-text part: `None` derives it from the HTML, `Some("")` sends none.
     pub text: Option<String>,
     /// Template id.
-    pub template: Option<String>,
+    pub template: Option<TemplateId>,
     /// Subscription flag to set on the recipients' contacts.
     pub subscribed: Option<bool>,
     /// Template variables.

@@ -15,10 +15,10 @@ use super::contacts::{plan_upsert, ActiveRoom, Upsert};
 use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
-    new_id, Contact, EmailAddress, EmailRecord, EmailStatus, SourceType, Template, TemplateType,
-    Workspace,
+    Contact, ContactId, EmailAddress, EmailId, EmailRecord, EmailStatus, SourceType, Template,
+    TemplateType, Workspace, WorkspaceId,
 };
-use crate::ports::{ChangeSet, JobPayload, Mailbox, NewJob, Write};
+use crate::ports::{ChangeSet, Clock, JobPayload, Mailbox, NewJob, Write};
 use crate::render::{render, Escape};
 use crate::Engine;
 
@@ -26,11 +26,11 @@ use crate::Engine;
 #[derive(Debug, Clone)]
 pub struct SentTo {
     /// Contact id.
-    pub contact_id: String,
+    pub contact_id: ContactId,
     /// Recipient address.
     pub email: EmailAddress,
     /// Email record id (the `emailId` of later events).
-    pub email_id: String,
+    pub email_id: EmailId,
 }
 
 /// The answer of `/v1/send`.
@@ -93,7 +93,7 @@ impl Engine {
     /// Whether `from` is on a verified domain of the workspace.
     pub(crate) async fn sender_verified(
         &self,
-        workspace_id: &str,
+        workspace_id: &WorkspaceId,
         from: &EmailAddress,
     ) -> Result<bool> {
         let domain = from.domain();
@@ -133,13 +133,23 @@ impl Engine {
                 continue;
             }
             let ctx = render_context(&req.data, &done.contact);
-            let record = build_record(ws, req, resolved, recipient, &done.contact, &ctx, now)?;
+            let record = build_record(
+                &*self.clock,
+                ws,
+                req,
+                resolved,
+                recipient,
+                &done.contact,
+                &ctx,
+                now,
+            )?;
             emails.push(SentTo {
                 contact_id: done.contact.id.clone(),
                 email: recipient.email.clone(),
                 email_id: record.id.clone(),
             });
             changes.push(Write::EnqueueJob(NewJob::at(
+                &*self.clock,
                 JobPayload::DeliverEmail {
                     workspace_id: ws.id.clone(),
                     email_id: record.id.clone(),
@@ -256,12 +266,13 @@ pub(crate) async fn workflow_email(
             resolved.from.domain()
         )));
     }
-    let mut record = build_record(ws, &req, &resolved, &recipient, contact, ctx, now)?;
+    let mut record = build_record(&*engine.clock, ws, &req, &resolved, &recipient, contact, ctx, now)?;
     record.source_type = SourceType::Workflow;
     Ok(record)
 }
 
 fn build_record(
+    clock: &dyn Clock,
     ws: &Workspace,
     req: &SendEmail,
     resolved: &Resolved,
@@ -289,7 +300,7 @@ fn build_record(
         Some(source) => Some(rendered("text", source, Escape::None)?),
         None => None,
     };
-    let id = new_id();
+    let id = EmailId::generate(clock);
     Ok(EmailRecord {
         message_id: format!("{id}@{}", resolved.from.domain()),
         id,

@@ -9,7 +9,7 @@ use crate::app::segments::Page;
 use crate::app::{check_page, Caller, PageRequest, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{ContactId, ExecutionId, StepId, WorkflowId, WorkspaceId};
-use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
+use crate::ports::{ChangeSet, Clock, JobPayload, NewJob, StoreError, Write};
 use crate::workflow::{Execution, ExecutionStatus, Step, StepAction, StepRunStatus, Workflow};
 use crate::Engine;
 
@@ -17,6 +17,7 @@ use crate::Engine;
 /// step, and the job that runs that step. The store refuses the execution (`Conflict`) when
 /// the re-entry rule forbids it.
 pub(crate) fn enrolment(
+    clock: &dyn Clock,
     workflow: &Workflow,
     trigger_step: &StepId,
     contact_id: ContactId,
@@ -43,6 +44,7 @@ pub(crate) fn enrolment(
     let mut changes = ChangeSet::new();
     changes.push(Write::InsertExecution(execution.clone()));
     changes.push(Write::EnqueueJob(NewJob::at(
+        clock,
         step_job(&execution, trigger_step),
         now,
     )));
@@ -89,16 +91,17 @@ impl Engine {
         }
         let contact = self
             .store
-            .contact(caller.workspace_id(), cmd.contact_id.as_str())
+            .contact(caller.workspace_id(), &cmd.contact_id)
             .await?
             .ok_or(Error::NotFound(Resource::Contact))?;
         let trigger = self.trigger_step(&workflow).await?;
         let now = self.clock.now();
         let event = Value::Object(cmd.context.unwrap_or_default());
         let (execution, changes) = enrolment(
+            &*self.clock,
             &workflow,
             &trigger.id,
-            ContactId::from(contact.id),
+            contact.id,
             event,
             ExecutionId::generate(&*self.clock),
             now,

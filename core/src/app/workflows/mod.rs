@@ -74,7 +74,7 @@ impl Engine {
     /// A workflow of the caller's workspace, or 404 `WORKFLOW_NOT_FOUND`.
     pub async fn workflow_record(&self, caller: &Caller, id: &WorkflowId) -> Result<Workflow> {
         self.store
-            .workflow(&workspace_of(caller), id)
+            .workflow(caller.workspace_id(), id)
             .await?
             .ok_or(Error::NotFound(Resource::Workflow))
     }
@@ -84,7 +84,7 @@ impl Engine {
         if let Trigger::Schedule { segment_id, .. } = trigger {
             if self
                 .store
-                .segment(workspace_id.as_str(), segment_id.as_str())
+                .segment(workspace_id, segment_id)
                 .await?
                 .is_none()
             {
@@ -106,7 +106,7 @@ impl Engine {
             cmd.trigger_config.as_ref(),
             cmd.event_name.as_deref(),
         )?;
-        let ws = workspace_of(caller);
+        let ws = caller.workspace_id().clone();
         self.check_trigger(&ws, &trigger).await?;
         let now = self.clock.now();
         let workflow = Workflow {
@@ -155,7 +155,7 @@ impl Engine {
             let template = match &step.template_id {
                 Some(id) => self
                     .store
-                    .template(ws.as_str(), id.as_str())
+                    .template(ws, id)
                     .await?
                     .map(|t| TemplateRef {
                         id: id.clone(),
@@ -194,7 +194,7 @@ impl Engine {
         let (workflows, total) = self
             .store
             .workflows(
-                &workspace_of(caller),
+                caller.workspace_id(),
                 ((page - 1) * page_size) as usize,
                 page_size as usize,
             )
@@ -282,9 +282,4 @@ impl Engine {
         self.store.commit(changes).await?;
         Ok(())
     }
-}
-
-/// The caller's workspace id, typed.
-pub(crate) fn workspace_of(caller: &Caller) -> WorkspaceId {
-    WorkspaceId::from(caller.workspace_id())
 }

@@ -1,6 +1,6 @@
 //! The workspace's webhook signing secret: shown (made on first use) and rotated.
 
-use super::{workspace_of, SigningSecretView};
+use super::SigningSecretView;
 use crate::app::Caller;
 use crate::error::Result;
 use crate::model::WorkspaceId;
@@ -26,14 +26,14 @@ impl Engine {
 
     /// `GET /workflows/signing-secret`.
     pub async fn signing_secret(&self, caller: &Caller) -> Result<SigningSecretView> {
-        let keys = self.signing_keys(&workspace_of(caller)).await?;
+        let keys = self.signing_keys(caller.workspace_id()).await?;
         Ok(view(&keys, self.clock.now()))
     }
 
     /// `POST /workflows/signing-secret/rotate`: a new secret; the old one keeps signing
     /// beside it for [`SigningKeys::ROTATION_OVERLAP`].
     pub async fn rotate_signing_secret(&self, caller: &Caller) -> Result<SigningSecretView> {
-        let ws = workspace_of(caller);
+        let ws = caller.workspace_id().clone();
         let now = self.clock.now();
         let keys = self
             .signing_keys(&ws)

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{text_problems, workspace_of, CreateStep, StepPatch};
+use super::{text_problems, CreateStep, StepPatch};
 use crate::app::{Caller, Patch};
 use crate::error::{Error, Resource, Result};
 use crate::model::{StepId, TemplateId, WorkflowId, WorkspaceId};
@@ -32,7 +32,7 @@ impl Engine {
     async fn check_step_template(&self, ws: &WorkspaceId, template_id: &TemplateId) -> Result<()> {
         match self
             .store
-            .template(ws.as_str(), template_id.as_str())
+            .template(ws, template_id)
             .await?
         {
             Some(_) => Ok(()),
@@ -60,7 +60,7 @@ impl Engine {
         }
         let action = parse_action(cmd.step_type, &cmd.config)?;
         let template_id = template_rule(cmd.step_type, cmd.template_id)?;
-        let ws = workspace_of(caller);
+        let ws = caller.workspace_id().clone();
         if let Some(id) = &template_id {
             self.check_step_template(&ws, id).await?;
         }

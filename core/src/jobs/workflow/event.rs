@@ -8,7 +8,7 @@ use super::settle::Decision;
 use crate::app::workflows::enrolment;
 use crate::app::StepError;
 use crate::jobs::JobOutcome;
-use crate::model::{ContactId, Event, ExecutionId, WorkspaceId};
+use crate::model::{ContactId, Event, EventId, ExecutionId, WorkspaceId};
 use crate::ports::{ChangeSet, ClaimedJob, StoreError};
 use crate::workflow::{StepAction, StepRunStatus, TransitionCondition, WaitOutcome};
 use crate::Engine;
@@ -20,10 +20,10 @@ impl Engine {
         &self,
         job: &ClaimedJob,
         workspace_id: &WorkspaceId,
-        event_id: &str,
+        event_id: &EventId,
     ) -> crate::Result<JobOutcome> {
         if let Some(event) = self.store.event(workspace_id, event_id).await? {
-            if let Some(contact_id) = event.contact_id.clone().map(ContactId::from) {
+            if let Some(contact_id) = event.contact_id.clone() {
                 self.start_event_workflows(workspace_id, &event, &contact_id)
                     .await?;
                 for waiting in self
@@ -52,17 +52,18 @@ impl Engine {
     ) -> crate::Result<()> {
         for workflow in self.store.event_workflows(ws, &event.name).await? {
             let trigger = self.trigger_step(&workflow).await?;
-            let id = derived_id(event.created_at, &[&event.id, workflow.id.as_str()]);
+            let id = derived_id(event.created_at, &[event.id.as_str(), workflow.id.as_str()]);
             let data = match &event.data {
                 Value::Object(_) => event.data.clone(),
                 _ => json!({}),
             };
             let (_, changes) = enrolment(
+                &*self.clock,
                 &workflow,
                 &trigger.id,
                 contact_id.clone(),
                 data,
-                ExecutionId::from(id),
+                id,
                 self.clock.now(),
             );
             match self.commit(changes).await {

@@ -4,9 +4,11 @@
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
+use crate::model::ExecutionId;
+
 /// A UUIDv7 whose time is `at` and whose other bits are a hash of `parts`: time-ordered like
 /// every Posthorn id, and the same for the same inputs.
-pub fn derived_id(at: DateTime<Utc>, parts: &[&str]) -> String {
+pub fn derived_id(at: DateTime<Utc>, parts: &[&str]) -> ExecutionId {
     let mut hash = Sha256::new();
     for part in parts {
         hash.update(part.as_bytes());
@@ -19,6 +21,7 @@ pub fn derived_id(at: DateTime<Utc>, parts: &[&str]) -> String {
     uuid::Builder::from_unix_timestamp_millis(millis, &bytes)
         .into_uuid()
         .to_string()
+        .into()
 }
 
 #[cfg(test)]
@@ -31,7 +34,7 @@ mod tests {
         assert_eq!(derived_id(at, &["e", "w"]), derived_id(at, &["e", "w"]));
         assert_ne!(derived_id(at, &["e", "w"]), derived_id(at, &["ew", ""]));
         assert_eq!(
-            uuid::Uuid::parse_str(&derived_id(at, &["x"]))
+            uuid::Uuid::parse_str(derived_id(at, &["x"]).as_str())
                 .map(|u| u.get_version_num())
                 .ok(),
             Some(7)

@@ -9,7 +9,7 @@ use super::ids::derived_id;
 use crate::app::campaigns::member_of;
 use crate::app::workflows::enrolment;
 use crate::jobs::JobOutcome;
-use crate::model::{ContactId, ExecutionId, SegmentType, WorkflowId, WorkspaceId};
+use crate::model::{ContactId, SegmentType, WorkflowId, WorkspaceId};
 use crate::ports::{ChangeSet, ClaimedJob, JobPayload, MatchQuery, NewJob, StoreError, Write};
 use crate::workflow::{Schedule, Trigger, Workflow};
 use crate::Engine;
@@ -23,7 +23,7 @@ fn tick(
     workflow: &Workflow,
     fire_at: DateTime<Utc>,
     generation: DateTime<Utc>,
-    after: Option<String>,
+    after: Option<ContactId>,
 ) -> JobPayload {
     JobPayload::WorkflowScheduleTick {
         workspace_id: workflow.workspace_id.clone(),
@@ -55,6 +55,7 @@ impl Engine {
     ) {
         if let Some(next) = schedule_of(workflow).and_then(|s| s.next_after(now)) {
             changes.push(Write::EnqueueJob(NewJob::at(
+                &*self.clock,
                 tick(workflow, next, workflow.updated_at, None),
                 next,
             )));
@@ -71,7 +72,7 @@ impl Engine {
         workflow_id: &WorkflowId,
         fire_at: DateTime<Utc>,
         generation: DateTime<Utc>,
-        after: Option<&str>,
+        after: Option<&ContactId>,
     ) -> crate::Result<JobOutcome> {
         let workflow = self.store.workflow(workspace_id, workflow_id).await?;
         let current = workflow.filter(|w| w.enabled && same_version(w.updated_at, generation));
@@ -90,20 +91,21 @@ impl Engine {
         if after.is_none() {
             if let Some(next) = schedule.next_after(fire_at.max(now)) {
                 follow_up.push(Write::EnqueueJob(NewJob::at(
+                    &*self.clock,
                     tick(&workflow, next, generation, None),
                     next,
                 )));
             }
         }
-        let ws = workspace_id.as_str();
-        if let Some(segment) = self.store.segment(ws, segment_id.as_str()).await? {
+        let ws = workspace_id;
+        if let Some(segment) = self.store.segment(ws, segment_id).await? {
             let condition = match segment.segment_type {
                 SegmentType::Dynamic => segment.condition.clone().unwrap_or_default(),
                 SegmentType::Static => member_of(&segment.id),
             };
             let batch = self.settings.schedule_batch.max(1);
             let query = MatchQuery {
-                after_id: after.map(str::to_string),
+                after_id: after.cloned(),
                 until_id: None,
                 audience_only: false,
                 limit: batch,
@@ -115,13 +117,14 @@ impl Engine {
             let trigger = self.trigger_step(&workflow).await?;
             let stamp = crate::model::timestamp::format(&fire_at);
             for contact in &members {
-                let id = derived_id(fire_at, &[workflow.id.as_str(), &stamp, &contact.id]);
+                let id = derived_id(fire_at, &[workflow.id.as_str(), &stamp, contact.id.as_str()]);
                 let (_, changes) = enrolment(
+                    &*self.clock,
                     &workflow,
                     &trigger.id,
-                    ContactId::from(contact.id.as_str()),
+                    contact.id.clone(),
                     json!({ "scheduledAt": stamp }),
-                    ExecutionId::from(id),
+                    id,
                     now,
                 );
                 match self.commit(changes).await {
@@ -132,6 +135,7 @@ impl Engine {
             if members.len() == batch {
                 let last = members.last().map(|c| c.id.clone());
                 follow_up.push(Write::EnqueueJob(NewJob::at(
+                    &*self.clock,
                     tick(&workflow, fire_at, generation, last),
                     now,
                 )));

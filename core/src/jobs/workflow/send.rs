@@ -11,7 +11,7 @@ use crate::app::contacts::{plan_upsert, ActiveRoom, Upsert};
 use crate::app::send::workflow_email;
 use crate::app::StepError;
 use crate::error::Error;
-use crate::model::{EmailAddress, EmailId, TemplateType};
+use crate::model::{EmailAddress, TemplateType};
 use crate::ports::{ChangeSet, JobPayload, NewJob, Write};
 use crate::render::{render, Escape};
 use crate::workflow::{variables, Recipient};
@@ -26,11 +26,11 @@ impl Engine {
         now: DateTime<Utc>,
         changes: &mut ChangeSet,
     ) -> Result<Decision, StepError> {
-        let ws_id = ctx.execution.workspace_id.as_str();
+        let ws_id = &ctx.execution.workspace_id;
         let Some(template_id) = &ctx.step.template_id else {
             return Ok(Decision::Fail("the step has no template".into()));
         };
-        let Some(template) = self.store.template(ws_id, template_id.as_str()).await? else {
+        let Some(template) = self.store.template(ws_id, template_id).await? else {
             return Ok(Decision::Fail(format!(
                 "template {template_id} no longer exists"
             )));
@@ -82,9 +82,10 @@ impl Engine {
             Err(e @ (Error::Unavailable(_) | Error::Internal(_))) => return Err(e.into()),
             Err(e) => return Ok(Decision::Fail(describe(&e))),
         };
-        let email_id = EmailId::from(record.id.as_str());
+        let email_id = record.id.clone();
         let output = json!({ "emailId": record.id, "to": record.to.email });
         changes.push(Write::EnqueueJob(NewJob::at(
+            &*self.clock,
             JobPayload::DeliverEmail {
                 workspace_id: record.workspace_id.clone(),
                 email_id: record.id.clone(),

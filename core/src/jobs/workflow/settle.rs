@@ -91,6 +91,7 @@ impl Engine {
                         execution.status = ExecutionStatus::Running;
                         execution.current_step_id = Some(edge.to_step_id.clone());
                         changes.push(Write::EnqueueJob(NewJob::at(
+                            &*self.clock,
                             step_job(&execution, &edge.to_step_id),
                             now,
                         )));
@@ -106,6 +107,7 @@ impl Engine {
                 run.status = StepRunStatus::Waiting;
                 if let Some(until) = wait.until {
                     changes.push(Write::EnqueueJob(NewJob::at(
+                        &*self.clock,
                         step_job(&execution, &step.id),
                         until,
                     )));

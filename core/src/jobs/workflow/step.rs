@@ -73,7 +73,7 @@ impl Engine {
         let transitions = self.store.workflow_transitions(ws, &workflow.id).await?;
         let contact = self
             .store
-            .contact(ws.as_str(), execution.contact_id.as_str())
+            .contact(ws, &execution.contact_id)
             .await?;
         let Some(step) = steps.into_iter().find(|s| &s.id == step_id) else {
             // The step was deleted under a running execution: it cannot go on.
@@ -264,6 +264,7 @@ impl Engine {
             // Ran early (another worker's clock is ahead): come back when it is time.
             let mut changes = ChangeSet::new();
             changes.push(Write::EnqueueJob(NewJob::at(
+                &*self.clock,
                 crate::app::workflows::step_job(&ctx.execution, &ctx.step.id),
                 until,
             )));

@@ -23,7 +23,7 @@ impl Engine {
         now: DateTime<Utc>,
         changes: &mut ChangeSet,
     ) -> Result<Decision, StepError> {
-        let ws_id = ctx.execution.workspace_id.as_str();
+        let ws_id = &ctx.execution.workspace_id;
         let (Some(ws), Some(contact)) = (self.store.workspace(ws_id).await?, &ctx.contact) else {
             return Ok(Decision::Fail("the execution's contact was deleted".into()));
         };

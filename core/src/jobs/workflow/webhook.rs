@@ -157,6 +157,7 @@ impl Engine {
                         // Moves the version, so a cancel made meanwhile conflicts.
                         changes.push(Write::UpdateExecution(execution.clone()));
                         changes.push(Write::EnqueueJob(NewJob::at(
+                            &*self.clock,
                             step_job(&execution, step_id),
                             at,
                         )));

@@ -6,11 +6,7 @@
 //! bodies are the wire types it really reads and writes, deriving `ToSchema`) and register
 //! it with `routes!`. What every operation of a group shares (its security scheme, the
 //! `Idempotency-Key` header of POSTs, the error answers of the auth, idempotency and time
-//! limit layers) is added here from the group it is registered in. Areas not converted yet
-//! are still described by the stubs in `paths` and `schemas`.
-
-mod paths;
-mod schemas;
+//! limit layers) is added here from the group it is registered in.
 
 use std::sync::OnceLock;
 
@@ -22,9 +18,8 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, Secur
 use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
-use schemas::RequestRules;
-
-/// The document's root: every operation stub and the shared components.
+/// The document's root: its description, tags, security schemes and the error envelope;
+/// the operations come from the routers ([`document`]).
 #[derive(OpenApi)]
 #[openapi(
     info(
@@ -40,11 +35,8 @@ use schemas::RequestRules;
             responses carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; \
             every response carries `X-Request-Id`."
     ),
-    paths(
-        paths::send,
-    ),
     components(schemas(crate::http::error::ErrorResponse)),
-    modifiers(&SecuritySchemes, &RequestRules),
+    modifiers(&SecuritySchemes),
     tags(
         (name = "Sending", description = "Transactional email, event tracking and address verification (`/v1`)."),
         (name = "Contacts", description = "The people a workspace mails."),
@@ -234,6 +226,12 @@ fn layer_operation(op: &mut Operation, scheme: &str, is_post: bool) {
         add(
             "409",
             error_response("A request with this `Idempotency-Key` is still running (`CONFLICT`)"),
+        );
+    }
+    if is_post {
+        add(
+            "422",
+            error_response("`Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)"),
         );
     }
     if has_body {

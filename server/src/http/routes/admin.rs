@@ -4,6 +4,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::model::{Domain, Workspace};
+use posthorn_core::model::{JobId, WorkspaceId};
 use posthorn_core::Error;
 
 use crate::http::body::Wire;
@@ -64,7 +65,7 @@ pub async fn list(State(state): State<AppState>) -> ApiResult<Json<WorkspaceList
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
 ) -> ApiResult<Json<Workspace>> {
     Ok(Json(state.engine.workspace(&id).await?))
 }
@@ -84,7 +85,7 @@ pub async fn read(
 )]
 pub async fn patch(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
     Wire(body): Wire<WorkspacePatchBody>,
 ) -> ApiResult<Json<Workspace>> {
     Ok(Json(state.engine.patch_workspace(&id, body.into()).await?))
@@ -103,7 +104,7 @@ pub async fn patch(
 )]
 pub async fn create_key_set(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
     Wire(body): Wire<KeySetBody>,
 ) -> ApiResult<(StatusCode, Json<NewKeySetBody>)> {
     let set = state.engine.admin_create_key_set(&id, body.into()).await?;
@@ -126,7 +127,7 @@ pub async fn create_key_set(
 )]
 pub async fn add_domain(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<WorkspaceId>,
     Wire(body): Wire<DomainBody>,
 ) -> ApiResult<(StatusCode, Json<Domain>)> {
     let domain = state.engine.admin_add_domain(&id, body.into()).await?;
@@ -178,8 +179,11 @@ pub async fn dead_jobs(
 )]
 pub async fn revive_job(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<JobId>,
 ) -> ApiResult<Json<RevivedJob>> {
     state.engine.revive_job(&id).await?;
-    Ok(Json(RevivedJob { revived: true, id }))
+    Ok(Json(RevivedJob {
+        revived: true,
+        id: id.into_string(),
+    }))
 }

@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use posthorn_core::app::campaigns::CampaignView;
 use posthorn_core::app::Caller;
+use posthorn_core::model::CampaignId;
 use serde_json::{json, Value};
 
 use super::segments::page_json;
@@ -14,7 +15,7 @@ use crate::http::body::Wire;
 use crate::http::error::{ApiError, ApiResult, ErrorResponse};
 use crate::http::query::WireQuery;
 use crate::http::wire::campaigns::{
-    CampaignActionResponse, CampaignCreateBody, CampaignDeleted, CampaignPage, CampaignPatchBody,
+    CampaignActionResponse, CampaignCreateInput, CampaignDeleted, CampaignPage, CampaignPatchBody,
     CampaignResponse, CampaignSendBody, CampaignStatsResponse, CampaignsQuery,
 };
 use crate::http::AppState;
@@ -44,7 +45,7 @@ fn ok(data: Value) -> Response {
 /// A DRAFT addressed to ALL subscribed contacts, a SEGMENT or a FILTERED audience.
 #[utoipa::path(
     post, path = "/campaigns", operation_id = "createCampaign", tag = "Campaigns",
-    request_body = CampaignCreateBody,
+    request_body = CampaignCreateInput,
     responses(
         (status = 201, description = "Created", body = CampaignResponse),
         (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key`, SEGMENT without `segmentId` or FILTERED without `audienceCondition` (`BAD_REQUEST`)", body = ErrorResponse),
@@ -56,7 +57,7 @@ fn ok(data: Value) -> Response {
 pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Wire(body): Wire<CampaignCreateBody>,
+    Wire(body): Wire<CampaignCreateInput>,
 ) -> ApiResult<Response> {
     let view = state.engine.create_campaign(&caller, body.into()).await?;
     Ok((
@@ -102,7 +103,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     Ok(ok(campaign_json(
         &state.engine.campaign(&caller, &id).await?,
@@ -128,7 +129,7 @@ pub async fn read(
 pub async fn update(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignPatchBody>,
 ) -> ApiResult<Response> {
     Ok(ok(campaign_json(
@@ -158,7 +159,7 @@ pub async fn update(
 pub async fn patch(
     state: State<AppState>,
     caller: Extension<Caller>,
-    id: Path<String>,
+    id: Path<CampaignId>,
     body: Wire<CampaignPatchBody>,
 ) -> ApiResult<Response> {
     update(state, caller, id, body).await
@@ -179,7 +180,7 @@ pub async fn patch(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     state.engine.delete_campaign(&caller, &id).await?;
     Ok(Json(json!({"success": true, "message": "Campaign deleted"})).into_response())
@@ -205,7 +206,7 @@ pub async fn delete(
 pub async fn send(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignSendBody>,
 ) -> ApiResult<Response> {
     let (view, message) = state
@@ -235,7 +236,7 @@ pub async fn send(
 pub async fn cancel(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     let (view, message) = state.engine.cancel_campaign(&caller, &id).await?;
     Ok(
@@ -259,7 +260,7 @@ pub async fn cancel(
 pub async fn stats(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<CampaignId>,
 ) -> ApiResult<Response> {
     let view = state.engine.campaign(&caller, &id).await?;
     let c = &view.counts;

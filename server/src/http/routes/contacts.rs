@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Contact;
+use posthorn_core::model::ContactId;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -82,7 +83,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<ContactId>,
 ) -> ApiResult<Json<Contact>> {
     Ok(Json(state.engine.contact(&caller, &id).await?))
 }
@@ -104,7 +105,7 @@ pub async fn read(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<ContactId>,
     Wire(body): Wire<ContactPatchBody>,
 ) -> ApiResult<Json<Contact>> {
     Ok(Json(
@@ -129,7 +130,7 @@ pub async fn patch(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<ContactId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_contact(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)

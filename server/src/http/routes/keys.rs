@@ -4,6 +4,7 @@ use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::Caller;
+use posthorn_core::model::KeySetId;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -65,7 +66,7 @@ pub async fn create(
 pub async fn revoke(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<KeySetId>,
 ) -> ApiResult<StatusCode> {
     state.engine.revoke_key_set(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -11,13 +11,7 @@ pub mod segments;
 pub mod templates;
 pub mod workflows;
 
-use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
-
-/// The `/v1` envelope: `{success: true, data}`.
-pub fn v1(data: Value) -> Response {
-    axum::Json(json!({ "success": true, "data": data })).into_response()
-}
+use serde_json::Value;
 
 /// Serializes a record, mapping the (impossible in practice) failure to an internal error.
 pub fn to_json<T: serde::Serialize>(value: &T) -> Result<Value, super::error::ApiError> {

@@ -1,40 +1,41 @@
 //! `/v1/send`, `/v1/track`, `/v1/verify`.
 
 use axum::extract::{Extension, State};
-use axum::response::Response;
 use posthorn_core::app::Caller;
-use posthorn_core::model::timestamp;
-use serde_json::json;
 
 use axum::Json;
 use posthorn_core::verify::VerificationResult;
 
-use super::v1;
-use crate::http::body::{JsonBody, Wire};
+use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
-use crate::http::wire;
+use crate::http::wire::send::{SendInput, SendResult};
 use crate::http::wire::track::{TrackBody, TrackResult, VerifyBody};
 use crate::http::wire::V1;
 use crate::http::AppState;
 
-/// `POST /v1/send`.
+/// Send a transactional email
+///
+/// One email record and delivery job per distinct recipient, all or nothing. The sender
+/// domain must be a verified domain of the workspace (and in the key set's allowlist when it
+/// has one). New contacts are created unsubscribed unless `subscribed` is given.
+#[utoipa::path(
+    post, path = "/v1/send", operation_id = "send", tag = "Sending",
+    request_body = SendInput,
+    responses(
+        (status = 200, description = "Accepted for delivery", body = V1<SendResult>),
+        (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`), a malformed `Idempotency-Key`, or a MARKETING template sent to unsubscribed recipients (`BAD_REQUEST`)", body = ErrorResponse),
+        (status = 403, description = "Public key (`FORBIDDEN`), sender domain not verified (`DOMAIN_NOT_VERIFIED`), sender domain outside the key set's allowlist (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 404, description = "`template` does not exist (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 422, description = "Invalid fields, all listed in `errors` (`VALIDATION_ERROR`), or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
+    ),
+)]
 pub async fn send(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    JsonBody(body): JsonBody,
-) -> ApiResult<Response> {
-    let accepted = state
-        .engine
-        .send(&caller, wire::send::send_email(&body)?)
-        .await?;
-    let emails: Vec<_> = accepted
-        .emails
-        .iter()
-        .map(|e| json!({"contact": {"id": e.contact_id, "email": e.email}, "email": e.email_id}))
-        .collect();
-    Ok(v1(
-        json!({"emails": emails, "timestamp": timestamp::format(&accepted.at)}),
-    ))
+    Wire(body): Wire<SendInput>,
+) -> ApiResult<Json<V1<SendResult>>> {
+    let accepted = state.engine.send(&caller, body.into()).await?;
+    Ok(Json(V1::new(accepted.into())))
 }
 
 /// Track a custom event

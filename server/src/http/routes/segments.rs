@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use posthorn_core::app::segments::{Page, SegmentView};
 use posthorn_core::app::Caller;
+use posthorn_core::model::SegmentId;
 use serde_json::{json, Value};
 
 use super::to_json;
@@ -126,7 +127,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<SegmentId>,
 ) -> ApiResult<Response> {
     Ok(Json(segment_json(&state.engine.segment(&caller, &id).await?)?).into_response())
 }
@@ -158,7 +159,7 @@ pub async fn read(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentPatchBody>,
 ) -> ApiResult<Response> {
     Ok(Json(segment_json(
@@ -196,7 +197,7 @@ pub async fn patch(
 pub async fn replace(
     state: State<AppState>,
     caller: Extension<Caller>,
-    id: Path<String>,
+    id: Path<SegmentId>,
     body: Wire<SegmentPatchBody>,
 ) -> ApiResult<Response> {
     patch(state, caller, id, body).await
@@ -224,7 +225,7 @@ pub async fn replace(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<SegmentId>,
 ) -> ApiResult<Response> {
     state.engine.delete_segment(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -254,7 +255,7 @@ pub async fn delete(
 pub async fn contacts(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<SegmentId>,
     WireQuery(query): WireQuery<PageQuery>,
 ) -> ApiResult<Response> {
     let page = state
@@ -291,7 +292,7 @@ pub async fn contacts(
 pub async fn add_members(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersAddBody>,
 ) -> ApiResult<Response> {
     let create_missing = body.create_missing == Some(true);
@@ -331,7 +332,7 @@ pub async fn add_members(
 pub async fn remove_members(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersRemoveBody>,
 ) -> ApiResult<Response> {
     let removed = state

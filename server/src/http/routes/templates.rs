@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Template;
+use posthorn_core::model::TemplateId;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -67,7 +68,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
 ) -> ApiResult<Json<Template>> {
     Ok(Json(state.engine.template(&caller, &id).await?))
 }
@@ -89,7 +90,7 @@ pub async fn read(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
     Wire(body): Wire<TemplatePatchBody>,
 ) -> ApiResult<Json<Template>> {
     Ok(Json(
@@ -117,7 +118,7 @@ pub async fn patch(
 pub async fn replace(
     state: State<AppState>,
     caller: Extension<Caller>,
-    id: Path<String>,
+    id: Path<TemplateId>,
     body: Wire<TemplatePatchBody>,
 ) -> ApiResult<Json<Template>> {
     patch(state, caller, id, body).await
@@ -135,7 +136,7 @@ pub async fn replace(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
+    Path(id): Path<TemplateId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_template(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -36,6 +36,8 @@ impl<const MIN: i64, const MAX: i64> Deserr<WireErrors> for Integer<MIN, MAX> {
         let n = match value {
             DValue::Integer(n) => i64::try_from(n).ok(),
             DValue::NegativeInteger(n) => Some(n),
+            // JSON has one number type: `65.0` is the integer 65 (as JSON Schema says).
+            DValue::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Some(f as i64),
             DValue::Float(_) => None,
             other => {
                 return Err(WireErrors::wrong_kind(
@@ -393,7 +395,7 @@ pub struct NewKeySetBody {
 impl From<&NewKeySet> for NewKeySetBody {
     fn from(set: &NewKeySet) -> Self {
         NewKeySetBody {
-            id: set.record.id.clone(),
+            id: set.record.id.to_string(),
             name: set.record.name.clone(),
             public_key: set.public_key.clone(),
             secret_key: set.secret_key.clone(),
@@ -454,7 +456,7 @@ impl DeadJobBody {
             return None;
         };
         Some(DeadJobBody {
-            id: job.id.clone(),
+            id: job.id.to_string(),
             kind: payload.get("kind").cloned().unwrap_or(Value::Null),
             payload,
             attempts: job.attempts,

@@ -5,6 +5,7 @@ use deserr::{Deserr, IntoValue, Value as DValue, ValuePointerRef};
 use posthorn_core::app::campaigns::{CampaignPatch, CreateCampaign, ListCampaigns, SendCampaign};
 use posthorn_core::app::send::{MAX_NAME_CHARS, MAX_SUBJECT_CHARS};
 use posthorn_core::app::PageRequest;
+use posthorn_core::model::SegmentId;
 use posthorn_core::model::{AudienceType, CampaignStatus};
 use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::RefOr;
@@ -78,6 +79,25 @@ impl Deserr<WireErrors> for QueryStatus {
         }
     }
 }
+
+impl PartialSchema for QueryStatus {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some([
+                "",
+                "DRAFT",
+                "SCHEDULED",
+                "SENDING",
+                "SENT",
+                "CANCELLED",
+            ]))
+            .description(Some("A campaign status; empty for any."))
+            .into()
+    }
+}
+
+impl ToSchema for QueryStatus {}
 
 /// Where a campaign is in its life: DRAFT → SCHEDULED | SENDING; SCHEDULED → SENDING |
 /// SCHEDULED | CANCELLED; SENDING → SENT | CANCELLED.
@@ -209,9 +229,71 @@ impl From<CampaignCreateBody> for CreateCampaign {
             from_name: b.from_name.map(|n| n.0),
             reply_to: b.reply_to.map(|e| e.0),
             audience_type: b.audience_type.0 .0,
-            segment_id: b.segment_id.map(|s| s.trim().to_string()),
+            segment_id: b.segment_id.map(|s| SegmentId::from(s.trim())),
             audience_condition: b.audience_condition.map(|c| c.0),
         }
+    }
+}
+
+/// Body of `POST /campaigns`: [`CampaignCreateBody`], whose schema also states what each
+/// audience needs (`segmentId` for SEGMENT, `audienceCondition` for FILTERED; 400
+/// `BAD_REQUEST` otherwise).
+#[derive(Debug)]
+pub struct CampaignCreateInput(pub CampaignCreateBody);
+
+impl Deserr<WireErrors> for CampaignCreateInput {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        CampaignCreateBody::deserialize_from_value(value, location).map(CampaignCreateInput)
+    }
+}
+
+impl PartialSchema for CampaignCreateInput {
+    fn schema() -> RefOr<Schema> {
+        use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder};
+        let audience = |kind: &str, field: Option<(&str, Type)>| {
+            let builder = ObjectBuilder::new().property(
+                "audienceType",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some([kind])),
+            );
+            match field {
+                Some((name, ty)) => builder
+                    .property(name, ObjectBuilder::new().schema_type(ty))
+                    .required(name),
+                None => builder,
+            }
+        };
+        AllOfBuilder::new()
+            .item(CampaignCreateBody::schema())
+            .item(
+                AnyOfBuilder::new()
+                    .item(audience("ALL", None))
+                    .item(audience("SEGMENT", Some(("segmentId", Type::String))))
+                    .item(audience(
+                        "FILTERED",
+                        Some(("audienceCondition", Type::Object)),
+                    ))
+                    .description(Some(
+                        "SEGMENT needs `segmentId`, FILTERED needs `audienceCondition`.",
+                    )),
+            )
+            .into()
+    }
+}
+
+impl ToSchema for CampaignCreateInput {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("CampaignCreate")
+    }
+}
+
+impl From<CampaignCreateInput> for CreateCampaign {
+    fn from(CampaignCreateInput(b): CampaignCreateInput) -> Self {
+        b.into()
     }
 }
 
@@ -280,7 +362,7 @@ impl From<CampaignPatchBody> for CampaignPatch {
             from_name: b.from_name.into_patch().map(|n| n.0),
             reply_to: b.reply_to.into_patch().map(|e| e.0),
             audience_type: b.audience_type.map(|a| a.0),
-            segment_id: b.segment_id.into_patch().map(|s| s.trim().to_string()),
+            segment_id: b.segment_id.into_patch().map(|s| SegmentId::from(s.trim())),
             audience_condition: b.audience_condition.into_patch().map(|c| c.0),
         }
     }
@@ -305,7 +387,7 @@ pub struct CampaignsQuery {
     pub limit: Option<QueryInt<1, 100>>,
     /// Only campaigns in this status.
     #[deserr(default)]
-    #[param(inline, value_type = Option<Status>)]
+    #[param(inline, value_type = Option<QueryStatus>)]
     pub status: QueryStatus,
 }
 

@@ -89,6 +89,22 @@ impl WireErrors {
         )
     }
 
+    /// The error of the field at `location` (to collect several into one [`WireErrors`]).
+    pub fn field(location: ValuePointerRef, code: &str, message: impl Into<String>) -> FieldError {
+        FieldError::new(path_of(location), code, message)
+    }
+
+    /// Whether no field failed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty() && self.1.is_empty()
+    }
+
+    /// Adds the errors of `other`, each to its part.
+    pub fn extend(&mut self, other: WireErrors) {
+        self.0.extend(other.0);
+        self.1.extend(other.1);
+    }
+
     /// One failing field at `location`, reported after the checks of every field.
     pub fn late(location: ValuePointerRef, code: &str, message: impl Into<String>) -> Self {
         Self(
@@ -133,11 +149,7 @@ impl WireErrors {
     /// The validation error listing every field, ordered as the fields of `T` are declared
     /// (deserr meets present fields in the order the client wrote them).
     pub fn into_error<T: PartialSchema>(self) -> Error {
-        let order: Vec<String> = match T::schema() {
-            RefOr::T(Schema::Object(object)) => object.properties.keys().cloned().collect(),
-            _ => Vec::new(),
-        };
-        Error::Validation(self.ordered(&order))
+        Error::Validation(self.ordered(&declared_fields::<T>()))
     }
 
     /// Every error, the late ones last, each part in the order of `order` (top-level keys).
@@ -207,6 +219,51 @@ impl DeserializeError for WireErrors {
         };
         Self::merge(self_, new, location)
     }
+}
+
+/// The properties of `T`'s schema in declaration order: of its object, or of the first
+/// object of an `allOf` (a body with a rule across fields).
+fn declared_fields<T: PartialSchema>() -> Vec<String> {
+    let keys =
+        |object: &utoipa::openapi::schema::Object| object.properties.keys().cloned().collect();
+    match T::schema() {
+        RefOr::T(Schema::Object(object)) => keys(&object),
+        RefOr::T(Schema::AllOf(all)) => all
+            .items
+            .iter()
+            .find_map(|item| match item {
+                RefOr::T(Schema::Object(object)) => Some(keys(object)),
+                _ => None,
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// `errors` of the object at `location` ordered as `T` declares its fields, as the
+/// Checker reported them (deserr meets them in the order the client wrote them, and missing
+/// ones last). Errors elsewhere keep their place.
+pub fn in_declared_order<T: PartialSchema>(
+    errors: WireErrors,
+    location: ValuePointerRef,
+) -> WireErrors {
+    let order = declared_fields::<T>();
+    let prefix = path_of(location);
+    let rank = |e: &FieldError| {
+        let rest = if prefix.is_empty() {
+            Some(e.field.as_str())
+        } else {
+            e.field
+                .strip_prefix(prefix.as_str())
+                .and_then(|r| r.strip_prefix('.'))
+        };
+        let key = rest.and_then(|r| r.split('.').next()).unwrap_or_default();
+        order.iter().position(|p| p == key).unwrap_or(order.len())
+    };
+    let (mut now, mut late) = (errors.0, errors.1);
+    now.sort_by_key(rank);
+    late.sort_by_key(rank);
+    WireErrors(now, late)
 }
 
 /// Reads `value` into `T`, every failing field reported at once.

@@ -2,6 +2,7 @@
 
 use deserr::Deserr;
 use posthorn_core::app::events::{ListEvents, MAX_EVENTS_PAGE};
+use posthorn_core::model::ContactId;
 use posthorn_core::model::Event;
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
@@ -31,7 +32,7 @@ impl From<EventsQuery> for ListEvents {
     fn from(q: EventsQuery) -> Self {
         ListEvents {
             event_name: q.event_name,
-            contact_id: q.contact_id,
+            contact_id: q.contact_id.map(ContactId::from),
             limit: q.limit.0 as usize,
         }
     }

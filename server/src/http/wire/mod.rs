@@ -1,14 +1,16 @@
 //! The wire: request bodies and query strings turned into the core's typed commands and
 //! queries, every failing field reported at once (paths and codes as in docs/api.md), and
 //! the answers the handlers serialize. Handlers parse here, then call the engine with Rust
-//! values only. Converted areas read their bodies with deserr ([`de`]) and derive their
-//! OpenAPI schemas: the document describes exactly these types.
+//! values only. Bodies are read with deserr ([`de`]) and the types derive their OpenAPI
+//! schemas: the document describes exactly these types.
 
 pub mod admin;
+pub mod attachments;
 pub mod campaigns;
 pub mod contacts;
 pub mod de;
 pub mod events;
+pub mod mailbox;
 pub mod segments;
 pub mod send;
 pub mod templates;

@@ -164,7 +164,27 @@ impl Deserr<WireErrors> for SegmentCreateInput {
 
 impl PartialSchema for SegmentCreateInput {
     fn schema() -> RefOr<Schema> {
-        SegmentCreateBody::schema()
+        use utoipa::openapi::schema::{AllOfBuilder, AnyOfBuilder};
+        let is_static = ObjectBuilder::new()
+            .property(
+                "type",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .enum_values(Some(["STATIC"])),
+            )
+            .required("type");
+        let with_condition = ObjectBuilder::new()
+            .property("condition", ObjectBuilder::new().schema_type(Type::Object))
+            .required("condition");
+        AllOfBuilder::new()
+            .item(SegmentCreateBody::schema())
+            .item(
+                AnyOfBuilder::new()
+                    .item(is_static)
+                    .item(with_condition)
+                    .description(Some("`condition` is required unless `type` is STATIC.")),
+            )
+            .into()
     }
 }
 

@@ -1,309 +1,359 @@
-//! `POST /v1/send`: the JSON body into the typed [`SendEmail`], reporting every bad field.
+//! `POST /v1/send`: the JSON body into the typed [`SendEmail`], every bad field reported at
+//! once, and the answer.
+//!
+//! The body is read by the deserr wire type [`SendBody`]; the one rule that spans fields
+//! (`subject` and `body` are required when no `template` is given) is added by
+//! [`SendInput`], which the handler reads. Mailboxes are in [`super::mailbox`], attachments
+//! in [`super::attachments`].
 
-use base64::Engine as _;
+use deserr::{Deserr, IntoValue, Value as DValue, ValueKind, ValuePointerRef};
 use posthorn_core::app::send::{
-    attachment_bytes_problem, attachment_count_problem, header_problem, recipients_problem,
-    Recipient, SendEmail, MAX_NAME_CHARS, MAX_SUBJECT_CHARS,
+    header_problem, Accepted, SendEmail, MAX_HEADER_VALUE_BYTES, MAX_NAME_CHARS, MAX_SUBJECT_CHARS,
+    RESERVED_HEADERS,
 };
-use posthorn_core::model::EmailAddress;
-use posthorn_core::ports::Attachment;
-use posthorn_core::validate::{join, type_name, Checker};
-use posthorn_core::Result;
-use serde_json::{Map, Value};
+use posthorn_core::model::{timestamp, EmailAddress, TemplateId};
+use posthorn_core::validate::type_name;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::openapi::schema::{
+    AllOfBuilder, AnyOfBuilder, ObjectBuilder, Schema, SchemaType, Type,
+};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
 
-/// Parses a `POST /v1/send` body; every failing field is reported at once.
-pub fn send_email(body: &Value) -> Result<SendEmail> {
-    let obj = Checker::body(body)?;
-    let mut c = Checker::new();
-    let to = parse_to(&mut c, obj);
-    let from = parse_from(&mut c, obj);
-    let name = c
-        .line(obj, "name", "", false, MAX_NAME_CHARS)
-        .map(str::to_string);
-    let subject = c
-        .line(obj, "subject", "", false, MAX_SUBJECT_CHARS)
-        .map(str::to_string);
-    let body_html = c.string(obj, "body", "", false).map(str::to_string);
-    let text = match obj.get("text") {
-        Some(Value::String(s)) => Some(s.clone()),
-        _ => c.string(obj, "text", "", false).map(str::to_string),
-    };
-    let template = c
-        .string(obj, "template", "", false)
-        .map(|s| s.trim().to_string());
-    let subscribed = c.boolean(obj, "subscribed", "", false);
-    let data = c
-        .object(obj, "data", "", false)
-        .cloned()
-        .unwrap_or_default();
-    let headers = parse_headers(&mut c, obj);
-    let reply = c.email(obj, "reply", "", false);
-    let attachments = parse_attachments(&mut c, obj);
-    if template.is_none() {
-        if subject.is_none() && !obj.contains_key("subject") {
-            c.fail(
-                "subject",
-                "required",
-                "subject is required when no template is given",
-            );
+use super::attachments::Attachments;
+use super::de::{Email, JsonObject, Line, WireErrors};
+use super::mailbox::{Recipients, Sender};
+
+type Name = Line<MAX_NAME_CHARS>;
+type Subject = Line<MAX_SUBJECT_CHARS>;
+
+/// Custom headers (name to value): no line breaks, none of the headers Posthorn writes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Headers(pub Vec<(String, String)>);
+
+impl Deserr<WireErrors> for Headers {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let map = match Value::from(value) {
+            Value::Object(map) => map,
+            other => {
+                return Err(WireErrors::wrong_kind(
+                    location,
+                    other.into_value().kind(),
+                    &[ValueKind::Map],
+                ))
+            }
+        };
+        let mut errors = WireErrors::default();
+        let mut out = Vec::new();
+        for (name, value) in map {
+            let at = location.push_key(&name);
+            match &value {
+                Value::String(v) => match header_problem(&name, v) {
+                    Some((code, message)) => errors.0.push(WireErrors::field(at, code, message)),
+                    None => out.push((name.clone(), v.clone())),
+                },
+                other => match header_problem(&name, "") {
+                    Some((code, message)) => errors.0.push(WireErrors::field(at, code, message)),
+                    None => errors.0.push(WireErrors::field(
+                        at,
+                        "invalid_type",
+                        format!("header values must be strings, got {}", type_name(other)),
+                    )),
+                },
+            }
         }
-        if body_html.is_none() && !obj.contains_key("body") {
-            c.fail(
-                "body",
-                "required",
-                "body is required when no template is given",
-            );
+        if errors.is_empty() {
+            Ok(Headers(out))
+        } else {
+            Err(errors)
         }
     }
-    c.finish()?;
-    Ok(SendEmail {
-        to,
-        from,
-        name,
-        subject,
-        body: body_html,
-        text,
-        template,
-        subscribed,
-        data,
-        headers,
-        reply,
-        attachments,
-    })
 }
 
-fn parse_to(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Recipient> {
-    let Some(value) = c.value(obj, "to", "", true) else {
-        return Vec::new();
-    };
-    let items: Vec<(String, &Value)> = match value {
-        Value::Array(items) => {
-            match recipients_problem(items.len()) {
-                Some((code, message)) if code == "too_many" => {
-                    c.fail("to", code, message);
-                    return Vec::new();
-                }
-                Some((code, message)) => c.fail("to", code, message),
-                None => {}
-            }
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (format!("to.{i}"), v))
+impl PartialSchema for Headers {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property_names(Some(header_names()))
+            .additional_properties(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .max_length(Some(MAX_HEADER_VALUE_BYTES))
+                    .pattern(Some(r"^[^\u0000-\u0008\u000A-\u001F\u007F-\u009F]*$"))
+                    .description(Some(format!(
+                        "At most {MAX_HEADER_VALUE_BYTES} bytes in UTF-8; no line breaks or \
+                         other control characters but tab."
+                    ))),
+            ))
+            .description(Some(
+                "Custom headers (name to value); line breaks and headers Posthorn sets are \
+                 refused.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Headers {}
+
+/// Header names a caller may set: printable ASCII without `:` or space, at most 76
+/// characters, none of [`RESERVED_HEADERS`] (any case).
+fn header_names() -> ObjectBuilder {
+    let reserved: Vec<String> = RESERVED_HEADERS
+        .iter()
+        .map(|name| {
+            name.chars()
+                .map(|c| {
+                    if c.is_ascii_alphabetic() {
+                        format!("[{}{}]", c.to_ascii_uppercase(), c.to_ascii_lowercase())
+                    } else {
+                        c.to_string()
+                    }
+                })
                 .collect()
+        })
+        .collect();
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(76))
+        .pattern(Some(format!("^(?!({})$)[!-9;-~]+$", reserved.join("|"))))
+        .description(Some(format!(
+            "Printable ASCII without `:` or space, at most 76 characters; not one Posthorn \
+             sets ({}).",
+            RESERVED_HEADERS.join(", ")
+        )))
+}
+
+/// The fields of `POST /v1/send`, each read on its own.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors)]
+#[schema(as = SendRequest)]
+#[schema(example = json!({
+    "to": ["ada@example.org", {"name": "Grace", "email": "grace@example.org"}],
+    "from": "Acme <hello@acme.com>",
+    "subject": "Welcome, {{name}}",
+    "body": "<p>Hello {{name}}</p>",
+    "data": {"name": "friend"}
+}))]
+pub struct SendBody {
+    /// One recipient or a list of 1 to 50 (duplicates are sent once).
+    #[schema(inline)]
+    pub to: Recipients,
+    /// Sender on a verified domain of the workspace; required unless the template has one.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub from: Option<Sender>,
+    /// Sender display name (overrides the name of `from`).
+    #[deserr(default)]
+    #[schema(inline)]
+    pub name: Option<Name>,
+    /// Subject; required (but may be `null`) when no template is given.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub subject: Option<Subject>,
+    /// HTML body; required (but may be `null`) when no template is given.
+    #[deserr(default)]
+    pub body: Option<String>,
+    /// Plain-text part: omitted = generated from `body`; `""` = no text part.
+    #[deserr(default)]
+    pub text: Option<String>,
+    /// Template id; supplies subject, body, from and reply-to unless given here.
+    #[deserr(default)]
+    pub template: Option<String>,
+    /// Subscription flag to set on the recipients' contacts; new contacts default to false.
+    #[deserr(default)]
+    pub subscribed: Option<bool>,
+    /// Template variables.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub data: Option<JsonObject>,
+    /// Custom headers (name to value); CR/LF and headers Posthorn sets are refused.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub headers: Option<Headers>,
+    /// Reply-To address.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub reply: Option<Email>,
+    /// At most 10 attachments, 10 MB decoded in total.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub attachments: Option<Attachments>,
+}
+
+/// Body of `POST /v1/send`: [`SendBody`], and `subject` and `body` required when no
+/// `template` (a string) is given.
+#[derive(Debug)]
+pub struct SendInput(pub SendBody);
+
+impl Deserr<WireErrors> for SendInput {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        if value.kind() != ValueKind::Map {
+            return SendBody::deserialize_from_value(value, location).map(SendInput);
         }
-        single => vec![("to".to_string(), single)],
-    };
-    let mut out: Vec<Recipient> = Vec::new();
-    for (path, item) in items {
-        if let Some(r) = parse_recipient(c, item, &path) {
-            if !out.iter().any(|seen| seen.email == r.email) {
-                out.push(r);
+        let json = Value::from(value);
+        let has_template = json.get("template").is_some_and(Value::is_string);
+        let mut missing = WireErrors::default();
+        for key in ["subject", "body"] {
+            if !has_template && json.get(key).is_none() {
+                missing.1.push(WireErrors::field(
+                    location.push_key(key),
+                    "required",
+                    format!("{key} is required when no template is given"),
+                ));
+            }
+        }
+        match (
+            SendBody::deserialize_from_value(json.into_value(), location),
+            missing,
+        ) {
+            (Ok(body), missing) if missing.is_empty() => Ok(SendInput(body)),
+            (Ok(_), missing) => Err(missing),
+            (Err(mut errors), missing) => {
+                errors.extend(missing);
+                Err(errors)
             }
         }
     }
-    out
 }
 
-fn parse_recipient(c: &mut Checker, item: &Value, path: &str) -> Option<Recipient> {
-    match item {
-        Value::String(raw) => {
-            parse_mailbox_string(c, raw, path).map(|(email, name)| Recipient { email, name })
-        }
-        Value::Object(o) => {
-            let name = c
-                .line(o, "name", path, false, MAX_NAME_CHARS)
-                .map(str::to_string);
-            let email = c.email(o, "email", path, true)?;
-            Some(Recipient { email, name })
-        }
-        other => {
-            c.fail(
-                path,
-                "invalid_type",
-                format!(
-                    "a recipient must be a string or {{name, email}}, got {}",
-                    type_name(other)
-                ),
-            );
-            None
-        }
-    }
-}
-
-/// Parses `addr` or `Display Name <addr>`.
-pub fn parse_mailbox_string(
-    c: &mut Checker,
-    raw: &str,
-    path: &str,
-) -> Option<(EmailAddress, Option<String>)> {
-    if raw.chars().any(|ch| ch.is_control()) {
-        c.fail(
-            path,
-            "invalid_characters",
-            "address must not contain line breaks",
-        );
-        return None;
-    }
-    let trimmed = raw.trim();
-    if let (Some(open), true) = (trimmed.rfind('<'), trimmed.ends_with('>')) {
-        let name = trimmed[..open].trim().trim_matches('"').trim();
-        let addr = &trimmed[open + 1..trimmed.len() - 1];
-        let email = c.parse_email(addr, path)?;
-        let name = (!name.is_empty()).then(|| name.to_string());
-        return Some((email, name));
-    }
-    c.parse_email(trimmed, path).map(|e| (e, None))
-}
-
-fn parse_from(c: &mut Checker, obj: &Map<String, Value>) -> Option<(EmailAddress, Option<String>)> {
-    match c.value(obj, "from", "", false)? {
-        Value::String(raw) => parse_mailbox_string(c, raw, "from"),
-        Value::Object(o) => {
-            let name = c
-                .line(o, "name", "from", false, MAX_NAME_CHARS)
-                .map(str::to_string);
-            let email = c.email(o, "email", "from", true)?;
-            Some((email, name))
-        }
-        other => {
-            c.fail(
+impl PartialSchema for SendInput {
+    fn schema() -> RefOr<Schema> {
+        let with_template = ObjectBuilder::new()
+            .property("template", ObjectBuilder::new().schema_type(Type::String))
+            .required("template");
+        // Without a template, `from` is required by the send itself (422 at `from`).
+        let inline = ObjectBuilder::new()
+            .property(
                 "from",
-                "invalid_type",
-                format!(
-                    "from must be a string or {{name, email}}, got {}",
-                    type_name(other)
-                ),
-            );
-            None
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::from_iter([Type::String, Type::Object])),
+            )
+            .required("subject")
+            .required("body")
+            .required("from");
+        AllOfBuilder::new()
+            .item(SendBody::schema())
+            .item(
+                AnyOfBuilder::new()
+                    .item(with_template)
+                    .item(inline)
+                    .description(Some(
+                        "`subject`, `body` and `from` are required unless `template` is given.",
+                    )),
+            )
+            .into()
+    }
+}
+
+impl ToSchema for SendInput {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("SendRequest")
+    }
+}
+
+impl From<SendInput> for SendEmail {
+    fn from(SendInput(b): SendInput) -> Self {
+        SendEmail {
+            to: b.to.0,
+            from: b.from.map(|Sender(m)| (m.email, m.name)),
+            name: b.name.map(|n| n.0),
+            subject: b.subject.map(|s| s.0),
+            body: b.body,
+            text: b.text,
+            template: b.template.map(|t| TemplateId::from(t.trim())),
+            subscribed: b.subscribed,
+            data: b.data.map(|d| d.0).unwrap_or_default(),
+            headers: b.headers.map(|h| h.0).unwrap_or_default(),
+            reply: b.reply.map(|e| e.0),
+            attachments: b.attachments.map(|a| a.0).unwrap_or_default(),
         }
     }
 }
 
-fn parse_headers(c: &mut Checker, obj: &Map<String, Value>) -> Vec<(String, String)> {
-    let Some(headers) = c.object(obj, "headers", "", false) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (name, value) in headers {
-        let path = join("headers", name);
-        match value {
-            Value::String(v) => match header_problem(name, v) {
-                Some((code, message)) => c.fail(&path, code, message),
-                None => out.push((name.clone(), v.clone())),
-            },
-            other => match header_problem(name, "") {
-                Some((code, message)) => c.fail(&path, code, message),
-                None => c.fail(
-                    &path,
-                    "invalid_type",
-                    format!("header values must be strings, got {}", type_name(other)),
-                ),
-            },
-        }
-    }
-    out
+/// A contact's id and address.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ContactRef {
+    /// Contact id.
+    pub id: String,
+    /// Contact address.
+    pub email: EmailAddress,
 }
 
-fn parse_attachments(c: &mut Checker, obj: &Map<String, Value>) -> Vec<Attachment> {
-    let Some(value) = c.value(obj, "attachments", "", false) else {
-        return Vec::new();
-    };
-    let Value::Array(items) = value else {
-        c.fail(
-            "attachments",
-            "invalid_type",
-            "attachments must be an array",
-        );
-        return Vec::new();
-    };
-    if let Some((code, message)) = attachment_count_problem(items.len()) {
-        c.fail("attachments", code, message);
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    let mut total = 0usize;
-    for (i, item) in items.iter().enumerate() {
-        let path = format!("attachments.{i}");
-        let Value::Object(a) = item else {
-            c.fail(&path, "invalid_type", "an attachment must be an object");
-            continue;
-        };
-        let filename = c.line(a, "filename", &path, true, 255);
-        let content_type = c
-            .line(a, "contentType", &path, false, 255)
-            .unwrap_or("application/octet-stream");
-        let content_id = c
-            .line(a, "contentId", &path, false, 255)
-            .map(str::to_string);
-        let inline = match c.string(a, "disposition", &path, false) {
-            None | Some("attachment") => false,
-            Some("inline") => true,
-            Some(_) => {
-                c.fail(
-                    join(&path, "disposition"),
-                    "invalid_enum",
-                    "disposition must be attachment or inline",
-                );
-                false
-            }
-        };
-        if inline && content_id.is_none() {
-            c.fail(
-                join(&path, "contentId"),
-                "required",
-                "inline attachments need a contentId",
-            );
-        }
-        let content = c.string(a, "content", &path, true).and_then(|raw| {
-            let cleaned: String = raw.chars().filter(|ch| !ch.is_whitespace()).collect();
-            match base64::engine::general_purpose::STANDARD.decode(cleaned) {
-                Ok(bytes) => Some(bytes),
-                Err(_) => {
-                    c.fail(
-                        join(&path, "content"),
-                        "invalid_base64",
-                        "content must be base64",
-                    );
-                    None
-                }
-            }
-        });
-        if let (Some(filename), Some(content)) = (filename, content) {
-            total += content.len();
-            out.push(Attachment {
-                filename: filename.to_string(),
-                content_type: content_type.to_string(),
-                content,
-                content_id,
-                inline,
-            });
+/// One accepted recipient.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SentEmail {
+    /// The recipient's contact.
+    pub contact: ContactRef,
+    /// Email record id (the `emailId` of later events).
+    pub email: String,
+}
+
+/// The accepted emails.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SendResult {
+    /// One entry per distinct recipient, in request order.
+    pub emails: Vec<SentEmail>,
+    /// When the request was accepted (RFC 3339, UTC, milliseconds).
+    #[schema(format = DateTime)]
+    pub timestamp: String,
+}
+
+impl From<Accepted> for SendResult {
+    fn from(a: Accepted) -> Self {
+        SendResult {
+            emails: a
+                .emails
+                .into_iter()
+                .map(|e| SentEmail {
+                    contact: ContactRef {
+                        id: e.contact_id.to_string(),
+                        email: e.email,
+                    },
+                    email: e.email_id.to_string(),
+                })
+                .collect(),
+            timestamp: timestamp::format(&a.at),
         }
     }
-    if let Some((code, message)) = attachment_bytes_problem(total) {
-        c.fail("attachments", code, message);
-    }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
+    use crate::http::wire::de::parse;
     use serde_json::json;
 
     use posthorn_core::Error;
 
-    fn fields(e: Error) -> Vec<String> {
+    fn send_email(body: Value) -> Result<SendEmail, Error> {
+        parse::<SendInput>(body).map(SendEmail::from)
+    }
+
+    fn errors(e: Error) -> Vec<(String, String, String)> {
         match e {
-            Error::Validation(errors) => errors.into_iter().map(|f| f.field).collect(),
+            Error::Validation(errors) => errors
+                .into_iter()
+                .map(|f| (f.field, f.code, f.message))
+                .collect(),
             other => panic!("expected validation error, got {other:?}"),
         }
     }
 
+    fn fields(e: Error) -> Vec<String> {
+        errors(e).into_iter().map(|(f, _, _)| f).collect()
+    }
+
     #[test]
     fn accepts_every_recipient_shape_and_dedupes() {
-        let req = send_email(&json!({
+        let req = send_email(json!({
             "to": ["A@x.com", {"name": "B", "email": "b@x.com"}, "Ann <a@x.com>"],
             "from": "Shop <shop@example.com>", "subject": "s", "body": "<p>b</p>"
         }))
@@ -316,34 +366,112 @@ mod tests {
     }
 
     #[test]
-    fn reports_all_bad_fields_with_paths() {
-        let errs = fields(
-            send_email(&json!({
-                "to": ["ok@x.com", {"email": "bad"}],
+    fn reports_all_bad_fields_with_paths_in_the_checker_order() {
+        let got = fields(
+            send_email(json!({
+                "attachments": [{"filename": "a", "content": "!!"}],
+                "headers": {"Subject": "x", "X-A": "a\r\nBcc: e@x.com"},
                 "from": 3,
-                "headers": {"X-A": "a\r\nBcc: e@x.com", "Subject": "x"},
-                "attachments": [{"filename": "a", "content": "!!"}]
+                "to": ["ok@x.com", {"email": "bad", "name": 7}],
             }))
             .expect_err("invalid"),
         );
-        for f in [
-            "to.1.email",
-            "from",
-            "headers.X-A",
-            "headers.Subject",
-            "attachments.0.content",
-            "subject",
-            "body",
-        ] {
-            assert!(errs.iter().any(|e| e == f), "{f} missing from {errs:?}");
-        }
+        assert_eq!(
+            got,
+            [
+                "to.1.name",
+                "to.1.email",
+                "from",
+                "headers.Subject",
+                "headers.X-A",
+                "attachments.0.content",
+                "subject",
+                "body",
+            ]
+        );
+    }
+
+    #[test]
+    fn messages_and_codes_are_the_checkers() {
+        let got = errors(
+            send_email(
+                json!({"to": [null, 3], "from": [], "reply": "  ", "subject": "a\nb",
+                "headers": {"X-N": 1, "bad name": "v"}, "attachments": {}, "template": "t"}),
+            )
+            .expect_err("invalid"),
+        );
+        let want = [
+            (
+                "to.0",
+                "invalid_type",
+                "a recipient must be a string or {name, email}, got null",
+            ),
+            (
+                "to.1",
+                "invalid_type",
+                "a recipient must be a string or {name, email}, got number",
+            ),
+            (
+                "from",
+                "invalid_type",
+                "from must be a string or {name, email}, got array",
+            ),
+            (
+                "subject",
+                "invalid_characters",
+                "subject must not contain line breaks or control characters",
+            ),
+            (
+                "headers.X-N",
+                "invalid_type",
+                "header values must be strings, got number",
+            ),
+            (
+                "headers.bad name",
+                "invalid_header",
+                "header names are printable ASCII without ':' or spaces",
+            ),
+            ("reply", "invalid_email", "email is empty"),
+            (
+                "attachments",
+                "invalid_type",
+                "attachments must be an array",
+            ),
+        ];
+        let want: Vec<(String, String, String)> = want
+            .iter()
+            .map(|(f, c, m)| (f.to_string(), c.to_string(), m.to_string()))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn missing_and_null_to_are_required_and_null_subject_counts_as_given() {
+        let got =
+            errors(send_email(json!({"to": null, "subject": null, "body": null})).expect_err("to"));
+        assert_eq!(
+            got,
+            [(
+                "to".to_string(),
+                "required".to_string(),
+                "to is required".to_string()
+            )]
+        );
+        let got = errors(send_email(json!({"to": []})).expect_err("empty"));
+        assert_eq!(got[0].1, "required");
+        assert_eq!(got[0].2, "to must list at least one recipient");
+        assert_eq!(
+            fields(send_email(json!({"to": "a@x.com", "template": 3})).expect_err("t")),
+            ["template", "subject", "body"]
+        );
+        assert!(send_email(json!({"to": "a@x.com", "template": " t "})).is_ok());
     }
 
     #[test]
     fn limits_are_enforced_one_past_the_edge() {
         let many: Vec<String> = (0..51).map(|i| format!("u{i}@x.com")).collect();
         assert_eq!(
-            fields(send_email(&json!({"to": many, "subject": "s", "body": "b"})).expect_err("51")),
+            fields(send_email(json!({"to": many, "subject": "s", "body": "b"})).expect_err("51")),
             ["to"]
         );
         let atts: Vec<Value> = (0..11)
@@ -352,37 +480,20 @@ mod tests {
         assert_eq!(
             fields(
                 send_email(
-                    &json!({"to": "a@x.com", "subject": "s", "body": "b", "attachments": atts})
+                    json!({"to": "a@x.com", "subject": "s", "body": "b", "attachments": atts})
                 )
                 .expect_err("11")
             ),
             ["attachments"]
         );
         let fifty: Vec<String> = (0..50).map(|i| format!("u{i}@x.com")).collect();
-        assert!(send_email(&json!({"to": fifty, "subject": "s", "body": "b"})).is_ok());
+        assert!(send_email(json!({"to": fifty, "subject": "s", "body": "b"})).is_ok());
     }
 
     #[test]
     fn empty_text_is_kept_to_turn_generation_off() {
-        let req = send_email(&json!({"to": "a@x.com", "subject": "s", "body": "b", "text": ""}))
+        let req = send_email(json!({"to": "a@x.com", "subject": "s", "body": "b", "text": ""}))
             .expect("valid");
         assert_eq!(req.text.as_deref(), Some(""));
-    }
-
-    proptest! {
-        #[test]
-        fn mailbox_strings_never_panic(raw in "\\PC{0,80}") {
-            let mut c = Checker::new();
-            let _ = parse_mailbox_string(&mut c, &raw, "from");
-        }
-
-        #[test]
-        fn display_names_round_trip(name in "[A-Za-z][A-Za-z ]{0,20}[A-Za-z]", local in "[a-z]{1,10}") {
-            let mut c = Checker::new();
-            let raw = format!("{name} <{local}@example.com>");
-            let (email, parsed) = parse_mailbox_string(&mut c, &raw, "from").expect("valid");
-            prop_assert_eq!(email.as_str(), format!("{local}@example.com"));
-            prop_assert_eq!(parsed, Some(name.trim().to_string()));
-        }
     }
 }

@@ -220,6 +220,18 @@ impl Deserr<WireErrors> for QueryKind {
     }
 }
 
+impl PartialSchema for QueryKind {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["", "TRANSACTIONAL", "MARKETING"]))
+            .description(Some("A template type; empty for any."))
+            .into()
+    }
+}
+
+impl ToSchema for QueryKind {}
+
 /// Query of `GET /templates` (page pagination, newest first).
 #[derive(Debug, Deserr, IntoParams)]
 #[deserr(error = WireErrors)]
@@ -245,7 +257,7 @@ pub struct TemplatesQuery {
     pub cursor: PageCursor,
     /// Only templates of this type.
     #[deserr(default, rename = "type")]
-    #[param(rename = "type", inline, value_type = Option<Kind>)]
+    #[param(rename = "type", inline, value_type = Option<QueryKind>)]
     pub template_type: QueryKind,
     /// Case-insensitive substring of the name.
     #[deserr(default)]

@@ -56,8 +56,8 @@ pub struct TrackResult {
 impl From<Tracked> for TrackResult {
     fn from(t: Tracked) -> Self {
         TrackResult {
-            contact: t.contact_id,
-            event: t.event_id,
+            contact: t.contact_id.into_string(),
+            event: t.event_id.into_string(),
             timestamp: timestamp::format(&t.at),
         }
     }
