@@ -351,7 +351,12 @@ pub fn remove_member(
 }
 
 /// A new enabled workflow started by events named `event_name` (not stored).
-pub fn workflow(workspace_id: &str, name: &str, event_name: &str, at: DateTime<Utc>) -> Workflow {
+pub fn workflow(
+    workspace_id: &WorkspaceId,
+    name: &str,
+    event_name: &str,
+    at: DateTime<Utc>,
+) -> Workflow {
     workflow_with(
         workspace_id,
         name,
@@ -364,14 +369,14 @@ pub fn workflow(workspace_id: &str, name: &str, event_name: &str, at: DateTime<U
 
 /// A new enabled workflow with `trigger`, re-entry allowed (not stored).
 pub fn workflow_with(
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     name: &str,
     trigger: Trigger,
     at: DateTime<Utc>,
 ) -> Workflow {
     Workflow {
-        id: WorkflowId::from(posthorn_core::model::new_id()),
-        workspace_id: workspace_id.into(),
+        id: WorkflowId::generate(crate::fixtures::ids()),
+        workspace_id: workspace_id.clone(),
         name: name.to_string(),
         description: Some(format!("{name} workflow")),
         enabled: true,
@@ -385,7 +390,7 @@ pub fn workflow_with(
 /// A new step of `workflow` doing `action` (not stored).
 pub fn step(workflow: &Workflow, name: &str, action: StepAction, at: DateTime<Utc>) -> Step {
     Step {
-        id: StepId::from(posthorn_core::model::new_id()),
+        id: StepId::generate(crate::fixtures::ids()),
         workspace_id: workflow.workspace_id.clone(),
         workflow_id: workflow.id.clone(),
         name: name.to_string(),
@@ -406,7 +411,7 @@ pub fn transition(
     at: DateTime<Utc>,
 ) -> Transition {
     Transition {
-        id: TransitionId::from(posthorn_core::model::new_id()),
+        id: TransitionId::generate(crate::fixtures::ids()),
         workspace_id: from.workspace_id.clone(),
         workflow_id: from.workflow_id.clone(),
         from_step_id: from.id.clone(),
@@ -420,12 +425,12 @@ pub fn transition(
 
 /// A new RUNNING execution of `workflow` for `contact_id` (not stored); single entry when
 /// the workflow does not allow re-entry.
-pub fn execution(workflow: &Workflow, contact_id: &str, at: DateTime<Utc>) -> Execution {
+pub fn execution(workflow: &Workflow, contact_id: &ContactId, at: DateTime<Utc>) -> Execution {
     Execution {
-        id: ExecutionId::from(posthorn_core::model::new_id()),
+        id: ExecutionId::generate(crate::fixtures::ids()),
         workspace_id: workflow.workspace_id.clone(),
         workflow_id: workflow.id.clone(),
-        contact_id: ContactId::from(contact_id),
+        contact_id: contact_id.clone(),
         status: ExecutionStatus::Running,
         event: json!({"plan": "pro", "n": 1, "nested": {"list": [1, "two", null]}}),
         current_step_id: None,

@@ -1,7 +1,7 @@
 //! Workflow executions and their step records: the re-entry rules (also under racing
 //! commits), optimistic versions, once-per-(execution, step) records, and their reads.
 
-use posthorn_core::model::{ContactId, EmailId, ExecutionId, WorkspaceId};
+use posthorn_core::model::{ContactId, EmailId, ExecutionId};
 use posthorn_core::ports::{StoreError, Write};
 use posthorn_core::workflow::{ExecutionStatus, StepRunStatus, Wait, WebhookAttempt};
 use serde_json::json;
@@ -20,7 +20,7 @@ use crate::StorePorts;
 /// conflict and change nothing.
 pub async fn execution_insert_update_get(p: &StorePorts) {
     let ws = workspace(p, "executions").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let contact = insert_contact(p, &ws.id, "runner", true, now).await;
@@ -41,13 +41,13 @@ pub async fn execution_insert_update_get(p: &StorePorts) {
     stored.version = 0;
     assert_eq!(s.execution(&wsid, &new.id).await, Ok(Some(stored.clone())));
     assert_eq!(
-        s.execution(&wsid, &ExecutionId::from(posthorn_core::model::new_id()))
+        s.execution(&wsid, &ExecutionId::generate(crate::fixtures::ids()))
             .await,
         Ok(None),
         "an unknown execution id must read as None"
     );
     let mut same_id = stored.clone();
-    same_id.contact_id = ContactId::from(posthorn_core::model::new_id());
+    same_id.contact_id = ContactId::generate(crate::fixtures::ids());
     commit_conflicts(
         s,
         "inserting the same execution id again",
@@ -114,7 +114,7 @@ pub async fn execution_insert_update_get(p: &StorePorts) {
 /// execution; other contacts and other workflows are independent.
 pub async fn execution_reentry_rules(p: &StorePorts) {
     let ws = workspace(p, "reentry").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let alice = insert_contact(p, &ws.id, "alice", true, now).await;
@@ -227,7 +227,7 @@ pub async fn execution_reentry_rules(p: &StorePorts) {
 /// exactly one of 8 concurrent inserts commits and the others conflict.
 pub async fn execution_racing_inserts_one_winner(p: &StorePorts) {
     let ws = workspace(p, "execution-race").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let contact = insert_contact(p, &ws.id, "racer", true, now).await;
     for allow_reentry in [true, false] {
@@ -256,7 +256,7 @@ pub async fn execution_racing_inserts_one_winner(p: &StorePorts) {
 /// Racing updates of one execution at one version: exactly one commits.
 pub async fn execution_racing_updates_one_winner(p: &StorePorts) {
     let ws = workspace(p, "execution-update-race").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let contact = insert_contact(p, &ws.id, "updated", true, now).await;
     let w = workflow(&ws.id, "raced", "signup", now);
@@ -296,7 +296,7 @@ pub async fn execution_racing_updates_one_winner(p: &StorePorts) {
 /// workflow's; `active_executions` counts the RUNNING and WAITING ones.
 pub async fn executions_newest_first_and_active_count(p: &StorePorts) {
     let ws = workspace(p, "execution-pages").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let w = workflow(&ws.id, "paged", "signup", now);
@@ -338,7 +338,7 @@ pub async fn executions_newest_first_and_active_count(p: &StorePorts) {
 /// oldest first; not RUNNING ones, delays, other names, other contacts.
 pub async fn waiting_executions_of_contact(p: &StorePorts) {
     let ws = workspace(p, "waiting").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let alice = insert_contact(p, &ws.id, "alice", true, now).await;
@@ -370,7 +370,7 @@ pub async fn waiting_executions_of_contact(p: &StorePorts) {
         writes.push(Write::InsertExecution(e.clone()));
     }
     commit(s, "storing executions", writes).await;
-    let a = ContactId::from(alice.id.as_str());
+    let a = alice.id.clone();
     assert_eq!(
         s.waiting_executions(&wsid, &a, "buy").await,
         Ok(vec![early.clone(), late.clone()])
@@ -380,7 +380,7 @@ pub async fn waiting_executions_of_contact(p: &StorePorts) {
         Ok(vec![other_name])
     );
     assert_eq!(s.waiting_executions(&wsid, &a, "BUY").await, Ok(vec![]));
-    let b = ContactId::from(bob.id.as_str());
+    let b = bob.id.clone();
     assert_eq!(s.waiting_executions(&wsid, &b, "buy").await, Ok(vec![bobs]));
     let mut resumed = early.clone();
     resumed.status = ExecutionStatus::Running;
@@ -393,7 +393,7 @@ pub async fn waiting_executions_of_contact(p: &StorePorts) {
 /// conflicts; an execution's records come in the order the steps started.
 pub async fn step_runs_once_per_step(p: &StorePorts) {
     let ws = workspace(p, "step-runs").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let contact = insert_contact(p, &ws.id, "stepped", true, now).await;
@@ -445,7 +445,7 @@ pub async fn step_runs_once_per_step(p: &StorePorts) {
     done.status = StepRunStatus::Failed;
     done.output = Some(json!({"status": 503, "body": "unavailable", "n": 1.25}));
     done.error = Some("gave up after 2 attempts".into());
-    done.email_id = Some(EmailId::from(posthorn_core::model::new_id()));
+    done.email_id = Some(EmailId::generate(crate::fixtures::ids()));
     done.attempts = vec![
         WebhookAttempt {
             at: secs(now, 3),

@@ -1,10 +1,10 @@
 //! The stored-event read the workflow engine's dispatch job uses.
 
-use posthorn_core::model::{Event, WorkspaceId};
+use posthorn_core::model::{Event, EventId};
 use posthorn_core::ports::Write;
 use serde_json::json;
 
-use crate::fixtures::{commit, insert_contact, now_ms, workspace};
+use crate::fixtures::{commit, ids, insert_contact, now_ms, workspace};
 use crate::StorePorts;
 
 /// `WorkflowStore::event` finds a stored event by id, with its data, contact and time, and
@@ -15,6 +15,7 @@ pub async fn event_by_id_in_its_workspace(p: &StorePorts) {
     let now = now_ms();
     let contact = insert_contact(p, &ws.id, "evt", true, now).await;
     let event = Event::new(
+        ids(),
         &ws.id,
         "order.paid",
         json!({"total": 12.5, "items": ["a", "b"], "nested": {"ok": true}}),
@@ -22,7 +23,7 @@ pub async fn event_by_id_in_its_workspace(p: &StorePorts) {
         None,
         now,
     );
-    let anonymous = Event::new(&ws.id, "ping", json!({}), None, None, now);
+    let anonymous = Event::new(ids(), &ws.id, "ping", json!({}), None, None, now);
     let s = p.store.as_ref();
     commit(
         s,
@@ -33,11 +34,11 @@ pub async fn event_by_id_in_its_workspace(p: &StorePorts) {
         ],
     )
     .await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     assert_eq!(s.event(&wsid, &event.id).await, Ok(Some(event.clone())));
     assert_eq!(s.event(&wsid, &anonymous.id).await, Ok(Some(anonymous)));
-    assert_eq!(s.event(&wsid, "no-such-event").await, Ok(None));
-    let foreign = WorkspaceId::from(other.id.as_str());
+    assert_eq!(s.event(&wsid, &EventId::from("no-such-event")).await, Ok(None));
+    let foreign = other.id.clone();
     assert_eq!(
         s.event(&foreign, &event.id).await,
         Ok(None),

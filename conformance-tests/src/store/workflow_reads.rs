@@ -1,7 +1,7 @@
 //! What reads workflows by event or template, signing keys, and the isolation and
 //! atomicity of workflow records.
 
-use posthorn_core::model::{ContactId, TemplateId, WorkspaceId};
+use posthorn_core::model::TemplateId;
 use posthorn_core::ports::{SigningKeys, WebhookSecret, Write};
 use posthorn_core::workflow::Trigger;
 
@@ -17,7 +17,7 @@ use crate::StorePorts;
 pub async fn event_workflows_enabled_by_name(p: &StorePorts) {
     let ws = workspace(p, "event-workflows").await;
     let other_ws = workspace(p, "event-workflows-other").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let second = workflow(&ws.id, "second", "signup", secs(now, 2));
@@ -62,14 +62,14 @@ pub async fn event_workflows_enabled_by_name(p: &StorePorts) {
 pub async fn has_event_interest_cases(p: &StorePorts) {
     let ws = workspace(p, "interest").await;
     let other_ws = workspace(p, "interest-other").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let alice = insert_contact(p, &ws.id, "alice", true, now).await;
     let bob = insert_contact(p, &ws.id, "bob", true, now).await;
     let (a, b) = (
-        ContactId::from(alice.id.as_str()),
-        ContactId::from(bob.id.as_str()),
+        alice.id.clone(),
+        bob.id.clone(),
     );
     let interest = |name: &'static str, contact| {
         let wsid = wsid.clone();
@@ -122,7 +122,7 @@ pub async fn has_event_interest_cases(p: &StorePorts) {
     assert!(interest("purchase", &a).await, "alice's execution waits");
     assert!(!interest("purchase", &b).await, "bob has none waiting");
     assert!(!interest("refund", &a).await, "it waits for another name");
-    let other_wsid = WorkspaceId::from(other_ws.id.as_str());
+    let other_wsid = other_ws.id.clone();
     assert_eq!(
         s.has_event_interest(&other_wsid, "purchase", &a).await,
         Ok(false)
@@ -160,11 +160,11 @@ pub async fn has_event_interest_cases(p: &StorePorts) {
 pub async fn template_in_workflows_cases(p: &StorePorts) {
     let ws = workspace(p, "template-use").await;
     let other_ws = workspace(p, "template-use-other").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
-    let used = TemplateId::from(posthorn_core::model::new_id());
-    let unused = TemplateId::from(posthorn_core::model::new_id());
+    let used = TemplateId::generate(crate::fixtures::ids());
+    let unused = TemplateId::generate(crate::fixtures::ids());
     assert_eq!(s.template_in_workflows(&wsid, &used).await, Ok(false));
     let w = workflow(&ws.id, "mailer", "signup", now);
     let mut send = step(&w, "send", every_action()[2].clone(), now);
@@ -213,8 +213,8 @@ pub async fn template_in_workflows_cases(p: &StorePorts) {
 pub async fn signing_keys_round_trip(p: &StorePorts) {
     let ws = workspace(p, "signing").await;
     let other_ws = workspace(p, "signing-other").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
-    let other = WorkspaceId::from(other_ws.id.as_str());
+    let wsid = ws.id.clone();
+    let other = other_ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     assert_eq!(s.signing_keys(&wsid).await, Ok(None));
@@ -270,15 +270,15 @@ pub async fn signing_keys_round_trip(p: &StorePorts) {
 pub async fn workflow_isolation_between_workspaces(p: &StorePorts) {
     let ws = workspace(p, "wf-isolation").await;
     let intruder = workspace(p, "wf-intruder").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
-    let other = WorkspaceId::from(intruder.id.as_str());
+    let wsid = ws.id.clone();
+    let other = intruder.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let contact = insert_contact(p, &ws.id, "isolated", true, now).await;
     let w = workflow(&ws.id, "private", "signup", now);
     let first = step(&w, "trigger", every_action()[0].clone(), now);
     let mut send = step(&w, "send", every_action()[2].clone(), secs(now, 1));
-    let tpl = TemplateId::from(posthorn_core::model::new_id());
+    let tpl = TemplateId::generate(crate::fixtures::ids());
     send.template_id = Some(tpl.clone());
     let edge = transition(&first, &send, None, 0, now);
     let wait = step(&w, "wait", every_action()[5].clone(), now);
@@ -374,7 +374,7 @@ pub async fn workflow_isolation_between_workspaces(p: &StorePorts) {
 /// replacement of a stored workflow or the update of a stored execution.
 pub async fn workflow_commit_is_all_or_nothing(p: &StorePorts) {
     let ws = workspace(p, "wf-atomic").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let contact = insert_contact(p, &ws.id, "atomic", true, now).await;

@@ -2,7 +2,7 @@
 //! The reads by event or template, signing keys, isolation and atomicity are in
 //! `workflow_reads`.
 
-use posthorn_core::model::{TemplateId, TemplateType, WorkflowId, WorkspaceId};
+use posthorn_core::model::{TemplateType, WorkflowId, WorkspaceId};
 use posthorn_core::ports::Write;
 use posthorn_core::segment::Operator;
 use posthorn_core::workflow::{
@@ -76,16 +76,16 @@ pub(crate) async fn put_workflow(p: &StorePorts, w: &Workflow) {
     .await;
 }
 
-pub(crate) async fn read_workflow(p: &StorePorts, ws: &str, id: &WorkflowId) -> Option<Workflow> {
+pub(crate) async fn read_workflow(p: &StorePorts, ws: &WorkspaceId, id: &WorkflowId) -> Option<Workflow> {
     p.store
-        .workflow(&WorkspaceId::from(ws), id)
+        .workflow(ws, id)
         .await
         .unwrap_or_else(|e| panic!("reading workflow {id} failed: {e}"))
 }
 
-pub(crate) async fn steps_of(p: &StorePorts, ws: &str, id: &WorkflowId) -> Vec<Step> {
+pub(crate) async fn steps_of(p: &StorePorts, ws: &WorkspaceId, id: &WorkflowId) -> Vec<Step> {
     p.store
-        .workflow_steps(&WorkspaceId::from(ws), id)
+        .workflow_steps(ws, id)
         .await
         .unwrap_or_else(|e| panic!("reading the steps of {id} failed: {e}"))
 }
@@ -99,7 +99,7 @@ pub(crate) fn ids<T, I: Clone>(records: &[T], id: impl Fn(&T) -> &I) -> Vec<I> {
 /// deleting an absent workflow is a no-op.
 pub async fn workflow_put_get_list_delete(p: &StorePorts) {
     let ws = workspace(p, "workflows").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let event = workflow(&ws.id, "on signup", "signup", now);
@@ -122,7 +122,7 @@ pub async fn workflow_put_get_list_delete(p: &StorePorts) {
         assert_eq!(read_workflow(p, &ws.id, &w.id).await.as_ref(), Some(w));
     }
     assert_eq!(
-        read_workflow(p, &ws.id, &WorkflowId::from(posthorn_core::model::new_id())).await,
+        read_workflow(p, &ws.id, &WorkflowId::generate(crate::fixtures::ids())).await,
         None,
         "an unknown workflow id must read as None"
     );
@@ -180,7 +180,7 @@ pub async fn workflow_put_get_list_delete(p: &StorePorts) {
 /// and nothing else.
 pub async fn workflow_steps_and_transitions(p: &StorePorts) {
     let ws = workspace(p, "workflow-graph").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let w = workflow(&ws.id, "graph", "signup", now);
@@ -196,7 +196,7 @@ pub async fn workflow_steps_and_transitions(p: &StorePorts) {
         })
         .collect();
     let tpl = template(&ws.id, "welcome", "Hi", TemplateType::Marketing, now);
-    steps[2].template_id = Some(TemplateId::from(tpl.id.as_str()));
+    steps[2].template_id = Some(tpl.id.clone());
     let foreign = step(&other, "elsewhere", StepAction::Exit { reason: None }, now);
     let mut writes: Vec<Write> = steps.iter().cloned().map(Write::PutStep).collect();
     writes.push(Write::PutStep(foreign.clone()));
@@ -359,7 +359,7 @@ pub async fn workflow_steps_and_transitions(p: &StorePorts) {
 /// leaves another workflow's untouched.
 pub async fn workflow_delete_cascades(p: &StorePorts) {
     let ws = workspace(p, "workflow-cascade").await;
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let now = now_ms();
     let s = p.store.as_ref();
     let contact = insert_contact(p, &ws.id, "enrolled", true, now).await;

@@ -93,7 +93,8 @@ mod tests {
             .as_object()
             .cloned()
             .unwrap_or_default();
-        Contact::new("ws", email, true, data, false, Utc::now())
+        let ws = crate::model::WorkspaceId::from("ws");
+        Contact::new(&crate::ports::SystemClock, &ws, email, true, data, false, Utc::now())
     }
 
     fn test(field: &str, operator: Operator, value: Option<Value>, event: Value) -> Branch {
