@@ -37,7 +37,10 @@ pub async fn event_by_id_in_its_workspace(p: &StorePorts) {
     let wsid = ws.id.clone();
     assert_eq!(s.event(&wsid, &event.id).await, Ok(Some(event.clone())));
     assert_eq!(s.event(&wsid, &anonymous.id).await, Ok(Some(anonymous)));
-    assert_eq!(s.event(&wsid, &EventId::from("no-such-event")).await, Ok(None));
+    assert_eq!(
+        s.event(&wsid, &EventId::from("no-such-event")).await,
+        Ok(None)
+    );
     let foreign = other.id.clone();
     assert_eq!(
         s.event(&foreign, &event.id).await,

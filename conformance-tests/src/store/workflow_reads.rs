@@ -67,10 +67,7 @@ pub async fn has_event_interest_cases(p: &StorePorts) {
     let s = p.store.as_ref();
     let alice = insert_contact(p, &ws.id, "alice", true, now).await;
     let bob = insert_contact(p, &ws.id, "bob", true, now).await;
-    let (a, b) = (
-        alice.id.clone(),
-        bob.id.clone(),
-    );
+    let (a, b) = (alice.id.clone(), bob.id.clone());
     let interest = |name: &'static str, contact| {
         let wsid = wsid.clone();
         async move {

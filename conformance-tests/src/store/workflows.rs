@@ -76,7 +76,11 @@ pub(crate) async fn put_workflow(p: &StorePorts, w: &Workflow) {
     .await;
 }
 
-pub(crate) async fn read_workflow(p: &StorePorts, ws: &WorkspaceId, id: &WorkflowId) -> Option<Workflow> {
+pub(crate) async fn read_workflow(
+    p: &StorePorts,
+    ws: &WorkspaceId,
+    id: &WorkflowId,
+) -> Option<Workflow> {
     p.store
         .workflow(ws, id)
         .await

@@ -245,7 +245,11 @@ impl Engine {
     /// Refused (409) while a workflow step sends the template.
     pub async fn delete_template(&self, caller: &Caller, id: &TemplateId) -> Result<()> {
         let t = self.template(caller, id).await?;
-        if self.store.template_in_workflows(&t.workspace_id, &t.id).await? {
+        if self
+            .store
+            .template_in_workflows(&t.workspace_id, &t.id)
+            .await?
+        {
             return Err(Error::Conflict(
                 "a workflow step sends this template; change or delete that step first".into(),
             ));

@@ -94,7 +94,15 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         let ws = crate::model::WorkspaceId::from("ws");
-        Contact::new(&crate::ports::SystemClock, &ws, email, true, data, false, Utc::now())
+        Contact::new(
+            &crate::ports::SystemClock,
+            &ws,
+            email,
+            true,
+            data,
+            false,
+            Utc::now(),
+        )
     }
 
     fn test(field: &str, operator: Operator, value: Option<Value>, event: Value) -> Branch {

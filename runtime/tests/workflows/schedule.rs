@@ -117,6 +117,6 @@ async fn a_segment_entry_event_starts_a_workflow() {
     w.run().await;
     let executions = w.executions(&wf).await;
     assert_eq!(executions.len(), 1, "the entry event reached the workflow");
-    assert_eq!(executions[0].contact_id.as_str(), contact.id);
+    assert_eq!(executions[0].contact_id, contact.id);
     assert_eq!(executions[0].event["segmentName"], json!("Pro Users"));
 }

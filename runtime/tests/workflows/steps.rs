@@ -31,7 +31,7 @@ async fn an_event_starts_the_workflow_and_sends_the_template_as_a_workflow_email
         .output
         .as_ref()
         .and_then(|o| o["emailId"].as_str())
-        .map(str::to_string);
+        .map(posthorn_core::model::EmailId::from);
     let email_id = email_id.expect("the step records the email it queued");
     let record = w
         .engine
@@ -41,7 +41,7 @@ async fn an_event_starts_the_workflow_and_sends_the_template_as_a_workflow_email
         .expect("read")
         .expect("email record");
     assert_eq!(record.source_type, SourceType::Workflow);
-    assert_eq!(record.template_id.as_deref(), Some(template.id.as_str()));
+    assert_eq!(record.template_id.as_ref(), Some(&template.id));
     let sent = w.transport.messages_to("ann@example.org");
     assert_eq!(sent.len(), 1, "delivered through the send path");
     assert_eq!(sent[0].subject, "Hi Ann");
@@ -278,8 +278,12 @@ async fn running_a_step_job_twice_queues_one_email() {
         step_id: send.id.clone(),
     };
     let mut changes = ChangeSet::new();
-    changes.push(Write::EnqueueJob(NewJob::at(duplicate.clone(), w.now())));
-    changes.push(Write::EnqueueJob(NewJob::at(duplicate, w.now())));
+    changes.push(Write::EnqueueJob(NewJob::at(
+        &*w.clock,
+        duplicate.clone(),
+        w.now(),
+    )));
+    changes.push(Write::EnqueueJob(NewJob::at(&*w.clock, duplicate, w.now())));
     w.engine.store.commit(changes).await.expect("duplicates");
     w.run().await;
     assert_eq!(w.transport.messages_to("h@example.org").len(), 1);
@@ -358,7 +362,7 @@ async fn an_internal_event_triggers_a_workflow_too() {
     w.run().await;
     let executions = w.executions(&wf).await;
     assert_eq!(executions.len(), 1);
-    assert_eq!(executions[0].contact_id.as_str(), contact.id);
+    assert_eq!(executions[0].contact_id, contact.id);
     assert_eq!(executions[0].status, ExecutionStatus::Completed);
 }
 

@@ -158,7 +158,7 @@ async fn an_early_wake_up_neither_ends_nor_loses_a_delay() {
         step_id: delay.id.clone(),
     };
     let mut changes = ChangeSet::new();
-    changes.push(Write::EnqueueJob(NewJob::at(early, w.now())));
+    changes.push(Write::EnqueueJob(NewJob::at(&*w.clock, early, w.now())));
     w.engine.store.commit(changes).await.expect("early job");
     w.run().await;
     assert_eq!(

@@ -10,10 +10,10 @@ use serde_json::json;
 use super::{changes, now, workspace};
 use crate::support;
 
-fn workflow(workspace_id: &str) -> Workflow {
+fn workflow(workspace_id: &WorkspaceId) -> Workflow {
     Workflow {
-        id: WorkflowId::from(posthorn_core::model::new_id()),
-        workspace_id: workspace_id.into(),
+        id: WorkflowId::generate(&posthorn_core::ports::SystemClock),
+        workspace_id: workspace_id.clone(),
         name: "corruptible".into(),
         description: None,
         enabled: true,
@@ -28,7 +28,7 @@ fn workflow(workspace_id: &str) -> Workflow {
 
 fn execution(w: &Workflow) -> Execution {
     Execution {
-        id: ExecutionId::from(posthorn_core::model::new_id()),
+        id: ExecutionId::generate(&posthorn_core::ports::SystemClock),
         workspace_id: w.workspace_id.clone(),
         workflow_id: w.id.clone(),
         contact_id: ContactId::from("contact-1"),
@@ -64,7 +64,7 @@ fn assert_corrupt<T: std::fmt::Debug>(result: Result<T, StoreError>, names: &[&s
 async fn undecodable_workflow_rows_are_corrupt_and_named() {
     let (store, db) = support::fresh().await;
     let ws = workspace();
-    let wsid = WorkspaceId::from(ws.id.as_str());
+    let wsid = ws.id.clone();
     let w = workflow(&ws.id);
     let e = execution(&w);
     let keys = SigningKeys::new(WebhookSecret::generate(&mut rand::thread_rng()));

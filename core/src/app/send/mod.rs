@@ -266,7 +266,16 @@ pub(crate) async fn workflow_email(
             resolved.from.domain()
         )));
     }
-    let mut record = build_record(&*engine.clock, ws, &req, &resolved, &recipient, contact, ctx, now)?;
+    let mut record = build_record(
+        &*engine.clock,
+        ws,
+        &req,
+        &resolved,
+        &recipient,
+        contact,
+        ctx,
+        now,
+    )?;
     record.source_type = SourceType::Workflow;
     Ok(record)
 }

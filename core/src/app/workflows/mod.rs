@@ -153,14 +153,10 @@ impl Engine {
         let mut views = Vec::with_capacity(steps.len());
         for step in steps {
             let template = match &step.template_id {
-                Some(id) => self
-                    .store
-                    .template(ws, id)
-                    .await?
-                    .map(|t| TemplateRef {
-                        id: id.clone(),
-                        name: t.name,
-                    }),
+                Some(id) => self.store.template(ws, id).await?.map(|t| TemplateRef {
+                    id: id.clone(),
+                    name: t.name,
+                }),
                 None => None,
             };
             let edges = |pick: fn(&crate::workflow::Transition) -> &StepId| {

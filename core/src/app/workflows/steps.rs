@@ -30,11 +30,7 @@ impl Engine {
 
     /// Refuses a template that is not in the workspace (422 on `templateId`).
     async fn check_step_template(&self, ws: &WorkspaceId, template_id: &TemplateId) -> Result<()> {
-        match self
-            .store
-            .template(ws, template_id)
-            .await?
-        {
+        match self.store.template(ws, template_id).await? {
             Some(_) => Ok(()),
             None => Err(Error::field(
                 "templateId",

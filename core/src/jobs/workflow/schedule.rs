@@ -117,7 +117,10 @@ impl Engine {
             let trigger = self.trigger_step(&workflow).await?;
             let stamp = crate::model::timestamp::format(&fire_at);
             for contact in &members {
-                let id = derived_id(fire_at, &[workflow.id.as_str(), &stamp, contact.id.as_str()]);
+                let id = derived_id(
+                    fire_at,
+                    &[workflow.id.as_str(), &stamp, contact.id.as_str()],
+                );
                 let (_, changes) = enrolment(
                     &*self.clock,
                     &workflow,

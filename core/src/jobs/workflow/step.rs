@@ -71,10 +71,7 @@ impl Engine {
         let run = self.store.step_run(ws, execution_id, step_id).await?;
         let steps = self.store.workflow_steps(ws, &workflow.id).await?;
         let transitions = self.store.workflow_transitions(ws, &workflow.id).await?;
-        let contact = self
-            .store
-            .contact(ws, &execution.contact_id)
-            .await?;
+        let contact = self.store.contact(ws, &execution.contact_id).await?;
         let Some(step) = steps.into_iter().find(|s| &s.id == step_id) else {
             // The step was deleted under a running execution: it cannot go on.
             let ctx = StepContext {
