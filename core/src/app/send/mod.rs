@@ -280,6 +280,8 @@ pub(crate) async fn workflow_email(
     Ok(record)
 }
 
+// The id comes from the clock and the context is the send's or a workflow step's variables.
+#[allow(clippy::too_many_arguments)]
 fn build_record(
     clock: &dyn Clock,
     ws: &Workspace,
