@@ -75,6 +75,9 @@ async fn each_tick_enrols_the_members_and_disabling_stops_the_ticks() {
         .expect("patched");
     w.after(chrono::Duration::hours(1)).await;
     assert_eq!(w.executions(&view).await.len(), 10);
+    // The patch retired the old chain of ticks: exactly one tick is planned.
+    let stats = w.engine.jobs.stats(w.now()).await.expect("stats");
+    assert_eq!(stats.queued, 1, "{stats:?}");
     w.engine
         .patch_workflow(
             &w.caller,
@@ -88,6 +91,11 @@ async fn each_tick_enrols_the_members_and_disabling_stops_the_ticks() {
         .expect("disabled");
     w.after(chrono::Duration::hours(3)).await;
     assert_eq!(w.executions(&view).await.len(), 10);
+    let stats = w.engine.jobs.stats(w.now()).await.expect("stats");
+    assert_eq!(
+        stats.queued, 0,
+        "a disabled workflow's ticks stop: {stats:?}"
+    );
 }
 
 #[tokio::test]
