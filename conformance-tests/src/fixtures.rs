@@ -8,11 +8,18 @@ use posthorn_core::model::{
     AudienceType, Campaign, CampaignStatus, Contact, Domain, EmailAddress, EmailRecord,
     EmailStatus, Event, Segment, SegmentType, SourceType, Template, TemplateType, Workspace,
 };
-use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
+use posthorn_core::model::{
+    CampaignId, ContactId, EmailId, ExecutionId, SegmentId, StepId, TemplateId, TransitionId,
+    WorkflowId, WorkspaceId,
+};
 use posthorn_core::ports::{
     ChangeSet, Clock, JobPayload, Mailbox, NewJob, Store, StoreError, SystemClock, Write,
 };
 use posthorn_core::segment::{parse_condition, Condition};
+use posthorn_core::workflow::{
+    Execution, ExecutionStatus, Step, StepAction, StepRun, StepRunStatus, Transition,
+    TransitionCondition, Trigger, Wait, Workflow,
+};
 use serde_json::{json, Map, Value};
 
 use crate::StorePorts;
@@ -333,5 +340,128 @@ pub fn remove_member(
         workspace_id: workspace_id.clone(),
         segment_id: segment_id.clone(),
         contact_id: contact_id.clone(),
+    }
+}
+
+/// A new enabled workflow started by events named `event_name` (not stored).
+pub fn workflow(
+    workspace_id: &WorkspaceId,
+    name: &str,
+    event_name: &str,
+    at: DateTime<Utc>,
+) -> Workflow {
+    workflow_with(
+        workspace_id,
+        name,
+        Trigger::Event {
+            event_name: event_name.to_string(),
+        },
+        at,
+    )
+}
+
+/// A new enabled workflow with `trigger`, re-entry allowed (not stored).
+pub fn workflow_with(
+    workspace_id: &WorkspaceId,
+    name: &str,
+    trigger: Trigger,
+    at: DateTime<Utc>,
+) -> Workflow {
+    Workflow {
+        id: WorkflowId::generate(crate::fixtures::ids()),
+        workspace_id: workspace_id.clone(),
+        name: name.to_string(),
+        description: Some(format!("{name} workflow")),
+        enabled: true,
+        trigger,
+        allow_reentry: true,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// A new step of `workflow` doing `action` (not stored).
+pub fn step(workflow: &Workflow, name: &str, action: StepAction, at: DateTime<Utc>) -> Step {
+    Step {
+        id: StepId::generate(crate::fixtures::ids()),
+        workspace_id: workflow.workspace_id.clone(),
+        workflow_id: workflow.id.clone(),
+        name: name.to_string(),
+        position: json!({"x": 10, "y": 20.5}),
+        action,
+        template_id: None,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// A new plain transition `from` → `to` (not stored).
+pub fn transition(
+    from: &Step,
+    to: &Step,
+    condition: Option<TransitionCondition>,
+    priority: i32,
+    at: DateTime<Utc>,
+) -> Transition {
+    Transition {
+        id: TransitionId::generate(crate::fixtures::ids()),
+        workspace_id: from.workspace_id.clone(),
+        workflow_id: from.workflow_id.clone(),
+        from_step_id: from.id.clone(),
+        to_step_id: to.id.clone(),
+        condition,
+        priority,
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// A new RUNNING execution of `workflow` for `contact_id` (not stored); single entry when
+/// the workflow does not allow re-entry.
+pub fn execution(workflow: &Workflow, contact_id: &ContactId, at: DateTime<Utc>) -> Execution {
+    Execution {
+        id: ExecutionId::generate(crate::fixtures::ids()),
+        workspace_id: workflow.workspace_id.clone(),
+        workflow_id: workflow.id.clone(),
+        contact_id: contact_id.clone(),
+        status: ExecutionStatus::Running,
+        event: json!({"plan": "pro", "n": 1, "nested": {"list": [1, "two", null]}}),
+        current_step_id: None,
+        waiting: None,
+        reason: None,
+        single_entry: !workflow.allow_reentry,
+        started_at: at,
+        completed_at: None,
+        updated_at: at,
+        version: 0,
+    }
+}
+
+/// `execution` made WAITING at `step_id` for an event named `event_name`.
+pub fn waiting_for(mut execution: Execution, step_id: &StepId, event_name: &str) -> Execution {
+    execution.status = ExecutionStatus::Waiting;
+    execution.current_step_id = Some(step_id.clone());
+    execution.waiting = Some(Wait {
+        step_id: step_id.clone(),
+        event_name: Some(event_name.to_string()),
+        until: None,
+    });
+    execution
+}
+
+/// A new RUNNING record of `step` in `execution` (not stored).
+pub fn step_run(execution: &Execution, step: &Step, at: DateTime<Utc>) -> StepRun {
+    StepRun {
+        execution_id: execution.id.clone(),
+        workspace_id: execution.workspace_id.clone(),
+        step_id: step.id.clone(),
+        step_type: step.action.step_type(),
+        status: StepRunStatus::Running,
+        output: None,
+        error: None,
+        email_id: None,
+        attempts: vec![],
+        started_at: at,
+        completed_at: None,
     }
 }

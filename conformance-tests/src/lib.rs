@@ -209,6 +209,23 @@ macro_rules! store_suite {
                 matching_keyset_walk_within_bounds,
                 conditions_read_back_exactly,
                 isolation_of_segments_and_campaigns,
+                workflow_put_get_list_delete,
+                workflow_steps_and_transitions,
+                workflow_delete_cascades,
+                event_workflows_enabled_by_name,
+                has_event_interest_cases,
+                template_in_workflows_cases,
+                signing_keys_round_trip,
+                workflow_isolation_between_workspaces,
+                workflow_commit_is_all_or_nothing,
+                execution_insert_update_get,
+                execution_reentry_rules,
+                execution_racing_inserts_one_winner,
+                execution_racing_updates_one_winner,
+                executions_newest_first_and_active_count,
+                waiting_executions_of_contact,
+                step_runs_once_per_step,
+                event_by_id_in_its_workspace,
             );
         }
     };

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::ports::{Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, Store};
+use crate::ports::{
+    Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, RetrySchedule, Store, WebhookSink,
+};
 
 /// Tunables of the engine; the defaults are what production uses.
 #[derive(Debug, Clone)]
@@ -23,6 +25,10 @@ pub struct Settings {
     pub mx_host: Option<String>,
     /// Public base URL of the tracking, redirect and unsubscribe links in sent mail.
     pub public_url: String,
+    /// When a WEBHOOK step tries again after a failed attempt (tests use short delays).
+    pub webhook_retry: RetrySchedule,
+    /// Members a SCHEDULE tick enrols per job.
+    pub schedule_batch: usize,
 }
 
 /// The `public_url` of [`Settings::default`]: reachable from this machine only.
@@ -38,6 +44,8 @@ impl Default for Settings {
             max_job_claims: 5,
             mx_host: None,
             public_url: LOOPBACK_PUBLIC_URL.to_owned(),
+            webhook_retry: RetrySchedule::standard(),
+            schedule_batch: 500,
         }
     }
 }
@@ -59,6 +67,8 @@ pub struct Engine {
     pub rate_limiter: Arc<dyn RateLimiter>,
     /// Idempotency records and other short-lived values.
     pub cache: Arc<dyn Cache>,
+    /// Outbound HTTP for WEBHOOK steps.
+    pub webhooks: Arc<dyn WebhookSink>,
     /// Tunables.
     pub settings: Settings,
 }

@@ -42,6 +42,12 @@ pub enum Resource {
     Segment,
     /// A workflow.
     Workflow,
+    /// A step of a workflow.
+    Step,
+    /// A transition of a workflow.
+    Transition,
+    /// An execution of a workflow.
+    Execution,
     /// A workspace.
     Workspace,
     /// A key set.
@@ -65,6 +71,9 @@ impl Resource {
             Resource::Campaign => "campaign",
             Resource::Segment => "segment",
             Resource::Workflow => "workflow",
+            Resource::Step => "step",
+            Resource::Transition => "transition",
+            Resource::Execution => "execution",
             Resource::Workspace => "workspace",
             Resource::KeySet => "key set",
             Resource::Domain => "domain",

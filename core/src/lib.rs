@@ -13,6 +13,7 @@ pub mod segment;
 pub mod tracking;
 pub mod validate;
 pub mod verify;
+pub mod workflow;
 
 pub use error::{Error, FieldError, Resource, Result};
 pub mod app;

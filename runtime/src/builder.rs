@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use posthorn_core::ports::{
-    Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, Store, SystemClock,
+    Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, RefusingWebhookSink, Store, SystemClock,
+    WebhookSink,
 };
 use posthorn_core::{Engine, Settings};
 use posthorn_dns::HickoryDns;
@@ -29,7 +30,10 @@ pub enum BuildError {
 
 /// Builds an [`Engine`]: store, jobs and transport are required; clock, rate limiter, cache
 /// and DNS default to in-process adapters ([`SystemClock`], [`MemoryRateLimiter`],
-/// [`MemoryCache`], [`HickoryDns`] on the system's resolver).
+/// [`MemoryCache`], [`HickoryDns`] on the system's resolver). Webhooks default to
+/// [`RefusingWebhookSink`]: an embedded engine sends no HTTP request unless it is given a
+/// sink (`posthorn_webhook::HttpWebhookSink`, with its SSRF guard), so a WEBHOOK step fails
+/// with a message saying so instead of reaching the network unexpectedly.
 #[derive(Default)]
 #[must_use]
 pub struct EngineBuilder {
@@ -40,6 +44,7 @@ pub struct EngineBuilder {
     dns: Option<Arc<dyn Dns>>,
     rate_limiter: Option<Arc<dyn RateLimiter>>,
     cache: Option<Arc<dyn Cache>>,
+    webhooks: Option<Arc<dyn WebhookSink>>,
     settings: Settings,
 }
 
@@ -86,6 +91,13 @@ impl EngineBuilder {
         self
     }
 
+    /// Outbound HTTP of WEBHOOK steps (default: [`RefusingWebhookSink`], which sends
+    /// nothing).
+    pub fn webhooks(mut self, webhooks: Arc<dyn WebhookSink>) -> Self {
+        self.webhooks = Some(webhooks);
+        self
+    }
+
     /// Tunables (default: [`Settings::default`]).
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
@@ -106,6 +118,9 @@ impl EngineBuilder {
                 .rate_limiter
                 .unwrap_or_else(|| Arc::new(MemoryRateLimiter::new())),
             cache: self.cache.unwrap_or_else(|| Arc::new(MemoryCache::new())),
+            webhooks: self
+                .webhooks
+                .unwrap_or_else(|| Arc::new(RefusingWebhookSink)),
             settings: self.settings,
         })
     }

@@ -3,9 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use posthorn_core::ports::{Cache, Jobs, RateLimiter, Store, SystemClock};
+use posthorn_core::ports::{Cache, Jobs, RateLimiter, RetrySchedule, Store, SystemClock};
 use posthorn_core::{Engine, Settings};
 use posthorn_memory::{MemoryCache, MemoryRateLimiter, MemoryStore};
+use posthorn_webhook::{AllowHosts, HttpWebhookSink, WebhookSettings};
 
 use crate::config::Config;
 use crate::store_spec::{StoreSpec, UnknownStore};
@@ -78,11 +79,32 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         dns,
         rate_limiter,
         cache,
+        webhooks: Arc::new(HttpWebhookSink::new(webhook_settings(config)?)),
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
             mx_host: config.mx_host.clone().filter(|h| !h.trim().is_empty()),
             public_url: config.public_url.clone(),
+            webhook_retry: RetrySchedule::new(
+                config.webhook_retry_delays.0.clone(),
+                RetrySchedule::STANDARD_JITTER,
+            )
+            .map_err(|e| ComposeError::Adapter(format!("POSTHORN_WEBHOOK_RETRY_DELAYS: {e}")))?,
             ..Settings::default()
         },
+    })
+}
+
+/// How WEBHOOK steps reach their targets: the SSRF guard's allowances and the time-out.
+pub fn webhook_settings(config: &Config) -> Result<WebhookSettings, ComposeError> {
+    let allow_hosts = match config.webhook_allow_hosts.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(list) => {
+            Some(AllowHosts::parse(list).map_err(|e| ComposeError::Adapter(e.to_string()))?)
+        }
+    };
+    Ok(WebhookSettings {
+        allow_private: config.webhook_allow_private,
+        allow_hosts,
+        ..WebhookSettings::default()
     })
 }

@@ -4,6 +4,8 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
 
 use crate::secret::{Secret, SecretUrl};
 
@@ -25,6 +27,33 @@ pub enum SqliteSynchronous {
     Full,
     /// Faster commits; a power loss or OS crash (not a process crash) can lose the last ones.
     Normal,
+}
+
+/// The delays between WEBHOOK attempts, read from whole seconds separated by commas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryDelays(pub Vec<Duration>);
+
+impl FromStr for RetryDelays {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        let mut delays = Vec::new();
+        for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let secs: u64 = part.parse().map_err(|_| {
+                format!("{part:?} is not a whole number of seconds (e.g. 5,300,1800)")
+            })?;
+            if secs == 0 || secs > 7 * 24 * 3600 {
+                return Err(format!(
+                    "{secs} s is out of range: each delay is 1 s to 7 days"
+                ));
+            }
+            delays.push(Duration::from_secs(secs));
+        }
+        if delays.len() > 20 {
+            return Err(format!("{} delays: at most 20 retries", delays.len()));
+        }
+        Ok(Self(delays))
+    }
 }
 
 /// What `posthorn` does.
@@ -124,6 +153,23 @@ pub struct Config {
     /// Time-out of DNS lookups, in milliseconds.
     #[arg(long, env = "POSTHORN_DNS_TIMEOUT_MS", default_value_t = 2000)]
     pub dns_timeout_ms: u64,
+    /// Let WEBHOOK steps reach loopback, private, link-local, shared-NAT and unique-local
+    /// addresses (local development, internal receivers); refused by default.
+    #[arg(long, env = posthorn_webhook::ALLOW_PRIVATE_ENV, default_value_t = false)]
+    pub webhook_allow_private: bool,
+    /// Comma-separated host names or IP addresses: when set, WEBHOOK steps may target these
+    /// hosts only (a listed loopback address such as `127.0.0.1` may then be reached).
+    #[arg(long, env = posthorn_webhook::ALLOW_HOSTS_ENV)]
+    pub webhook_allow_hosts: Option<String>,
+    /// Seconds to wait before each retry of a failed WEBHOOK attempt, comma-separated (one
+    /// value per retry, so N values mean N + 1 attempts; each varies by ±20 %, and a longer
+    /// `Retry-After` of a 429 or 503 wins, up to a day). Empty: no retry.
+    #[arg(
+        long,
+        env = "POSTHORN_WEBHOOK_RETRY_DELAYS",
+        default_value = "5,300,1800,7200,18000,36000,36000"
+    )]
+    pub webhook_retry_delays: RetryDelays,
     /// Log as JSON lines instead of text.
     #[arg(long, env = "POSTHORN_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -133,4 +179,49 @@ pub struct Config {
     /// Subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn retry_delays_read_seconds_separated_by_commas() {
+        assert_eq!(
+            "5, 60,600".parse::<RetryDelays>(),
+            Ok(RetryDelays(vec![
+                Duration::from_secs(5),
+                Duration::from_secs(60),
+                Duration::from_secs(600)
+            ]))
+        );
+        assert_eq!("".parse::<RetryDelays>(), Ok(RetryDelays(Vec::new())));
+        assert!("5,x".parse::<RetryDelays>().is_err());
+        assert!("0".parse::<RetryDelays>().is_err());
+        assert!("-1".parse::<RetryDelays>().is_err());
+    }
+
+    #[test]
+    fn webhook_settings_have_production_defaults() {
+        let config = Config::try_parse_from(["posthorn"]).expect("defaults parse");
+        assert!(!config.webhook_allow_private);
+        assert_eq!(config.webhook_allow_hosts, None);
+        assert_eq!(
+            config.webhook_retry_delays.0,
+            posthorn_core::ports::RetrySchedule::STANDARD_DELAYS.to_vec()
+        );
+        let config = Config::try_parse_from([
+            "posthorn",
+            "--webhook-allow-private",
+            "--webhook-allow-hosts",
+            "127.0.0.1",
+            "--webhook-retry-delays",
+            "1,2",
+        ])
+        .expect("flags parse");
+        assert!(config.webhook_allow_private);
+        assert_eq!(config.webhook_allow_hosts.as_deref(), Some("127.0.0.1"));
+        assert_eq!(config.webhook_retry_delays.0.len(), 2);
+    }
 }

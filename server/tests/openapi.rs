@@ -59,6 +59,7 @@ fn engine_on(store: Arc<MemoryStore>) -> Engine {
         ),
         rate_limiter: Arc::new(MemoryRateLimiter::new()),
         cache: Arc::new(MemoryCache::new()),
+        webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
         settings: Settings::default(),
     }
 }
@@ -1024,6 +1025,47 @@ async fn real_answers_match_the_documented_schemas() {
     call!(c, "DELETE", "/segments/{id}", &statik, sk, None => 204);
     call!(c, "DELETE", "/segments/{id}", &dynamic, sk, None => 204);
     call!(c, "GET", "/segments/{id}", &dynamic, sk, None => 404);
+
+    // Workflows.
+    let res = call!(c, "POST", "/contacts", "/contacts", sk, Some(json!({"email": "flow@example.com"})) => 201);
+    let flow_contact = str_at(&res.body, "/id").to_string();
+    let res = call!(c, "POST", "/templates", "/templates", sk, Some(json!({"name": "Flow", "subject": "Hi", "body": "<p>Hi</p>", "type": "TRANSACTIONAL"})) => 201);
+    let flow_template = str_at(&res.body, "/id").to_string();
+    let res = call!(c, "POST", "/workflows", "/workflows", sk, Some(json!({"name": "Flow", "description": "d", "triggerType": "MANUAL", "triggerConfig": {}, "enabled": true, "allowReentry": true})) => 201);
+    let trigger = str_at(&res.body, "/steps/0/id").to_string();
+    let wf = format!("/workflows/{}", str_at(&res.body, "/id"));
+    call!(c, "POST", "/workflows", "/workflows", sk, Some(json!({"name": "On signup", "eventName": "signup"})) => 201);
+    call!(c, "POST", "/workflows", "/workflows", sk, Some(json!({})) => 422);
+    call!(c, "GET", "/workflows", "/workflows?page=1&pageSize=1", sk, None => 200);
+    call!(c, "GET", "/workflows/{id}", &format!("/workflows/{SOME_ID}"), sk, None => 404);
+    call!(c, "PATCH", "/workflows/{id}", &wf, sk, Some(json!({"name": "Flow 2", "description": null})) => 200);
+    let steps = format!("{wf}/steps");
+    let res = call!(c, "POST", "/workflows/{id}/steps", &steps, sk, Some(json!({"type": "SEND_EMAIL", "name": "Mail", "config": {}, "templateId": flow_template, "position": {"x": 1, "y": 1}})) => 201);
+    let send_step = str_at(&res.body, "/id").to_string();
+    let res = call!(c, "POST", "/workflows/{id}/steps", &steps, sk, Some(json!({"type": "DELAY", "name": "Wait", "config": {"amount": 1, "unit": "days"}})) => 201);
+    let delay = format!("{steps}/{}", str_at(&res.body, "/id"));
+    let delay_id = str_at(&res.body, "/id").to_string();
+    call!(c, "POST", "/workflows/{id}/steps", &steps, sk, Some(json!({"type": "DELAY", "name": "Wait", "config": {"amount": 0}})) => 422);
+    call!(c, "PATCH", "/workflows/{id}/steps/{stepId}", &delay, sk, Some(json!({"name": "Wait more", "config": {"amount": 2, "unit": "days"}})) => 200);
+    let edges = format!("{wf}/transitions");
+    call!(c, "POST", "/workflows/{id}/transitions", &edges, sk, Some(json!({"fromStepId": trigger, "toStepId": delay_id, "priority": 0})) => 201);
+    let res = call!(c, "POST", "/workflows/{id}/transitions", &edges, sk, Some(json!({"fromStepId": delay_id, "toStepId": send_step, "condition": null})) => 201);
+    let edge = format!("{edges}/{}", str_at(&res.body, "/id"));
+    call!(c, "POST", "/workflows/{id}/transitions", &edges, sk, Some(json!({"fromStepId": delay_id, "toStepId": delay_id})) => 400);
+    call!(c, "GET", "/workflows/{id}", &wf, sk, None => 200);
+    call!(c, "DELETE", "/workflows/{id}/transitions/{transitionId}", &edge, sk, None => 204);
+    call!(c, "DELETE", "/workflows/{id}/steps/{stepId}", &format!("{steps}/{send_step}"), sk, None => 204);
+    let executions = format!("{wf}/executions");
+    let res = call!(c, "POST", "/workflows/{id}/executions", &executions, sk, Some(json!({"contactId": flow_contact, "context": {"plan": "pro"}})) => 201);
+    let execution = format!("{executions}/{}", str_at(&res.body, "/id"));
+    call!(c, "GET", "/workflows/{id}/executions", &format!("{executions}?pageSize=5"), sk, None => 200);
+    call!(c, "GET", "/workflows/{id}/executions/{executionId}", &execution, sk, None => 200);
+    call!(c, "DELETE", "/workflows/{id}", &wf, sk, None => 409);
+    call!(c, "DELETE", "/workflows/{id}/executions/{executionId}", &execution, sk, None => 200);
+    call!(c, "DELETE", "/workflows/{id}/executions/{executionId}", &execution, sk, None => 400);
+    call!(c, "GET", "/workflows/signing-secret", "/workflows/signing-secret", sk, None => 200);
+    call!(c, "POST", "/workflows/signing-secret/rotate", "/workflows/signing-secret/rotate", sk, None => 200);
+    call!(c, "DELETE", "/workflows/{id}", &wf, sk, None => 204);
 
     // Keys.
     call!(c, "GET", "/keys", "/keys", sk, None => 200);

@@ -11,6 +11,7 @@ use sqlx::{PgConnection, PgPool};
 use crate::batch::Inserts;
 use crate::error;
 use crate::rows::{condition_text, enum_text, to_i64};
+use crate::workflow_commit;
 use crate::{ACCESS_CHANNEL, JOBS_CHANNEL};
 
 /// Applies every write of `changes` in one transaction, or none of them.
@@ -176,6 +177,17 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             )
             .await
         }
+        Write::PutWorkflow(_)
+        | Write::DeleteWorkflow { .. }
+        | Write::PutStep(_)
+        | Write::DeleteStep { .. }
+        | Write::PutTransition(_)
+        | Write::DeleteTransition { .. }
+        | Write::InsertExecution(_)
+        | Write::UpdateExecution(_)
+        | Write::InsertStepRun(_)
+        | Write::UpdateStepRun(_)
+        | Write::PutSigningKeys { .. } => workflow_commit::apply(conn, write).await,
     }
 }
 

@@ -17,6 +17,9 @@ mod segments;
 mod store;
 pub mod testing;
 mod wake;
+mod workflow_commit;
+mod workflow_rows;
+mod workflows;
 
 use std::sync::Arc;
 use std::time::Duration;

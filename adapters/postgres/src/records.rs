@@ -188,6 +188,25 @@ pub(crate) async fn email(
     row.as_ref().map(rows::email).transpose()
 }
 
+/// A stored event by id.
+pub(crate) async fn event(
+    pool: &PgPool,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<Event>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        event_cols!(),
+        " FROM events WHERE workspace_id = $1 AND id = $2"
+    ))
+    .bind(workspace_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::event).transpose()
+}
+
 /// Events matching `q`, newest (greatest time-ordered id) first.
 pub(crate) async fn events(
     pool: &PgPool,

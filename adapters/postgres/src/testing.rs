@@ -59,6 +59,39 @@ pub async fn drop_database(admin_url: &str, name: &str) -> Result<(), StoreError
     Ok(())
 }
 
+/// The plans PostgreSQL makes, with sequential scans disabled, for the workflow reads that
+/// run on every stored event (`has_event_interest`, then `waiting_executions`): a plan
+/// that still scans a table means no index serves the read.
+pub async fn event_read_plans(store: &PgStore) -> Result<Vec<String>, StoreError> {
+    let mut tx = store.pool().begin().await.map_err(crate::error::store)?;
+    sqlx::query("SET LOCAL enable_seqscan = off")
+        .execute(&mut *tx)
+        .await
+        .map_err(crate::error::store)?;
+    let mut plans = Vec::new();
+    // Constant statements of this crate; the values are bound.
+    for (sql, binds) in [
+        (
+            crate::workflows::EVENT_INTEREST,
+            ["ws", "signup", "contact"],
+        ),
+        (crate::workflows::WAITING, ["ws", "contact", "signup"]),
+    ] {
+        let mut query =
+            sqlx::query_scalar::<_, String>(AssertSqlSafe(format!("EXPLAIN (COSTS OFF) {sql}")));
+        for value in binds {
+            query = query.bind(value);
+        }
+        let lines = query
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(crate::error::store)?;
+        plans.push(lines.join("\n"));
+    }
+    tx.rollback().await.map_err(crate::error::store)?;
+    Ok(plans)
+}
+
 async fn close(conn: PgConnection) {
     if let Err(err) = conn.close().await {
         tracing::debug!(error = %err, "closing the admin connection failed");

@@ -11,6 +11,7 @@ use sqlx::{SqliteConnection, SqlitePool};
 use crate::batch::Inserts;
 use crate::error;
 use crate::rows::{condition_text, enum_text, json_text, micros, opt_micros, to_i64};
+use crate::workflow_commit;
 
 /// Applies every write of `changes` in one transaction, or none of them; says whether the
 /// change set enqueued jobs (so the caller wakes workers once it returned).
@@ -173,6 +174,17 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             )
             .await
         }
+        Write::PutWorkflow(_)
+        | Write::DeleteWorkflow { .. }
+        | Write::PutStep(_)
+        | Write::DeleteStep { .. }
+        | Write::PutTransition(_)
+        | Write::DeleteTransition { .. }
+        | Write::InsertExecution(_)
+        | Write::UpdateExecution(_)
+        | Write::InsertStepRun(_)
+        | Write::UpdateStepRun(_)
+        | Write::PutSigningKeys { .. } => workflow_commit::apply(conn, write).await,
     }
 }
 

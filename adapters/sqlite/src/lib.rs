@@ -28,6 +28,9 @@ mod segments;
 mod store;
 pub mod testing;
 mod wake;
+mod workflow_commit;
+mod workflow_rows;
+mod workflows;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -206,6 +206,25 @@ pub(crate) async fn email(
     row.as_ref().map(rows::email).transpose()
 }
 
+/// A stored event by id.
+pub(crate) async fn event(
+    pool: &SqlitePool,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<Event>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        event_cols!(),
+        " FROM events WHERE workspace_id = ? AND id = ?"
+    ))
+    .bind(workspace_id.to_string())
+    .bind(id.to_string())
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::event).transpose()
+}
+
 /// Events matching `q`, newest (greatest time-ordered id) first.
 pub(crate) async fn events(
     pool: &SqlitePool,

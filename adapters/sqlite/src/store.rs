@@ -1,4 +1,4 @@
-//! `Store` for [`SqliteStore`]: thin delegation to the read, matching and commit modules.
+//! `Store` and `WorkflowStore` for [`SqliteStore`]: thin delegation to the read, matching and commit modules.
 //! Commits go through the writer connection; every read uses the reader pool.
 
 use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
@@ -10,13 +10,15 @@ use posthorn_core::model::{
     ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, EmailStats, Event,
     KeySet, Segment, Template, Workspace,
 };
+use posthorn_core::model::{EventId, ExecutionId, StepId, WorkflowId};
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
-    StoreError, TemplateQuery,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, SigningKeys,
+    Store, StoreError, TemplateQuery, WorkflowStore,
 };
 use posthorn_core::segment::{Condition, EventFact};
+use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
-use crate::{commit, contacts, matching, records, segments, SqliteStore};
+use crate::{commit, contacts, matching, records, segments, workflows, SqliteStore};
 
 #[async_trait]
 impl Store for SqliteStore {
@@ -306,5 +308,133 @@ impl Store for SqliteStore {
     ) -> Result<EmailCounts, StoreError> {
         segments::campaign_email_counts(&self.readers, workspace_id.as_str(), campaign_id.as_str())
             .await
+    }
+}
+
+#[async_trait]
+impl WorkflowStore for SqliteStore {
+    async fn workflow(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &WorkflowId,
+    ) -> Result<Option<Workflow>, StoreError> {
+        workflows::workflow(&self.readers, workspace_id, id).await
+    }
+
+    async fn workflows(
+        &self,
+        workspace_id: &WorkspaceId,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Workflow>, u64), StoreError> {
+        workflows::workflows(&self.readers, workspace_id, offset, limit).await
+    }
+
+    async fn workflow_steps(
+        &self,
+        workspace_id: &WorkspaceId,
+        workflow_id: &WorkflowId,
+    ) -> Result<Vec<Step>, StoreError> {
+        workflows::steps(&self.readers, workspace_id, workflow_id).await
+    }
+
+    async fn workflow_transitions(
+        &self,
+        workspace_id: &WorkspaceId,
+        workflow_id: &WorkflowId,
+    ) -> Result<Vec<Transition>, StoreError> {
+        workflows::transitions(&self.readers, workspace_id, workflow_id).await
+    }
+
+    async fn event_workflows(
+        &self,
+        workspace_id: &WorkspaceId,
+        event_name: &str,
+    ) -> Result<Vec<Workflow>, StoreError> {
+        workflows::event_workflows(&self.readers, workspace_id, event_name).await
+    }
+
+    async fn has_event_interest(
+        &self,
+        workspace_id: &WorkspaceId,
+        event_name: &str,
+        contact_id: &ContactId,
+    ) -> Result<bool, StoreError> {
+        workflows::has_event_interest(&self.readers, workspace_id, event_name, contact_id).await
+    }
+
+    async fn waiting_executions(
+        &self,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+        event_name: &str,
+    ) -> Result<Vec<Execution>, StoreError> {
+        workflows::waiting_executions(&self.readers, workspace_id, contact_id, event_name).await
+    }
+
+    async fn execution(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &ExecutionId,
+    ) -> Result<Option<Execution>, StoreError> {
+        workflows::execution(&self.readers, workspace_id, id).await
+    }
+
+    async fn executions(
+        &self,
+        workspace_id: &WorkspaceId,
+        workflow_id: &WorkflowId,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Execution>, u64), StoreError> {
+        workflows::executions(&self.readers, workspace_id, workflow_id, offset, limit).await
+    }
+
+    async fn active_executions(
+        &self,
+        workspace_id: &WorkspaceId,
+        workflow_id: &WorkflowId,
+    ) -> Result<u64, StoreError> {
+        workflows::active_executions(&self.readers, workspace_id, workflow_id).await
+    }
+
+    async fn step_run(
+        &self,
+        workspace_id: &WorkspaceId,
+        execution_id: &ExecutionId,
+        step_id: &StepId,
+    ) -> Result<Option<StepRun>, StoreError> {
+        workflows::step_run(&self.readers, workspace_id, execution_id, step_id).await
+    }
+
+    async fn step_runs(
+        &self,
+        workspace_id: &WorkspaceId,
+        execution_id: &ExecutionId,
+    ) -> Result<Vec<StepRun>, StoreError> {
+        workflows::step_runs(&self.readers, workspace_id, execution_id).await
+    }
+
+    async fn template_in_workflows(
+        &self,
+        workspace_id: &WorkspaceId,
+        template_id: &TemplateId,
+    ) -> Result<bool, StoreError> {
+        workflows::template_in_workflows(&self.readers, workspace_id, template_id).await
+    }
+
+    async fn signing_keys(
+        &self,
+        workspace_id: &WorkspaceId,
+    ) -> Result<Option<SigningKeys>, StoreError> {
+        workflows::signing_keys(&self.readers, workspace_id).await
+    }
+
+    async fn event(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EventId,
+    ) -> Result<Option<Event>, StoreError> {
+        records::event(&self.readers, workspace_id.as_str(), id.as_str()).await
     }
 }

@@ -61,3 +61,32 @@ pub async fn sql_timestamps(
     }
     Ok(out)
 }
+
+/// The query plans SQLite makes for the workflow reads that run on every stored event
+/// (`has_event_interest`, then `waiting_executions`), one `EXPLAIN QUERY PLAN` detail per
+/// line: a `SCAN` means no index serves the read.
+pub async fn event_read_plans(store: &SqliteStore) -> Result<Vec<String>, StoreError> {
+    let mut plans = Vec::new();
+    // Constant statements of this crate; the values are bound.
+    for (sql, binds) in [
+        (
+            crate::workflows::EVENT_INTEREST,
+            ["ws", "signup", "contact"],
+        ),
+        (crate::workflows::WAITING, ["ws", "contact", "signup"]),
+    ] {
+        let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {sql}"
+        )));
+        for value in binds {
+            query = query.bind(value.to_string());
+        }
+        let rows = query
+            .fetch_all(&store.readers)
+            .await
+            .map_err(error::store)?;
+        let details: Vec<String> = rows.into_iter().map(|(_, _, _, detail)| detail).collect();
+        plans.push(details.join("\n"));
+    }
+    Ok(plans)
+}

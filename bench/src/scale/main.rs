@@ -202,6 +202,7 @@ fn engine(store: Arc<dyn Store>, jobs: Arc<dyn Jobs>) -> Engine {
         dns: Arc::new(posthorn_dns::StaticDns::new()),
         rate_limiter: Arc::new(MemoryRateLimiter::new()),
         cache: Arc::new(MemoryCache::new()),
+        webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
         settings: Settings::default(),
     }
 }

@@ -8,7 +8,7 @@ use crate::StorePorts;
 
 /// Runs `writes` as one commit each, all at once, and returns how many succeeded;
 /// every other one must fail with `Conflict`.
-async fn race(p: &StorePorts, what: &str, writes: Vec<Write>) -> usize {
+pub(crate) async fn race(p: &StorePorts, what: &str, writes: Vec<Write>) -> usize {
     let mut tasks = tokio::task::JoinSet::new();
     for write in writes {
         let store = p.store.clone();

@@ -94,7 +94,7 @@ pub struct SendCampaign {
 }
 
 /// One filter as a condition: `segment.<id> memberOfSegment`.
-fn member_of(segment_id: &SegmentId) -> Condition {
+pub(crate) fn member_of(segment_id: &SegmentId) -> Condition {
     Condition {
         logic: Logic::And,
         groups: vec![Group {

@@ -2,7 +2,7 @@
 //! is derived here from the change set, not remembered by each use case.
 
 use crate::model::WorkspaceId;
-use crate::ports::{ChangeSet, StoreError, Write};
+use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
 use crate::Engine;
 
 impl Engine {
@@ -18,7 +18,44 @@ impl Engine {
             self.add_membership_jobs(&workspace_id, &mut changes)
                 .await?;
         }
+        self.add_workflow_jobs(&mut changes).await?;
         self.store.commit(changes).await
+    }
+
+    /// Adds one `DispatchWorkflowEvent` job per event of `changes` that concerns a workflow
+    /// (an enabled workflow it triggers, or an execution of its contact waiting for it):
+    /// one cheap read per event, nothing more for events no workflow cares about.
+    pub(crate) async fn add_workflow_jobs(
+        &self,
+        changes: &mut ChangeSet,
+    ) -> Result<(), StoreError> {
+        let mut jobs = Vec::new();
+        for write in &changes.writes {
+            let Write::AppendEvent(event) = write else {
+                continue;
+            };
+            let Some(contact_id) = &event.contact_id else {
+                continue;
+            };
+            if self
+                .store
+                .has_event_interest(&event.workspace_id, &event.name, contact_id)
+                .await?
+            {
+                jobs.push(NewJob::at(
+                    &*self.clock,
+                    JobPayload::DispatchWorkflowEvent {
+                        workspace_id: event.workspace_id.clone(),
+                        event_id: event.id.clone(),
+                    },
+                    self.clock.now(),
+                ));
+            }
+        }
+        for job in jobs {
+            changes.push(Write::EnqueueJob(job));
+        }
+        Ok(())
     }
 }
 

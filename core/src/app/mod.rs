@@ -14,6 +14,7 @@ pub mod send;
 pub mod templates;
 pub mod track;
 pub mod verify;
+pub mod workflows;
 pub mod workspaces;
 
 mod caller;

@@ -242,8 +242,18 @@ impl Engine {
     }
 
     /// `DELETE /templates/{id}`.
+    /// Refused (409) while a workflow step sends the template.
     pub async fn delete_template(&self, caller: &Caller, id: &TemplateId) -> Result<()> {
         let t = self.template(caller, id).await?;
+        if self
+            .store
+            .template_in_workflows(&t.workspace_id, &t.id)
+            .await?
+        {
+            return Err(Error::Conflict(
+                "a workflow step sends this template; change or delete that step first".into(),
+            ));
+        }
         let mut changes = ChangeSet::new();
         changes.push(Write::DeleteTemplate {
             workspace_id: t.workspace_id,

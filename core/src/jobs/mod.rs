@@ -2,9 +2,11 @@
 
 mod campaign;
 mod deliver;
+mod workflow;
 
 pub use campaign::{CampaignMessage, BATCHES_PER_JOB, EXPANSION_BATCH};
 pub use deliver::{email_event_data, send_quota};
+pub use workflow::derived_id;
 
 use crate::model::EmailStatus;
 use crate::ports::{ClaimedJob, JobPayload};
@@ -85,6 +87,38 @@ impl Engine {
             JobPayload::RecheckDomains => {
                 self.recheck_domains(job).await?;
                 Ok(JobOutcome::Done)
+            }
+            JobPayload::DispatchWorkflowEvent {
+                workspace_id,
+                event_id,
+            } => {
+                self.dispatch_workflow_event(job, workspace_id, event_id)
+                    .await
+            }
+            JobPayload::RunWorkflowStep {
+                workspace_id,
+                execution_id,
+                step_id,
+            } => {
+                self.run_workflow_step(job, workspace_id, execution_id, step_id)
+                    .await
+            }
+            JobPayload::WorkflowScheduleTick {
+                workspace_id,
+                workflow_id,
+                fire_at,
+                generation,
+                after_contact_id,
+            } => {
+                self.workflow_schedule_tick(
+                    job,
+                    workspace_id,
+                    workflow_id,
+                    *fire_at,
+                    *generation,
+                    after_contact_id.as_ref(),
+                )
+                .await
             }
         }
     }

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 use super::{Clock, PortError};
-use crate::model::{CampaignId, ContactId, EmailId, JobId, SegmentId, WorkspaceId};
+use crate::model::{
+    CampaignId, ContactId, EmailId, EventId, ExecutionId, JobId, SegmentId, StepId, WorkflowId,
+    WorkspaceId,
+};
 
 /// What a job does. Every handler is idempotent: it is keyed by the record it acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +63,38 @@ pub enum JobPayload {
     },
     /// Re-check every domain's DNS records and enqueue the next re-check an hour on.
     RecheckDomains,
+    /// Start the workflows a stored event triggers and resume the executions of its contact
+    /// that wait for it.
+    DispatchWorkflowEvent {
+        /// Workspace of the event.
+        workspace_id: WorkspaceId,
+        /// The stored event.
+        event_id: EventId,
+    },
+    /// Run (or go on with: a delay's end, a wait's timeout, a webhook's next attempt) one
+    /// step of one execution; idempotent by the step's record of that execution.
+    RunWorkflowStep {
+        /// Workspace of the execution.
+        workspace_id: WorkspaceId,
+        /// The execution.
+        execution_id: ExecutionId,
+        /// The step.
+        step_id: StepId,
+    },
+    /// One tick of a SCHEDULE workflow: enrol a batch of its segment's members.
+    WorkflowScheduleTick {
+        /// Workspace of the workflow.
+        workspace_id: WorkspaceId,
+        /// The workflow.
+        workflow_id: WorkflowId,
+        /// The fire time this tick stands for.
+        fire_at: DateTime<Utc>,
+        /// The workflow's `updated_at` when the tick was planned: a tick of an older
+        /// version (disabled, schedule changed) stops.
+        generation: DateTime<Utc>,
+        /// Members after this contact id are next (a tick's continuation batch).
+        after_contact_id: Option<ContactId>,
+    },
 }
 
 /// A job to enqueue (through `Write::EnqueueJob`).

@@ -9,6 +9,7 @@ mod rate_limit;
 mod store;
 mod transport;
 mod webhook;
+mod workflow_store;
 
 pub use cache::Cache;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -24,11 +25,12 @@ pub use transport::{
 };
 pub use webhook::{
     body_excerpt, classify_attempt, classify_status, parse_retry_after, sign, signature_headers,
-    AttemptVerdict, RetrySchedule, ScheduleError, SecretError, SigningKeys, UnknownMethod,
-    WebhookError, WebhookMethod, WebhookRequest, WebhookResponse, WebhookSecret, WebhookSink,
-    BODY_EXCERPT_LIMIT, DEFAULT_WEBHOOK_TIMEOUT, SECRET_PREFIX, WEBHOOK_ID_HEADER,
+    AttemptVerdict, RefusingWebhookSink, RetrySchedule, ScheduleError, SecretError, SigningKeys,
+    UnknownMethod, WebhookError, WebhookMethod, WebhookRequest, WebhookResponse, WebhookSecret,
+    WebhookSink, BODY_EXCERPT_LIMIT, DEFAULT_WEBHOOK_TIMEOUT, SECRET_PREFIX, WEBHOOK_ID_HEADER,
     WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER,
 };
+pub use workflow_store::WorkflowStore;
 
 /// An infrastructure failure of a port that has no richer error of its own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,9 +11,11 @@ use crate::model::{
     EmailCounts, EmailId, EmailRecord, EmailStats, Event, KeySet, KeySetId, Segment, SegmentId,
     Template, TemplateId, TemplateType, Workspace, WorkspaceId,
 };
+use crate::model::{StepId, TransitionId, WorkflowId};
 use crate::segment::{Condition, EventFact};
+use crate::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
-use super::NewJob;
+use super::{NewJob, SigningKeys, WorkflowStore};
 
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -141,6 +143,58 @@ pub enum Write {
         /// The key pair.
         key: DkimKeyPair,
     },
+    /// Inserts or replaces a workflow (not its steps).
+    PutWorkflow(Workflow),
+    /// Deletes a workflow with its steps, transitions, executions and step records (no-op
+    /// when absent).
+    DeleteWorkflow {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// Workflow id.
+        id: WorkflowId,
+    },
+    /// Inserts or replaces a step.
+    PutStep(Step),
+    /// Deletes a step and every transition into or out of it (no-op when absent).
+    DeleteStep {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The step's workflow.
+        workflow_id: WorkflowId,
+        /// Step id.
+        id: StepId,
+    },
+    /// Inserts or replaces a transition.
+    PutTransition(Transition),
+    /// Deletes a transition (no-op when absent).
+    DeleteTransition {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The transition's workflow.
+        workflow_id: WorkflowId,
+        /// Transition id.
+        id: TransitionId,
+    },
+    /// Inserts an execution with `version` 0; `Conflict` if the id exists, if the same
+    /// (workflow, contact) has a RUNNING or WAITING execution, or, when
+    /// `execution.single_entry`, if it has any execution at all. This is the re-entry rule,
+    /// enforced by the store so two racing starts cannot both enrol a contact.
+    InsertExecution(Execution),
+    /// Replaces an execution whose stored `version` equals `execution.version`, storing it
+    /// with `version + 1`; `Conflict` otherwise (also when gone).
+    UpdateExecution(Execution),
+    /// Inserts the record of a step of an execution; `Conflict` if that (execution, step)
+    /// already has one: a step's side effects happen once per execution.
+    InsertStepRun(StepRun),
+    /// Replaces the record of (execution, step); `Conflict` if it is gone.
+    UpdateStepRun(StepRun),
+    /// Stores the workspace's webhook signing secrets (inserted or replaced).
+    PutSigningKeys {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The secrets.
+        keys: SigningKeys,
+    },
 }
 
 /// An ordered list of writes applied all or nothing.
@@ -253,8 +307,10 @@ pub struct MatchQuery {
 /// Contract for all reads: records of other workspaces are invisible (a read with the wrong
 /// `workspace_id` returns `None` or leaves them out), and `Ok(None)` means "no such record".
 /// Reads see every change set committed before they started.
+///
+/// Workflow reads live in the [`WorkflowStore`] supertrait.
 #[async_trait]
-pub trait Store: Send + Sync {
+pub trait Store: WorkflowStore + Send + Sync {
     /// Applies `changes` atomically and in order: either every write is applied and
     /// durable when this returns `Ok`, or none is. Jobs enqueued here become claimable
     /// through the `Jobs` port of the same adapter.

@@ -226,7 +226,7 @@ pub enum FieldKind {
 /// | `memberOfSegment`, `notMemberOfSegment` | `segment.<id>` | none |
 ///
 /// "Timestamp string" is defined by [`super::parse_timestamp`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Operator {
     /// Equal to the value.

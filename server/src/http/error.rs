@@ -132,7 +132,10 @@ fn not_found_code(resource: Resource) -> &'static str {
         | Resource::KeySet
         | Resource::Domain
         | Resource::Email
-        | Resource::Job => "NOT_FOUND",
+        | Resource::Job
+        | Resource::Step
+        | Resource::Transition
+        | Resource::Execution => "NOT_FOUND",
         Resource::Link => "LINK_NOT_FOUND",
     }
 }

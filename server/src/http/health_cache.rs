@@ -103,6 +103,7 @@ mod tests {
             dns: Arc::new(posthorn_dns::StaticDns::new()),
             rate_limiter: Arc::new(MemoryRateLimiter::new()),
             cache: Arc::new(MemoryCache::new()),
+            webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
             settings: Settings::default(),
         }
     }

@@ -136,6 +136,29 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(routes::campaigns::send))
         .routes(routes!(routes::campaigns::cancel))
         .routes(routes!(routes::campaigns::stats))
+        .routes(routes!(routes::workflows::create, routes::workflows::list))
+        .routes(routes!(routes::workflows::signing_secret))
+        .routes(routes!(routes::workflows::rotate_signing_secret))
+        .routes(routes!(
+            routes::workflows::read,
+            routes::workflows::patch,
+            routes::workflows::delete
+        ))
+        .routes(routes!(routes::workflows::create_step))
+        .routes(routes!(
+            routes::workflows::patch_step,
+            routes::workflows::delete_step
+        ))
+        .routes(routes!(routes::workflows::create_transition))
+        .routes(routes!(routes::workflows::delete_transition))
+        .routes(routes!(
+            routes::workflows::start_execution,
+            routes::workflows::list_executions
+        ))
+        .routes(routes!(
+            routes::workflows::read_execution,
+            routes::workflows::cancel_execution
+        ))
         .routes(routes!(routes::keys::list, routes::keys::create))
         .routes(routes!(routes::keys::revoke))
         .routes(routes!(routes::domains::create, routes::domains::list))

@@ -171,6 +171,18 @@ impl TestApp {
     }
 
     pub async fn with_settings(settings: Settings) -> Self {
+        Self::with_webhooks(
+            settings,
+            std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
+        )
+        .await
+    }
+
+    /// A test app whose WEBHOOK steps go out through `webhooks`.
+    pub async fn with_webhooks(
+        settings: Settings,
+        webhooks: Arc<dyn posthorn_core::ports::WebhookSink>,
+    ) -> Self {
         let (store, jobs, database_url) = test_store().await;
         let (rate_limiter, cache) = test_limits().await;
         let transport = Arc::new(CapturingTransport::new());
@@ -187,6 +199,7 @@ impl TestApp {
             dns: Arc::new(fake_dns()),
             rate_limiter,
             cache,
+            webhooks,
             settings,
         };
         let router = router(AppState::new(engine.clone(), Some(ADMIN.to_string())));

@@ -25,3 +25,5 @@ mod track;
 mod tracking;
 mod unavailable;
 mod verify;
+mod workflows;
+mod workflows_run;

@@ -67,6 +67,7 @@ async fn limits_backend_down_answers_503_with_retry_after() {
     let engine = Engine {
         rate_limiter: Arc::new(Down),
         cache: Arc::new(Down),
+        webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
         ..app.engine.clone()
     };
     app.router = router(AppState::new(engine, Some(ADMIN.to_string())));

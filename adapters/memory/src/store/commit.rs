@@ -9,6 +9,7 @@ use posthorn_core::model::{
 use posthorn_core::ports::{NewJob, StoreError, Write};
 
 use super::state::{EventKey, State};
+use super::workflows::{self, WorkflowUndo};
 
 /// How to put back what one applied write changed.
 #[derive(Debug)]
@@ -28,6 +29,8 @@ pub(crate) enum Undo {
     /// The memberships a deleted contact had: (workspace, contact, segment ids).
     Memberships(WorkspaceId, ContactId, HashSet<SegmentId>),
     Campaign(WorkspaceId, CampaignId, Option<Campaign>),
+    /// A change to a workspace's workflow records.
+    Workflow(WorkspaceId, WorkflowUndo),
 }
 
 /// Refuses an inbound-enabled `domain` whose name another workspace receives mail for.
@@ -318,8 +321,36 @@ fn apply(
             let old = state.data_mut(&workspace_id).replace_campaign(&id, None);
             undo.push(Undo::Campaign(workspace_id, id, old));
         }
+        write @ (Write::PutWorkflow(_)
+        | Write::DeleteWorkflow { .. }
+        | Write::PutStep(_)
+        | Write::DeleteStep { .. }
+        | Write::PutTransition(_)
+        | Write::DeleteTransition { .. }
+        | Write::InsertExecution(_)
+        | Write::UpdateExecution(_)
+        | Write::InsertStepRun(_)
+        | Write::UpdateStepRun(_)
+        | Write::PutSigningKeys { .. }) => apply_workflow(state, write, undo)?,
     }
     Ok(())
+}
+
+/// Applies a workflow write to its workspace's workflow records.
+fn apply_workflow(state: &mut State, write: Write, undo: &mut Vec<Undo>) -> Result<(), StoreError> {
+    let Some(ws) = workflows::workspace_of(&write) else {
+        return Err(StoreError::Unavailable(
+            "a write that is not a workflow write reached the workflow commit".into(),
+        ));
+    };
+    let mut steps = Vec::new();
+    let applied = state
+        .workflows
+        .entry(ws.clone())
+        .or_default()
+        .apply(write, &mut steps);
+    undo.extend(steps.into_iter().map(|s| Undo::Workflow(ws.clone(), s)));
+    applied
 }
 
 /// Puts back, newest first, everything the applied writes changed.
@@ -369,6 +400,9 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
             }
             Undo::Campaign(ws, id, old) => {
                 state.data_mut(&ws).replace_campaign(&id, old);
+            }
+            Undo::Workflow(ws, step) => {
+                state.workflows.entry(ws).or_default().undo(step);
             }
         }
     }

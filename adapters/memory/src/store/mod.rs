@@ -3,6 +3,7 @@
 mod commit;
 mod reads;
 mod state;
+mod workflows;
 
 use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
 use std::collections::HashSet;

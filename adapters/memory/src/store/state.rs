@@ -14,6 +14,8 @@ use posthorn_core::model::{
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
 
+use super::workflows::WorkflowData;
+
 /// Position of an event in time order: (created_at, id).
 pub(crate) type EventKey = (DateTime<Utc>, EventId);
 
@@ -44,6 +46,8 @@ pub(crate) struct State {
     pub(crate) message_ids: HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
     /// Deployment-wide secrets by name.
     pub(crate) secrets: HashMap<String, Vec<u8>>,
+    /// Workflow records per workspace.
+    pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
 }
 
 /// The records of one workspace.
@@ -86,6 +90,8 @@ pub(crate) struct WorkspaceData {
     pub(crate) campaign_recipients: HashMap<CampaignId, HashMap<ContactId, EmailId>>,
     /// Campaign id → how many of its emails are in each status.
     pub(crate) campaign_counts: HashMap<CampaignId, EmailCounts>,
+    /// Event id → its key in `events`.
+    pub(crate) event_keys: HashMap<EventId, EventKey>,
 }
 
 impl State {
@@ -419,6 +425,7 @@ impl WorkspaceData {
     pub(crate) fn replace_event(&mut self, key: &EventKey, new: Option<Event>) -> Option<Event> {
         let old = self.events.remove(key);
         if let Some(old) = &old {
+            self.event_keys.remove(&old.id);
             remove_from_index(&mut self.events_by_name, &old.name, key);
             if let Some(contact_id) = &old.contact_id {
                 if let Some(keys) = self.events_by_contact.get_mut(contact_id) {
@@ -436,6 +443,7 @@ impl WorkspaceData {
             }
         }
         if let Some(event) = new {
+            self.event_keys.insert(event.id.clone(), key.clone());
             self.events_by_name
                 .entry(event.name.clone())
                 .or_default()

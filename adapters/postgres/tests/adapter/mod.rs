@@ -1,8 +1,10 @@
-//! Checks specific to the PostgreSQL adapter: migrations and the SQL timestamp function.
+//! Checks specific to the PostgreSQL adapter: migrations, the SQL timestamp function, the
+//! workflow tables (corrupt rows, indexes).
 //! Everything else every store must do is in the shared conformance suites.
 
 mod migrations;
 mod timestamps;
+mod workflows;
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::Workspace;

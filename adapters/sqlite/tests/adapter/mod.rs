@@ -1,10 +1,12 @@
 //! Checks specific to the SQLite adapter: the file (lock, read-only opens, backups,
-//! reopening), one writer beside claimers and readers, the SQL timestamp recognition.
+//! reopening), one writer beside claimers and readers, the SQL timestamp recognition, the
+//! workflow tables (corrupt rows, indexes).
 //! Everything else every store must do is in the shared conformance suites.
 
 mod file;
 mod jobs;
 mod timestamps;
+mod workflows;
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::WorkspaceId;

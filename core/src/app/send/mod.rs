@@ -16,7 +16,7 @@ use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
     Contact, ContactId, EmailAddress, EmailId, EmailRecord, EmailStatus, SourceType, Template,
-    TemplateType, Workspace,
+    TemplateType, Workspace, WorkspaceId,
 };
 use crate::ports::{ChangeSet, Clock, JobPayload, Mailbox, NewJob, Write};
 use crate::render::{render, Escape};
@@ -77,13 +77,7 @@ impl Engine {
     /// Refuses senders outside the workspace's verified domains or the key's scope.
     pub async fn check_sender(&self, caller: &Caller, from: &EmailAddress) -> Result<()> {
         let domain = from.domain();
-        let verified = self
-            .store
-            .domains(caller.workspace_id())
-            .await?
-            .iter()
-            .any(|d| d.verified && d.domain == domain);
-        if !verified {
+        if !self.sender_verified(caller.workspace_id(), from).await? {
             return Err(Error::DomainNotVerified(format!(
                 "The sender domain {domain} is not a verified domain of this workspace"
             )));
@@ -95,6 +89,21 @@ impl Engine {
             )));
         }
         Ok(())
+    }
+
+    /// Whether `from` is on a verified domain of the workspace.
+    pub(crate) async fn sender_verified(
+        &self,
+        workspace_id: &WorkspaceId,
+        from: &EmailAddress,
+    ) -> Result<bool> {
+        let domain = from.domain();
+        Ok(self
+            .store
+            .domains(workspace_id)
+            .await?
+            .iter()
+            .any(|d| d.verified && d.domain == domain))
     }
 
     async fn accept_send(
@@ -132,12 +141,14 @@ impl Engine {
                 tracker: &tracker,
                 marketing,
             };
+            let ctx = render_context(&req.data, &done.contact);
             let record = build_record(
                 &*self.clock,
                 ws,
                 req,
                 resolved,
                 (recipient, &done.contact),
+                &ctx,
                 &links,
                 now,
             )?;
@@ -249,22 +260,67 @@ struct Links<'a> {
     marketing: bool,
 }
 
+/// A workflow step's email: `template` rendered with the step's variables `ctx` for
+/// `contact` at `to`, as `/v1/send` would build it, with source type WORKFLOW. The sender is
+/// the template's and must be on a verified domain of the workspace.
+pub(crate) async fn workflow_email(
+    engine: &Engine,
+    ws: &Workspace,
+    template: Template,
+    contact: &Contact,
+    to: EmailAddress,
+    ctx: &Value,
+    now: DateTime<Utc>,
+) -> Result<EmailRecord> {
+    let recipient = Recipient::new(to.clone());
+    let tracker = engine.tracker(ws.track_opens, ws.track_clicks).await?;
+    let links = Links {
+        tracker: &tracker,
+        marketing: template.template_type == TemplateType::Marketing,
+    };
+    let mut req = SendEmail::to(to);
+    req.template = Some(template.id.clone());
+    let resolved = resolve(&req, Some(template))?;
+    if !engine.sender_verified(&ws.id, &resolved.from).await? {
+        return Err(Error::DomainNotVerified(format!(
+            "The sender domain {} is not a verified domain of this workspace",
+            resolved.from.domain()
+        )));
+    }
+    let mut record = build_record(
+        &*engine.clock,
+        ws,
+        &req,
+        &resolved,
+        (&recipient, contact),
+        ctx,
+        &links,
+        now,
+    )?;
+    record.source_type = SourceType::Workflow;
+    Ok(record)
+}
+
+// The id comes from the clock and the context is the send's or a workflow step's variables.
+#[allow(clippy::too_many_arguments)]
 fn build_record(
     clock: &dyn Clock,
     ws: &Workspace,
     req: &SendEmail,
     resolved: &Resolved,
     (recipient, contact): (&Recipient, &Contact),
+    ctx: &Value,
     links: &Links<'_>,
     now: DateTime<Utc>,
 ) -> Result<EmailRecord> {
     let unsubscribe_url = links.tracker.unsubscribe_url(&ws.id, &contact.id);
-    let mut ctx = render_context(&req.data, contact);
+    let mut ctx = ctx.clone();
     if let Value::Object(map) = &mut ctx {
         map.insert("unsubscribeUrl".into(), json!(unsubscribe_url));
     }
+    let ctx = &ctx;
     let rendered = |field: &str, source: &str, escape: Escape| {
-        render(source, &ctx, escape)
+        render(source, ctx, escape)
             .map_err(|e| Error::field(field, "invalid_template", e.to_string()))
     };
     let subject = rendered("subject", &resolved.subject, Escape::None)?;

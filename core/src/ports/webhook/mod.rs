@@ -5,6 +5,7 @@
 //! request ([`SigningKeys`], [`sign`]) are pure helpers here, shared by every adapter and by
 //! the workflow engine.
 
+mod refusing;
 mod retry;
 mod signing;
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+pub use refusing::RefusingWebhookSink;
 pub use retry::{
     classify_attempt, classify_status, parse_retry_after, AttemptVerdict, RetrySchedule,
     ScheduleError,

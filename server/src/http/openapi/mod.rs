@@ -44,6 +44,7 @@ use utoipa::{Modify, OpenApi, PartialSchema};
         (name = "Events", description = "The workspace's event history."),
         (name = "Segments", description = "Named sets of contacts: DYNAMIC (a condition) or STATIC (explicit members)."),
         (name = "Campaigns", description = "One message to an audience, sent now or at a scheduled time."),
+        (name = "Workflows", description = "Automations: a trigger and a graph of steps run per contact; their executions and the webhook signing secret."),
         (name = "Keys", description = "The workspace's API key sets."),
         (name = "Domains", description = "The workspace's domains, the DNS records to publish, DKIM keys and verification."),
         (name = "Stats", description = "Sending reputation: delivery, engagement, bounce and complaint rates."),

@@ -12,3 +12,4 @@ pub mod public;
 pub mod segments;
 pub mod stats;
 pub mod templates;
+pub mod workflows;

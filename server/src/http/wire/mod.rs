@@ -16,6 +16,7 @@ pub mod segments;
 pub mod send;
 pub mod templates;
 pub mod track;
+pub mod workflows;
 
 /// The `/v1` envelope: `{success: true, data}`.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]

@@ -99,6 +99,7 @@ async fn fill(db: &Path) -> (SqliteStore, String, String) {
         dns: Arc::new(posthorn_dns::StaticDns::new()),
         rate_limiter: Arc::new(MemoryRateLimiter::new()),
         cache: Arc::new(MemoryCache::new()),
+        webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
         settings: Settings::default(),
     };
     let (_, keys) = engine

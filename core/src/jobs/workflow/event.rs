@@ -1,0 +1,124 @@
+//! `DispatchWorkflowEvent`: a stored event starts the workflows it triggers for its contact
+//! and resumes that contact's executions waiting for it.
+
+use serde_json::{json, Value};
+
+use super::ids::derived_id;
+use super::settle::Decision;
+use crate::app::workflows::enrolment;
+use crate::app::StepError;
+use crate::jobs::JobOutcome;
+use crate::model::{ContactId, Event, EventId, ExecutionId, WorkspaceId};
+use crate::ports::{ChangeSet, ClaimedJob, StoreError};
+use crate::workflow::{StepAction, StepRunStatus, TransitionCondition, WaitOutcome};
+use crate::Engine;
+
+impl Engine {
+    /// Handles `DispatchWorkflowEvent`. Idempotent: a start's execution id is derived from
+    /// (event, workflow), so a second run finds it made; a resumed execution waits no more.
+    pub(crate) async fn dispatch_workflow_event(
+        &self,
+        job: &ClaimedJob,
+        workspace_id: &WorkspaceId,
+        event_id: &EventId,
+    ) -> crate::Result<JobOutcome> {
+        if let Some(event) = self.store.event(workspace_id, event_id).await? {
+            if let Some(contact_id) = event.contact_id.clone() {
+                self.start_event_workflows(workspace_id, &event, &contact_id)
+                    .await?;
+                for waiting in self
+                    .store
+                    .waiting_executions(workspace_id, &contact_id, &event.name)
+                    .await?
+                {
+                    self.on_conflict_retry(|| {
+                        self.resume_on_event(workspace_id, &waiting.id, &event)
+                    })
+                    .await?;
+                }
+            }
+        }
+        self.jobs.complete(job).await?;
+        Ok(JobOutcome::Done)
+    }
+
+    /// Enrols the event's contact in every enabled workflow the event triggers; the re-entry
+    /// rule (enforced by the store) skips contacts already enrolled.
+    async fn start_event_workflows(
+        &self,
+        ws: &WorkspaceId,
+        event: &Event,
+        contact_id: &ContactId,
+    ) -> crate::Result<()> {
+        for workflow in self.store.event_workflows(ws, &event.name).await? {
+            let trigger = self.trigger_step(&workflow).await?;
+            let id = derived_id(event.created_at, &[event.id.as_str(), workflow.id.as_str()]);
+            let data = match &event.data {
+                Value::Object(_) => event.data.clone(),
+                _ => json!({}),
+            };
+            let (_, changes) = enrolment(
+                &*self.clock,
+                &workflow,
+                &trigger.id,
+                contact_id.clone(),
+                data,
+                id,
+                self.clock.now(),
+            );
+            match self.commit(changes).await {
+                Ok(()) | Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Resumes one execution waiting for `event`'s name: the event's data is merged into
+    /// the execution's `event`, and the EVENT outcome is taken. An execution that no longer
+    /// waits (the timeout won, or it was cancelled) is left alone, and so is a wait that
+    /// started after the event happened.
+    async fn resume_on_event(
+        &self,
+        ws: &WorkspaceId,
+        execution_id: &ExecutionId,
+        event: &Event,
+    ) -> Result<(), StepError> {
+        let Some(execution) = self.store.execution(ws, execution_id).await? else {
+            return Ok(());
+        };
+        let Some(wait) = execution.waiting.clone() else {
+            return Ok(());
+        };
+        if wait.event_name.as_deref() != Some(event.name.as_str()) {
+            return Ok(());
+        }
+        let Some((mut ctx, run)) = self.step_context(ws, execution_id, &wait.step_id).await? else {
+            return Ok(());
+        };
+        let Some(run) = run.filter(|r| r.status == StepRunStatus::Waiting) else {
+            return Ok(());
+        };
+        if event.created_at < run.started_at
+            || !matches!(ctx.step.action, StepAction::WaitForEvent { .. })
+        {
+            return Ok(());
+        }
+        if let (Value::Object(into), Value::Object(from)) = (&mut ctx.execution.event, &event.data)
+        {
+            for (k, v) in from {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+        let decision = Decision::Complete {
+            output: json!({ "outcome": WaitOutcome::Event, "eventId": event.id }),
+            taken: Some(TransitionCondition::Outcome {
+                outcome: WaitOutcome::Event,
+            }),
+            email_id: None,
+        };
+        let now = self.clock.now();
+        self.settle_decision(ctx, Some(run), decision, ChangeSet::new(), now)
+            .await
+    }
+}

@@ -1,0 +1,30 @@
+//! Workflows: automations started by a trigger, made of steps joined by transitions, run
+//! for one contact at a time as durable executions.
+
+mod condition;
+mod config;
+mod execution;
+mod graph;
+mod model;
+mod schedule;
+mod variables;
+mod webhook_request;
+mod webhook_url;
+
+pub use condition::evaluate as evaluate_condition;
+pub use config::{
+    condition_field_allowed, condition_operator_allowed, parse_action, MAX_DELAY_AMOUNT,
+    MAX_EVENT_NAME_CHARS, MAX_URL_CHARS, MAX_WAIT_TIMEOUT_SECS,
+};
+pub use execution::{Execution, ExecutionStatus, StepRun, StepRunStatus, Wait, WebhookAttempt};
+pub use graph::{check_transition, next_transition, GraphRule};
+pub use model::{
+    Branch, DelayUnit, Recipient, Step, StepAction, StepCondition, StepType, SubscriptionAction,
+    Transition, TransitionCondition, Trigger, WaitOutcome, Workflow,
+};
+pub use schedule::{Schedule, ScheduleError};
+pub use variables::{contact_value, lookup, render_json, sole_placeholder, variables};
+pub use webhook_request::{
+    build_request, default_body, webhook_id, WebhookBuildError, WebhookConfig,
+};
+pub use webhook_url::{render_url, url_template_problem};

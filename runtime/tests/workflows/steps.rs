@@ -1,0 +1,437 @@
+//! Step kinds, branches, re-entry and crash safety.
+
+use posthorn_core::model::{SourceType, TemplateType};
+use posthorn_core::ports::{ChangeSet, JobPayload, NewJob, Write};
+use posthorn_core::workflow::{ExecutionStatus, StepRunStatus, StepType};
+use serde_json::json;
+
+use crate::harness::World;
+
+#[tokio::test]
+async fn an_event_starts_the_workflow_and_sends_the_template_as_a_workflow_email() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    let wf = w.event_workflow("signup", false).await;
+    let send = w
+        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    w.contact("ann@example.org", json!({"name": "Ann"})).await;
+    w.track("ann@example.org", "signup", json!({"plan": "pro"}))
+        .await;
+    w.run().await;
+
+    let executions = w.executions(&wf).await;
+    assert_eq!(executions.len(), 1);
+    let view = w.execution(&wf.workflow.id, &executions[0].id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(view.execution.event, json!({"plan": "pro"}));
+    assert_eq!(view.steps.len(), 2);
+    let email_id = view.steps[1]
+        .output
+        .as_ref()
+        .and_then(|o| o["emailId"].as_str())
+        .map(posthorn_core::model::EmailId::from);
+    let email_id = email_id.expect("the step records the email it queued");
+    let record = w
+        .engine
+        .store
+        .email(w.caller.workspace_id(), &email_id)
+        .await
+        .expect("read")
+        .expect("email record");
+    assert_eq!(record.source_type, SourceType::Workflow);
+    assert_eq!(record.template_id.as_ref(), Some(&template.id));
+    let sent = w.transport.messages_to("ann@example.org");
+    assert_eq!(sent.len(), 1, "delivered through the send path");
+    assert_eq!(sent[0].subject, "Hi Ann");
+    assert!(
+        sent[0]
+            .html
+            .contains("Plan pro for ann@example.org in Flow"),
+        "{}",
+        sent[0].html
+    );
+}
+
+#[tokio::test]
+async fn a_marketing_template_is_never_sent_to_an_unsubscribed_contact() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Marketing).await;
+    let wf = w.manual_workflow().await;
+    let send = w
+        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    let contact = w.contact("bob@example.org", json!({})).await;
+    w.engine
+        .patch_contact(
+            &w.caller,
+            &contact.id,
+            posthorn_core::app::contacts::ContactPatch {
+                subscribed: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("unsubscribed");
+    let exec = w.start(&wf, &contact, json!({})).await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(
+        view.steps[1].output.as_ref().map(|o| o["skipped"].clone()),
+        Some(json!(true))
+    );
+    assert!(w.transport.messages().is_empty());
+}
+
+#[tokio::test]
+async fn a_condition_takes_the_yes_or_the_no_branch() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let cond = w
+        .step(
+            &wf,
+            StepType::Condition,
+            json!({"field": "event.total", "operator": "greaterThan", "value": 100}),
+        )
+        .await;
+    let yes = w.step(&wf, StepType::Exit, json!({"reason": "big"})).await;
+    let no = w
+        .step(&wf, StepType::Exit, json!({"reason": "small"}))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &cond, None).await;
+    w.edge(&wf, &cond.id, &yes, Some(json!({"branch": "yes"})))
+        .await;
+    w.edge(&wf, &cond.id, &no, Some(json!({"branch": "no"})))
+        .await;
+
+    let big = w
+        .start(
+            &wf,
+            &w.contact("a@example.org", json!({})).await,
+            json!({"total": 150}),
+        )
+        .await;
+    let small = w
+        .start(
+            &wf,
+            &w.contact("b@example.org", json!({})).await,
+            json!({"total": 20}),
+        )
+        .await;
+    let missing = w
+        .start(&wf, &w.contact("c@example.org", json!({})).await, json!({}))
+        .await;
+    w.run().await;
+    for (exec, reason, branch) in [
+        (big, "big", "yes"),
+        (small, "small", "no"),
+        (missing, "small", "no"),
+    ] {
+        let view = w.execution(&wf.workflow.id, &exec.id).await;
+        assert_eq!(view.execution.status, ExecutionStatus::Completed);
+        assert_eq!(view.execution.reason.as_deref(), Some(reason));
+        assert_eq!(view.steps[1].output, Some(json!({"branch": branch})));
+    }
+}
+
+#[tokio::test]
+async fn update_contact_merges_data_and_unsubscribes_with_the_usual_event() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let update = w
+        .step(
+            &wf,
+            StepType::UpdateContact,
+            json!({"updates": {"plan": "{{event.plan}}", "seats": "{{event.seats}}", "source": "flow {{workflow.name}}"}, "subscriptionAction": "unsubscribe"}),
+        )
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &update, None).await;
+    let contact = w.contact("dee@example.org", json!({"keep": 1})).await;
+    let exec = w
+        .start(&wf, &contact, json!({"plan": "team", "seats": 5}))
+        .await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    let after = w
+        .engine
+        .contact(&w.caller, &contact.id)
+        .await
+        .expect("contact");
+    assert!(!after.subscribed);
+    assert_eq!(
+        serde_json::Value::Object(after.data),
+        json!({"keep": 1, "plan": "team", "seats": 5, "source": "flow Manual"})
+    );
+    let events = w
+        .engine
+        .store
+        .events(
+            w.caller.workspace_id(),
+            &posthorn_core::ports::EventQuery {
+                name: Some("contact.unsubscribed".into()),
+                contact_id: Some(contact.id.clone()),
+                limit: 10,
+            },
+        )
+        .await
+        .expect("events");
+    assert_eq!(events.len(), 1);
+}
+
+#[tokio::test]
+async fn a_disabled_workflow_starts_nothing() {
+    let w = World::new().await;
+    let wf = w.event_workflow("signup", false).await;
+    w.engine
+        .patch_workflow(
+            &w.caller,
+            &wf.workflow.id,
+            posthorn_core::app::workflows::WorkflowPatch {
+                enabled: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("disabled");
+    w.track("e@example.org", "signup", json!({})).await;
+    w.run().await;
+    assert!(w.executions(&wf).await.is_empty());
+    let contact = w.contact("e@example.org", json!({})).await;
+    let manual = w
+        .engine
+        .start_execution(
+            &w.caller,
+            &wf.workflow.id,
+            posthorn_core::app::workflows::StartExecution {
+                contact_id: contact.id.as_str().into(),
+                context: None,
+            },
+        )
+        .await;
+    assert!(matches!(manual, Err(posthorn_core::Error::InvalidState(_))));
+}
+
+#[tokio::test]
+async fn without_reentry_a_contact_is_enrolled_once_ever() {
+    let w = World::new().await;
+    let wf = w.event_workflow("visit", false).await;
+    w.track("f@example.org", "visit", json!({})).await;
+    w.run().await;
+    w.track("f@example.org", "visit", json!({})).await;
+    w.run().await;
+    let executions = w.executions(&wf).await;
+    assert_eq!(executions.len(), 1);
+    assert_eq!(executions[0].status, ExecutionStatus::Completed);
+}
+
+#[tokio::test]
+async fn with_reentry_a_contact_is_enrolled_again_only_once_the_last_run_ended() {
+    let w = World::new().await;
+    let wf = w.event_workflow("visit", true).await;
+    let delay = w
+        .step(&wf, StepType::Delay, json!({"amount": 1, "unit": "hours"}))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &delay, None).await;
+    w.track("g@example.org", "visit", json!({})).await;
+    w.run().await;
+    // Still waiting: a second event does not enrol again.
+    w.track("g@example.org", "visit", json!({})).await;
+    w.run().await;
+    assert_eq!(w.executions(&wf).await.len(), 1);
+    w.after(chrono::Duration::hours(1)).await;
+    assert_eq!(
+        w.executions(&wf).await[0].status,
+        ExecutionStatus::Completed
+    );
+    w.track("g@example.org", "visit", json!({})).await;
+    w.run().await;
+    assert_eq!(w.executions(&wf).await.len(), 2);
+}
+
+#[tokio::test]
+async fn running_a_step_job_twice_queues_one_email() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    let wf = w.manual_workflow().await;
+    let send = w
+        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    let contact = w.contact("h@example.org", json!({})).await;
+    let exec = w.start(&wf, &contact, json!({})).await;
+    // The trigger step runs; then the send step's job is duplicated, as after a crash that
+    // left its first run unsettled.
+    let claimed = w
+        .engine
+        .jobs
+        .claim(w.now(), std::time::Duration::from_secs(60), 1)
+        .await
+        .expect("claim");
+    w.engine.run_job(&claimed[0]).await.expect("trigger step");
+    let duplicate = JobPayload::RunWorkflowStep {
+        workspace_id: exec.workspace_id.clone(),
+        execution_id: exec.id.clone(),
+        step_id: send.id.clone(),
+    };
+    let mut changes = ChangeSet::new();
+    changes.push(Write::EnqueueJob(NewJob::at(
+        &*w.clock,
+        duplicate.clone(),
+        w.now(),
+    )));
+    changes.push(Write::EnqueueJob(NewJob::at(&*w.clock, duplicate, w.now())));
+    w.engine.store.commit(changes).await.expect("duplicates");
+    w.run().await;
+    assert_eq!(w.transport.messages_to("h@example.org").len(), 1);
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(
+        view.steps
+            .iter()
+            .filter(|r| r.status == StepRunStatus::Completed)
+            .count(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_execution_stops_where_it_waits() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let delay = w
+        .step(
+            &wf,
+            StepType::Delay,
+            json!({"amount": 5, "unit": "minutes"}),
+        )
+        .await;
+    let exit = w.step(&wf, StepType::Exit, json!({})).await;
+    w.edge(&wf, &World::trigger(&wf), &delay, None).await;
+    w.edge(&wf, &delay.id, &exit, None).await;
+    let exec = w
+        .start(&wf, &w.contact("i@example.org", json!({})).await, json!({}))
+        .await;
+    w.run().await;
+    assert_eq!(
+        w.execution(&wf.workflow.id, &exec.id)
+            .await
+            .execution
+            .status,
+        ExecutionStatus::Waiting
+    );
+    let deleted = w.engine.delete_workflow(&w.caller, &wf.workflow.id).await;
+    assert!(
+        matches!(deleted, Err(posthorn_core::Error::Conflict(_))),
+        "{deleted:?}"
+    );
+    w.engine
+        .cancel_execution(&w.caller, &wf.workflow.id, &exec.id)
+        .await
+        .expect("cancelled");
+    w.after(chrono::Duration::minutes(5)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Cancelled);
+    assert_eq!(view.steps.len(), 2, "the exit step never ran");
+    assert_eq!(view.steps[1].status, StepRunStatus::Cancelled);
+    w.engine
+        .delete_workflow(&w.caller, &wf.workflow.id)
+        .await
+        .expect("deletable once nothing runs");
+}
+
+#[tokio::test]
+async fn an_internal_event_triggers_a_workflow_too() {
+    let w = World::new().await;
+    let wf = w.event_workflow("contact.unsubscribed", false).await;
+    let contact = w.contact("j@example.org", json!({})).await;
+    w.engine
+        .patch_contact(
+            &w.caller,
+            &contact.id,
+            posthorn_core::app::contacts::ContactPatch {
+                subscribed: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("unsubscribed");
+    w.run().await;
+    let executions = w.executions(&wf).await;
+    assert_eq!(executions.len(), 1);
+    assert_eq!(executions[0].contact_id, contact.id);
+    assert_eq!(executions[0].status, ExecutionStatus::Completed);
+}
+
+#[tokio::test]
+async fn a_custom_recipient_is_rendered_and_gets_its_own_contact() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    let wf = w.manual_workflow().await;
+    let send = w
+        .step_with(
+            &wf,
+            StepType::SendEmail,
+            json!({"recipient": {"type": "CUSTOM", "email": "{{event.manager}}"}}),
+            Some(&template),
+        )
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    let contact = w.contact("k@example.org", json!({})).await;
+    let exec = w
+        .start(
+            &wf,
+            &contact,
+            json!({"manager": "boss@example.org", "plan": "x"}),
+        )
+        .await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    let sent = w.transport.messages_to("boss@example.org");
+    assert_eq!(sent.len(), 1);
+    // The variables are the execution's: its contact's address, not the recipient's.
+    assert!(
+        sent[0].html.contains("for k@example.org"),
+        "{}",
+        sent[0].html
+    );
+    assert!(w.transport.messages_to("k@example.org").is_empty());
+}
+
+#[tokio::test]
+async fn a_send_from_an_unverified_sender_fails_the_execution() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    // The domain loses its verification after the template was written.
+    let mut domain = w
+        .engine
+        .store
+        .domains(w.caller.workspace_id())
+        .await
+        .expect("domains")
+        .remove(0);
+    domain.verified = false;
+    let mut changes = ChangeSet::new();
+    changes.push(Write::UpdateDomain(domain));
+    w.engine.store.commit(changes).await.expect("unverified");
+    let wf = w.manual_workflow().await;
+    let send = w
+        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    let exec = w
+        .start(&wf, &w.contact("l@example.org", json!({})).await, json!({}))
+        .await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Failed);
+    assert!(view.steps[1]
+        .error
+        .as_deref()
+        .is_some_and(|e| e.contains("not a verified domain")));
+    assert!(w.transport.messages().is_empty());
+}

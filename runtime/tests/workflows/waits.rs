@@ -1,0 +1,175 @@
+//! DELAY and WAIT_FOR_EVENT: time through the manual clock, events through /v1/track.
+
+use posthorn_core::workflow::{ExecutionStatus, StepRunStatus, StepType};
+use serde_json::json;
+
+use crate::harness::World;
+
+#[tokio::test]
+async fn a_delay_holds_the_execution_until_its_time() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let delay = w
+        .step(&wf, StepType::Delay, json!({"amount": 2, "unit": "hours"}))
+        .await;
+    let exit = w.step(&wf, StepType::Exit, json!({})).await;
+    w.edge(&wf, &World::trigger(&wf), &delay, None).await;
+    w.edge(&wf, &delay.id, &exit, None).await;
+    let exec = w
+        .start(&wf, &w.contact("a@example.org", json!({})).await, json!({}))
+        .await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Waiting);
+    let until = view.execution.waiting.as_ref().and_then(|wt| wt.until);
+    assert_eq!(until, Some(exec.started_at + chrono::Duration::hours(2)));
+
+    w.after(chrono::Duration::minutes(119)).await;
+    assert_eq!(
+        w.execution(&wf.workflow.id, &exec.id)
+            .await
+            .execution
+            .status,
+        ExecutionStatus::Waiting
+    );
+    w.after(chrono::Duration::minutes(1)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(view.steps.len(), 3);
+    assert!(view
+        .steps
+        .iter()
+        .all(|r| r.status == StepRunStatus::Completed));
+}
+
+/// TRIGGER → WAIT_FOR_EVENT(paid, 1 h) → EVENT: exit "paid", TIMEOUT: exit "late".
+async fn waiting_flow(w: &World) -> posthorn_core::app::workflows::WorkflowView {
+    let wf = w.event_workflow("checkout", false).await;
+    let wait = w
+        .step(
+            &wf,
+            StepType::WaitForEvent,
+            json!({"eventName": "paid", "timeout": 3600}),
+        )
+        .await;
+    let paid = w.step(&wf, StepType::Exit, json!({"reason": "paid"})).await;
+    let late = w.step(&wf, StepType::Exit, json!({"reason": "late"})).await;
+    w.edge(&wf, &World::trigger(&wf), &wait, None).await;
+    w.edge(&wf, &wait.id, &paid, Some(json!({"outcome": "EVENT"})))
+        .await;
+    w.edge(&wf, &wait.id, &late, Some(json!({"outcome": "TIMEOUT"})))
+        .await;
+    wf
+}
+
+#[tokio::test]
+async fn the_awaited_event_resumes_the_execution_with_its_data_merged() {
+    let w = World::new().await;
+    let wf = waiting_flow(&w).await;
+    w.track(
+        "b@example.org",
+        "checkout",
+        json!({"cart": "c1", "total": 10}),
+    )
+    .await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    assert_eq!(exec.status, ExecutionStatus::Waiting);
+    // Another contact's event, or another name, changes nothing.
+    w.track("other@example.org", "paid", json!({})).await;
+    w.track("b@example.org", "viewed", json!({})).await;
+    w.run().await;
+    assert_eq!(
+        w.execution(&wf.workflow.id, &exec.id)
+            .await
+            .execution
+            .status,
+        ExecutionStatus::Waiting
+    );
+
+    w.after(chrono::Duration::minutes(10)).await;
+    w.track(
+        "b@example.org",
+        "paid",
+        json!({"total": 12, "method": "card"}),
+    )
+    .await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(view.execution.reason.as_deref(), Some("paid"));
+    assert_eq!(
+        view.execution.event,
+        json!({"cart": "c1", "total": 12, "method": "card"})
+    );
+    assert_eq!(
+        view.steps[1].output.as_ref().map(|o| o["outcome"].clone()),
+        Some(json!("EVENT"))
+    );
+    // The timeout job finds the execution moved on.
+    w.after(chrono::Duration::hours(2)).await;
+    let again = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(again.execution.reason.as_deref(), Some("paid"));
+    assert_eq!(again.steps.len(), 3);
+}
+
+#[tokio::test]
+async fn the_timeout_wins_when_no_event_comes() {
+    let w = World::new().await;
+    let wf = waiting_flow(&w).await;
+    w.track("c@example.org", "checkout", json!({})).await;
+    w.run().await;
+    w.after(chrono::Duration::minutes(59)).await;
+    let exec = w.executions(&wf).await.remove(0);
+    assert_eq!(exec.status, ExecutionStatus::Waiting);
+    w.after(chrono::Duration::minutes(1)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(view.execution.reason.as_deref(), Some("late"));
+    // An event after the timeout resumes nothing.
+    w.track("c@example.org", "paid", json!({})).await;
+    w.run().await;
+    assert_eq!(
+        w.execution(&wf.workflow.id, &exec.id)
+            .await
+            .execution
+            .reason
+            .as_deref(),
+        Some("late")
+    );
+}
+
+#[tokio::test]
+async fn an_early_wake_up_neither_ends_nor_loses_a_delay() {
+    use posthorn_core::ports::{ChangeSet, JobPayload, NewJob, Write};
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let delay = w
+        .step(&wf, StepType::Delay, json!({"amount": 1, "unit": "days"}))
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &delay, None).await;
+    let exec = w
+        .start(&wf, &w.contact("d@example.org", json!({})).await, json!({}))
+        .await;
+    w.run().await;
+    let early = JobPayload::RunWorkflowStep {
+        workspace_id: exec.workspace_id.clone(),
+        execution_id: exec.id.clone(),
+        step_id: delay.id.clone(),
+    };
+    let mut changes = ChangeSet::new();
+    changes.push(Write::EnqueueJob(NewJob::at(&*w.clock, early, w.now())));
+    w.engine.store.commit(changes).await.expect("early job");
+    w.run().await;
+    assert_eq!(
+        w.execution(&wf.workflow.id, &exec.id)
+            .await
+            .execution
+            .status,
+        ExecutionStatus::Waiting
+    );
+    w.after(chrono::Duration::days(1)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(view.steps.len(), 2);
+}

@@ -1,0 +1,677 @@
+//! `/workflows`: bodies into typed commands (steps, transitions, executions), and the shapes
+//! of the answers. Each step kind's `config` and each trigger's `triggerConfig` are checked by
+//! core (`parse_action`, `parse_trigger`), whose field paths (`config.amount`,
+//! `triggerConfig.eventName`) the answers keep.
+
+use chrono::{DateTime, Utc};
+use deserr::{Deserr, IntoValue, Value as DValue, ValuePointerRef};
+use posthorn_core::app::segments::Page;
+use posthorn_core::app::workflows::{
+    CreateStep, CreateTransition, CreateWorkflow, ExecutionView, StartExecution, StepPatch,
+    StepView, TriggerType, WorkflowPatch, WorkflowView, MAX_WORKFLOW_DESCRIPTION_CHARS,
+    MAX_WORKFLOW_NAME_CHARS,
+};
+use posthorn_core::model::{ContactId, StepId, TemplateId};
+use posthorn_core::workflow::{
+    Execution, Step, StepRun, StepType, Transition, TransitionCondition, Workflow,
+};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+use super::de::{Filled, JsonObject, Line, Nullable, WireErrors};
+
+type Name = Line<MAX_WORKFLOW_NAME_CHARS>;
+type Description = Line<MAX_WORKFLOW_DESCRIPTION_CHARS>;
+/// An id in a body (one line).
+type IdText = Line<255>;
+
+/// `EVENT`, `MANUAL` or `SCHEDULE` (exact case), parsed by core's `TriggerType::parse`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TriggerKind(pub TriggerType);
+
+impl Deserr<WireErrors> for TriggerKind {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let raw = String::deserialize_from_value(value, location)?;
+        TriggerType::parse(&raw).map(TriggerKind).ok_or_else(|| {
+            WireErrors::at(
+                location,
+                "invalid_enum",
+                "triggerType must be EVENT, MANUAL or SCHEDULE",
+            )
+        })
+    }
+}
+
+impl PartialSchema for TriggerKind {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["EVENT", "MANUAL", "SCHEDULE"]))
+            .description(Some(
+                "EVENT (`triggerConfig: {eventName}`, the default), MANUAL (`{}`) or SCHEDULE \
+                 (`{cron, timezone?, segmentId}`).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for TriggerKind {}
+
+const STEP_TYPES: [&str; 7] = [
+    "SEND_EMAIL",
+    "DELAY",
+    "WAIT_FOR_EVENT",
+    "CONDITION",
+    "UPDATE_CONTACT",
+    "WEBHOOK",
+    "EXIT",
+];
+
+/// A step kind (exact case). TRIGGER reads too, and is refused by core (400
+/// `INVALID_STATE`: every workflow has its one TRIGGER step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepKind(pub StepType);
+
+impl Deserr<WireErrors> for StepKind {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        let raw = String::deserialize_from_value(value, location)?;
+        serde_json::from_value::<StepType>(Value::String(raw))
+            .map(StepKind)
+            .map_err(|_| {
+                WireErrors::at(
+                    location,
+                    "invalid_enum",
+                    format!("type must be one of {}", STEP_TYPES.join(", ")),
+                )
+            })
+    }
+}
+
+impl PartialSchema for StepKind {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(STEP_TYPES))
+            .description(Some(
+                "The step's kind; its `config` is checked for it (see docs/api.md).",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for StepKind {}
+
+/// Any JSON value (a step's `config`, a WEBHOOK body).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnyJson(pub Value);
+
+impl Deserr<WireErrors> for AnyJson {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        _location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        Ok(AnyJson(Value::from(value)))
+    }
+}
+
+impl PartialSchema for AnyJson {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "The configuration of the step's kind, e.g. `{\"amount\": 2, \"unit\": \"hours\"}` for DELAY.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for AnyJson {}
+
+/// A transition's `condition`: `{branch: "yes"|"no"}` or `{outcome: "EVENT"|"TIMEOUT"}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EdgeCondition(pub TransitionCondition);
+
+impl Deserr<WireErrors> for EdgeCondition {
+    fn deserialize_from_value<V: IntoValue>(
+        value: DValue<V>,
+        location: ValuePointerRef,
+    ) -> Result<Self, WireErrors> {
+        serde_json::from_value::<TransitionCondition>(Value::from(value))
+            .map(EdgeCondition)
+            .map_err(|_| {
+                WireErrors::at(
+                    location,
+                    "invalid_value",
+                    "condition must be null, {\"branch\": \"yes\"|\"no\"} or {\"outcome\": \"EVENT\"|\"TIMEOUT\"}",
+                )
+            })
+    }
+}
+
+impl PartialSchema for EdgeCondition {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some(
+                "`{\"branch\": \"yes\"|\"no\"}` out of a CONDITION step, `{\"outcome\": \
+                 \"EVENT\"|\"TIMEOUT\"}` out of a WAIT_FOR_EVENT step; null or absent for the \
+                 plain edge.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EdgeCondition {}
+
+/// Body of `POST /workflows`.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WorkflowCreate)]
+#[schema(example = json!({
+    "name": "Welcome",
+    "triggerType": "EVENT",
+    "triggerConfig": {"eventName": "signup"},
+    "enabled": true
+}))]
+pub struct WorkflowCreateBody {
+    /// Name (one line).
+    #[schema(inline)]
+    pub name: Filled<Name>,
+    /// Description.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub description: Option<Description>,
+    /// EVENT (default), MANUAL or SCHEDULE.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub trigger_type: Option<TriggerKind>,
+    /// `{eventName}` (EVENT), `{}` (MANUAL), `{cron, timezone?, segmentId}` (SCHEDULE).
+    #[deserr(default)]
+    #[schema(inline)]
+    pub trigger_config: Option<JsonObject>,
+    /// Shorthand for `triggerConfig.eventName`.
+    #[deserr(default)]
+    pub event_name: Option<String>,
+    /// Whether executions start (default false).
+    #[deserr(default)]
+    pub enabled: Option<bool>,
+    /// Whether a contact may be enrolled again once its execution ended (default false).
+    #[deserr(default)]
+    pub allow_reentry: Option<bool>,
+}
+
+impl From<WorkflowCreateBody> for CreateWorkflow {
+    fn from(b: WorkflowCreateBody) -> Self {
+        CreateWorkflow {
+            name: b.name.0 .0,
+            description: b.description.map(|d| d.0),
+            trigger_type: b.trigger_type.map(|t| t.0),
+            trigger_config: b.trigger_config.map(|c| c.0),
+            event_name: b.event_name,
+            enabled: b.enabled.unwrap_or(false),
+            allow_reentry: b.allow_reentry.unwrap_or(false),
+        }
+    }
+}
+
+/// Body of `PATCH /workflows/{id}`: fields not given are left alone.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WorkflowPatch)]
+pub struct WorkflowPatchBody {
+    /// Name.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub name: Option<Name>,
+    /// Description; `null` clears it.
+    #[deserr(default)]
+    #[schema(required = false)]
+    #[schema(inline)]
+    pub description: Nullable<Description>,
+    /// A new trigger kind (with `triggerConfig`, or the stored one when the kind is the same).
+    #[deserr(default)]
+    #[schema(inline)]
+    pub trigger_type: Option<TriggerKind>,
+    /// A new trigger configuration.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub trigger_config: Option<JsonObject>,
+    /// Enable or disable (disabling stops new enrolments only).
+    #[deserr(default)]
+    pub enabled: Option<bool>,
+    /// Allow re-entry or not.
+    #[deserr(default)]
+    pub allow_reentry: Option<bool>,
+}
+
+impl From<WorkflowPatchBody> for WorkflowPatch {
+    fn from(b: WorkflowPatchBody) -> Self {
+        WorkflowPatch {
+            name: b.name.map(|n| n.0),
+            description: b.description.into_patch().map(|d| d.0),
+            trigger_type: b.trigger_type.map(|t| t.0),
+            trigger_config: b.trigger_config.map(|c| c.0),
+            enabled: b.enabled,
+            allow_reentry: b.allow_reentry,
+        }
+    }
+}
+
+/// Body of `POST /workflows/{id}/steps`.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = StepCreate)]
+#[schema(example = json!({
+    "type": "WEBHOOK",
+    "name": "Notify CRM",
+    "config": {"url": "https://crm.example.com/hooks/{{contact.email}}", "method": "POST"}
+}))]
+pub struct StepCreateBody {
+    /// The kind.
+    #[deserr(rename = "type")]
+    #[serde(rename = "type")]
+    #[schema(inline)]
+    pub step_type: StepKind,
+    /// Name (one line).
+    #[schema(inline)]
+    pub name: Filled<Name>,
+    /// The kind's configuration; absent or `null` reads as `{}`.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub config: Option<AnyJson>,
+    /// Editor position, `{x, y}`.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub position: Option<JsonObject>,
+    /// The template a SEND_EMAIL step sends (required for it, refused for other kinds).
+    #[deserr(default)]
+    #[schema(inline)]
+    pub template_id: Option<IdText>,
+}
+
+impl From<StepCreateBody> for CreateStep {
+    fn from(b: StepCreateBody) -> Self {
+        CreateStep {
+            step_type: b.step_type.0,
+            name: b.name.0 .0,
+            config: b.config.map_or(Value::Null, |c| c.0),
+            position: b.position.map(|p| Value::Object(p.0)),
+            template_id: b.template_id.map(|t| TemplateId::from(t.0)),
+        }
+    }
+}
+
+/// Body of `PATCH /workflows/{id}/steps/{stepId}`: fields not given are left alone.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = StepPatch)]
+pub struct StepPatchBody {
+    /// Name.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub name: Option<Name>,
+    /// A new configuration, checked for the step's kind (the kind never changes).
+    #[deserr(default)]
+    #[schema(inline)]
+    pub config: Option<AnyJson>,
+    /// Editor position.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub position: Option<JsonObject>,
+    /// A new template (SEND_EMAIL only; `null` is refused on it).
+    #[deserr(default)]
+    #[schema(required = false)]
+    #[schema(inline)]
+    pub template_id: Nullable<IdText>,
+}
+
+impl From<StepPatchBody> for StepPatch {
+    fn from(b: StepPatchBody) -> Self {
+        StepPatch {
+            name: b.name.map(|n| n.0),
+            config: b.config.map(|c| c.0),
+            position: b.position.map(|p| Value::Object(p.0)),
+            template_id: b.template_id.into_patch().map(|t| TemplateId::from(t.0)),
+        }
+    }
+}
+
+/// Body of `POST /workflows/{id}/transitions`.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = TransitionCreate)]
+#[schema(example = json!({"fromStepId": "01J...", "toStepId": "01J...", "condition": {"branch": "yes"}}))]
+pub struct TransitionCreateBody {
+    /// Source step.
+    #[schema(inline)]
+    pub from_step_id: Filled<IdText>,
+    /// Target step.
+    #[schema(inline)]
+    pub to_step_id: Filled<IdText>,
+    /// Branch or outcome; absent or `null` for the plain edge.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub condition: Option<EdgeCondition>,
+    /// Lower wins when several edges could be taken (default 0).
+    #[deserr(default)]
+    pub priority: Option<i32>,
+}
+
+impl From<TransitionCreateBody> for CreateTransition {
+    fn from(b: TransitionCreateBody) -> Self {
+        CreateTransition {
+            from_step_id: StepId::from(b.from_step_id.0 .0),
+            to_step_id: StepId::from(b.to_step_id.0 .0),
+            condition: b.condition.map(|c| c.0),
+            priority: b.priority,
+        }
+    }
+}
+
+/// Body of `POST /workflows/{id}/executions`.
+#[derive(Debug, Deserr, ToSchema)]
+#[deserr(error = WireErrors, rename_all = camelCase)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ExecutionStart)]
+#[schema(example = json!({"contactId": "01J...", "context": {"plan": "pro"}}))]
+pub struct ExecutionStartBody {
+    /// The contact to run for.
+    #[schema(inline)]
+    pub contact_id: Filled<IdText>,
+    /// Becomes the execution's `event` (what `{{event.x}}` reads); `{}` when absent.
+    #[deserr(default)]
+    #[schema(inline)]
+    pub context: Option<JsonObject>,
+}
+
+impl From<ExecutionStartBody> for StartExecution {
+    fn from(b: ExecutionStartBody) -> Self {
+        StartExecution {
+            contact_id: ContactId::from(b.contact_id.0 .0),
+            context: b.context.map(|c| c.0),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Answers
+// ---------------------------------------------------------------------------------------
+
+/// A template as a step shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = StepTemplate)]
+pub struct TemplateRefBody {
+    /// Template id.
+    pub id: String,
+    /// Template name.
+    pub name: String,
+}
+
+/// A step with its template and edges (`GET /workflows/{id}`), as sent; documented by
+/// [`WorkflowStep`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepBody {
+    /// The step: id, workflowId, name, position, `type`, `config`, templateId, times.
+    #[serde(flatten)]
+    pub step: Step,
+    /// The template a SEND_EMAIL step sends; null for other kinds.
+    pub template: Option<TemplateRefBody>,
+    /// Edges leaving the step.
+    pub outgoing_transitions: Vec<Transition>,
+    /// Edges entering the step.
+    pub incoming_transitions: Vec<Transition>,
+}
+
+impl From<StepView> for StepBody {
+    fn from(v: StepView) -> Self {
+        StepBody {
+            step: v.step,
+            template: v.template.map(|t| TemplateRefBody {
+                id: t.id.into(),
+                name: t.name,
+            }),
+            outgoing_transitions: v.outgoing_transitions,
+            incoming_transitions: v.incoming_transitions,
+        }
+    }
+}
+
+/// A workflow with its steps (`POST /workflows`, `GET /workflows/{id}`), as sent;
+/// documented by [`WorkflowWithSteps`].
+#[derive(Debug, Serialize)]
+pub struct WorkflowBody {
+    /// The workflow.
+    #[serde(flatten)]
+    pub workflow: Workflow,
+    /// Its steps, the TRIGGER step first.
+    pub steps: Vec<StepBody>,
+}
+
+impl From<WorkflowView> for WorkflowBody {
+    fn from(v: WorkflowView) -> Self {
+        WorkflowBody {
+            workflow: v.workflow,
+            steps: v.steps.into_iter().map(StepBody::from).collect(),
+        }
+    }
+}
+
+/// A page of workflows, as sent; documented by [`WorkflowPageSchema`].
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowPage {
+    /// The workflows.
+    pub data: Vec<Workflow>,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Workflows in all pages.
+    pub total: u64,
+    /// Number of pages.
+    pub total_pages: u64,
+}
+
+impl From<Page<Workflow>> for WorkflowPage {
+    fn from(p: Page<Workflow>) -> Self {
+        WorkflowPage {
+            data: p.data,
+            page: p.page,
+            page_size: p.page_size,
+            total: p.total,
+            total_pages: p.total_pages,
+        }
+    }
+}
+
+/// A page of a workflow's executions, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionPage {
+    /// The executions.
+    pub executions: Vec<Execution>,
+    /// Executions in all pages.
+    pub total: u64,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Number of pages.
+    pub total_pages: u64,
+}
+
+impl From<Page<Execution>> for ExecutionPage {
+    fn from(p: Page<Execution>) -> Self {
+        ExecutionPage {
+            executions: p.data,
+            total: p.total,
+            page: p.page,
+            page_size: p.page_size,
+            total_pages: p.total_pages,
+        }
+    }
+}
+
+/// An execution with the record of each step it ran.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ExecutionWithSteps)]
+pub struct ExecutionBody {
+    /// The execution.
+    #[serde(flatten)]
+    pub execution: Execution,
+    /// Each step it ran, in the order they started: status, output, error and, for WEBHOOK
+    /// steps, every HTTP attempt.
+    pub steps: Vec<StepRun>,
+}
+
+impl From<ExecutionView> for ExecutionBody {
+    fn from(v: ExecutionView) -> Self {
+        ExecutionBody {
+            execution: v.execution,
+            steps: v.steps,
+        }
+    }
+}
+
+/// The workspace's webhook signing secret.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningSecret {
+    /// The `whsec_...` secret WEBHOOK steps sign with (Standard Webhooks).
+    pub secret: String,
+    /// After a rotation, until when the previous secret still signs beside it.
+    #[schema(required = true)]
+    #[serde(with = "posthorn_core::model::timestamp::option")]
+    pub previous_expires_at: Option<DateTime<Utc>>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Documented shapes of the answers (core's records flatten a tagged trigger and a tagged
+// action, which the document describes field by field here)
+// ---------------------------------------------------------------------------------------
+
+/// `EVENT`, `MANUAL` or `SCHEDULE`.
+#[derive(ToSchema)]
+#[allow(clippy::upper_case_acronyms)]
+pub enum TriggerTypeName {
+    /// A stored event with `triggerConfig.eventName`.
+    EVENT,
+    /// `POST /workflows/{id}/executions` only.
+    MANUAL,
+    /// Each tick of `triggerConfig.cron` enrols `triggerConfig.segmentId`'s members.
+    SCHEDULE,
+}
+
+/// A workflow (without its steps).
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Workflow)]
+pub struct WorkflowRecord {
+    /// Workflow id.
+    pub id: String,
+    /// Owning workspace.
+    pub project_id: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    #[schema(required = true)]
+    pub description: Option<String>,
+    /// Whether new executions start.
+    pub enabled: bool,
+    /// What starts executions.
+    pub trigger_type: TriggerTypeName,
+    /// `{eventName}` (EVENT), `{}` (MANUAL), `{cron, timezone?, segmentId}` (SCHEDULE).
+    #[schema(value_type = Object)]
+    pub trigger_config: Value,
+    /// Whether a contact may be enrolled again once its execution ended.
+    pub allow_reentry: bool,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A step of a workflow.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = Step)]
+pub struct StepRecord {
+    /// Step id.
+    pub id: String,
+    /// The workflow it belongs to.
+    pub workflow_id: String,
+    /// Name.
+    pub name: String,
+    /// Editor position, `{x, y}`.
+    #[schema(value_type = Object)]
+    pub position: Value,
+    /// The kind (TRIGGER included).
+    #[serde(rename = "type")]
+    pub step_type: StepType,
+    /// The kind's configuration.
+    #[schema(value_type = Object)]
+    pub config: Value,
+    /// The template a SEND_EMAIL step sends.
+    #[schema(required = true)]
+    pub template_id: Option<String>,
+    /// Creation time.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A step with its template and edges.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkflowStep {
+    #[serde(flatten)]
+    pub step: StepRecord,
+    /// `{id, name}` of the template a SEND_EMAIL step sends; null for other kinds.
+    #[schema(required = true)]
+    pub template: Option<TemplateRefBody>,
+    /// Edges leaving the step.
+    pub outgoing_transitions: Vec<Transition>,
+    /// Edges entering the step.
+    pub incoming_transitions: Vec<Transition>,
+}
+
+/// A workflow with its steps, the TRIGGER step first.
+#[derive(ToSchema)]
+pub struct WorkflowWithSteps {
+    #[serde(flatten)]
+    pub workflow: WorkflowRecord,
+    /// The steps.
+    pub steps: Vec<WorkflowStep>,
+}
+
+/// A page of workflows, newest first, without steps.
+#[derive(ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WorkflowPage)]
+pub struct WorkflowPageSchema {
+    /// The workflows.
+    pub data: Vec<WorkflowRecord>,
+    /// 1-based page number.
+    pub page: u64,
+    /// Page size.
+    pub page_size: u64,
+    /// Workflows in all pages.
+    pub total: u64,
+    /// Number of pages.
+    pub total_pages: u64,
+}
