@@ -42,8 +42,9 @@ pub enum TlsMode {
 /// implicit TLS on port 465. User and password are percent-decoded.
 ///
 /// Contract: `Ok` means the relay accepted the message (250 after DATA); the provider id is
-/// the message's Message-ID. 5xx replies are [`TransportError::Permanent`]; 4xx replies,
-/// connection, time-out and TLS failures are [`TransportError::Transient`].
+/// the message's Message-ID. 5xx replies are [`TransportError::Rejected`], classified by
+/// [`TransportError::rejected`]; 4xx replies, connection, time-out and TLS failures are
+/// [`TransportError::Transient`].
 pub struct SmtpTransport {
     builder: AsyncSmtpTransportBuilder,
     /// Built on first send: lettre's pool starts a task and so needs a running Tokio runtime.
@@ -181,9 +182,20 @@ impl MailTransport for SmtpTransport {
                 );
                 Ok(message.message_id.clone())
             }
-            Err(err) if err.is_permanent() => Err(TransportError::Permanent(err.to_string())),
+            Err(err) if err.is_permanent() => Err(TransportError::rejected(reply_text(&err))),
             Err(err) => Err(TransportError::Transient(err.to_string())),
         }
+    }
+}
+
+/// A permanent reply as the server gave it, code first (`550 5.1.1 no such user`).
+fn reply_text(err: &lettre::transport::smtp::Error) -> String {
+    let text = std::error::Error::source(err)
+        .map(|source| source.to_string())
+        .unwrap_or_default();
+    match err.status() {
+        Some(code) => format!("{code} {text}").trim_end().to_owned(),
+        None => text,
     }
 }
 

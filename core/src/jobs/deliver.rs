@@ -4,7 +4,8 @@ use serde_json::json;
 
 use super::JobOutcome;
 use crate::model::{
-    timestamp, CampaignStatus, ContactStatus, EmailId, EmailRecord, EmailStatus, Event, WorkspaceId,
+    timestamp, BounceType, CampaignStatus, ContactStatus, EmailId, EmailRecord, EmailStatus, Event,
+    WorkspaceId,
 };
 use crate::ports::{
     ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, TransportError, Write,
@@ -192,18 +193,24 @@ impl Engine {
                 self.jobs.retry(job, at, true, &why).await?;
                 Ok(JobOutcome::Retried)
             }
+            Err(TransportError::Rejected { reply, recipient }) => {
+                tracing::warn!(email_id = %email.id, %reply, recipient, "receiving server refused the message");
+                self.record_rejection(email, reply, recipient).await?;
+                self.jobs.complete(job).await?;
+                Ok(JobOutcome::Done)
+            }
             Err(e) => {
                 tracing::warn!(email_id = %email.id, error = %e, "delivery failed for good");
                 self.save_email_status(email, EmailStatus::Failed, Some(e.to_string()))
                     .await?;
                 match e {
-                    TransportError::Permanent(_) => {
-                        self.jobs.complete(job).await?;
-                        Ok(JobOutcome::Done)
-                    }
                     TransportError::Transient(why) => {
                         self.jobs.dead_letter(job, &why).await?;
                         Ok(JobOutcome::Dead)
+                    }
+                    TransportError::Permanent(_) | TransportError::Rejected { .. } => {
+                        self.jobs.complete(job).await?;
+                        Ok(JobOutcome::Done)
                     }
                 }
             }
@@ -232,6 +239,50 @@ impl Engine {
             selector: domain.dkim_selector,
             key,
         }))
+    }
+
+    /// A permanent SMTP reply at hand-over. About the recipient (5.1.x, 5.2.1): a permanent
+    /// bounce, which unsubscribes the contact. Anything else (relay denied, policy, size):
+    /// the email FAILED with the reply, and a transient bounce that unsubscribes nobody.
+    /// Either way the email leaves QUEUED in the first commit, so a crash in between
+    /// never sends it twice.
+    async fn record_rejection(
+        &self,
+        email: EmailRecord,
+        reply: String,
+        recipient: bool,
+    ) -> crate::Result<()> {
+        let (workspace_id, email_id) = (email.workspace_id.clone(), email.id.clone());
+        let at = self.clock.now();
+        if recipient {
+            // One commit: BOUNCED, `email.bounce`, and the unsubscribe.
+            let recorded = self
+                .record_bounce(
+                    &workspace_id,
+                    &email_id,
+                    BounceType::Permanent,
+                    Some(reply.clone()),
+                    at,
+                )
+                .await?;
+            if let Some(recorded) = recorded {
+                let status = recorded.email.status;
+                self.save_email_status(recorded.email, status, Some(reply))
+                    .await?;
+            }
+        } else {
+            self.save_email_status(email, EmailStatus::Failed, Some(reply.clone()))
+                .await?;
+            self.record_bounce(
+                &workspace_id,
+                &email_id,
+                BounceType::Transient,
+                Some(reply),
+                at,
+            )
+            .await?;
+        }
+        Ok(())
     }
 }
 

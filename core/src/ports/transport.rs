@@ -74,9 +74,55 @@ pub enum TransportError {
     /// Worth retrying later (connection refused, 4xx SMTP reply, time-out).
     #[error("transient delivery failure: {0}")]
     Transient(String),
-    /// Retrying cannot help (5xx SMTP reply, rejected recipient).
+    /// Retrying cannot help, and no receiving server judged the message (an address the
+    /// transport cannot use, a message it cannot build).
     #[error("permanent delivery failure: {0}")]
     Permanent(String),
+    /// The receiving server refused the message with a permanent (5xx) reply: a bounce.
+    #[error("rejected by the receiving server: {reply}")]
+    Rejected {
+        /// The server's reply, code first (`550 5.1.1 no such user`).
+        reply: String,
+        /// Whether the reply is about the recipient itself (enhanced status 5.1.x or
+        /// 5.2.1): only then is the bounce permanent and the contact unsubscribed.
+        recipient: bool,
+    },
+}
+
+impl TransportError {
+    /// A permanent SMTP reply, classified by its enhanced status code (RFC 3463): only
+    /// recipient-specific failures (5.1.x bad mailbox, 5.2.1 mailbox disabled) count as
+    /// being about the recipient; relay denials, policy (5.7.x), size and replies without
+    /// an enhanced code do not, so a misconfigured relay cannot unsubscribe a list.
+    pub fn rejected(reply: impl Into<String>) -> Self {
+        let reply = reply.into();
+        let recipient = matches!(enhanced_status(&reply), Some((5, 1, _)) | Some((5, 2, 1)));
+        TransportError::Rejected { reply, recipient }
+    }
+}
+
+/// The enhanced status code (`class.subject.detail`) of an SMTP reply: the first word,
+/// or the word after a three-digit basic code (`550 5.1.1 …`, `550-5.1.1 …`).
+fn enhanced_status(reply: &str) -> Option<(u16, u16, u16)> {
+    let mut words = reply.split_whitespace();
+    let first = words.next()?;
+    let candidate = match first.split_once('-') {
+        Some((code, rest)) if is_basic_code(code) => rest,
+        _ if is_basic_code(first) => words.next()?,
+        _ => first,
+    };
+    let mut parts = candidate.split('.');
+    let class = parts.next()?.parse().ok()?;
+    let subject = parts.next()?.parse().ok()?;
+    let detail = parts.next()?.parse().ok()?;
+    if parts.next().is_some() || !matches!(class, 2 | 4 | 5) {
+        return None;
+    }
+    Some((class, subject, detail))
+}
+
+fn is_basic_code(word: &str) -> bool {
+    word.len() == 3 && word.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Sends built messages.
@@ -88,4 +134,30 @@ pub enum TransportError {
 pub trait MailTransport: Send + Sync {
     /// Sends one message and returns the provider's message id.
     async fn send(&self, message: &OutgoingMessage) -> Result<String, TransportError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TransportError;
+
+    fn recipient(reply: &str) -> bool {
+        match TransportError::rejected(reply) {
+            TransportError::Rejected { recipient, .. } => recipient,
+            other => panic!("not a rejection: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_recipient_specific_replies_are_about_the_recipient() {
+        assert!(recipient("550 5.1.1 <a@x.com>: no such user"));
+        assert!(recipient("550-5.1.10 recipient not found"));
+        assert!(recipient("552 5.2.1 mailbox disabled"));
+        assert!(recipient("5.1.2 bad destination system"));
+        assert!(!recipient("554 5.7.1 relay access denied"));
+        assert!(!recipient("552 5.3.4 message too big"));
+        assert!(!recipient("552 5.2.2 mailbox full"));
+        assert!(!recipient("550 no such user"));
+        assert!(!recipient("550 5.1 garbled"));
+        assert!(!recipient(""));
+    }
 }

@@ -18,6 +18,7 @@ mod panics;
 mod rate_limit;
 mod segments;
 mod send;
+mod smtp_replies;
 mod store_errors;
 mod templates;
 mod time_limit;

@@ -143,12 +143,26 @@ async fn delivers_to_a_plain_smtp_server() {
 }
 
 #[tokio::test]
-async fn rejected_recipient_is_permanent() {
+async fn rejected_recipient_is_a_recipient_rejection() {
     let (port, _) = fake_server("550 5.1.1 no such user\r\n").await;
     let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
     let err = transport.send(&message()).await.expect_err("rejected");
+    assert_eq!(
+        err,
+        TransportError::Rejected {
+            reply: "550 5.1.1 no such user".into(),
+            recipient: true
+        }
+    );
+}
+
+#[tokio::test]
+async fn relay_denial_is_a_rejection_not_about_the_recipient() {
+    let (port, _) = fake_server("554 5.7.1 relay access denied\r\n").await;
+    let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
+    let err = transport.send(&message()).await.expect_err("rejected");
     assert!(
-        matches!(&err, TransportError::Permanent(m) if m.contains("no such user")),
+        matches!(&err, TransportError::Rejected { reply, recipient: false } if reply.contains("relay access denied")),
         "{err:?}"
     );
 }
