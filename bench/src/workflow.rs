@@ -7,6 +7,7 @@
 //! and `POSTHORN_WEBHOOK_ALLOW_HOSTS=127.0.0.1` keeps every call on this machine), as
 //! `bench/run.sh` sets.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -112,11 +113,11 @@ async fn serve(
             .ok()
             .and_then(|v| v["seq"].as_u64());
         if let Some(seq) = seq {
-            let mut arrivals = lock(&arrivals);
-            if arrivals.contains_key(&seq) {
-                *lock(&repeats) += 1;
-            } else {
-                arrivals.insert(seq, now);
+            match lock(&arrivals).entry(seq) {
+                Entry::Occupied(_) => *lock(&repeats) += 1,
+                Entry::Vacant(slot) => {
+                    slot.insert(now);
+                }
             }
         }
         write
