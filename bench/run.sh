@@ -10,6 +10,9 @@
 #   bash bench/run.sh --scenarios health,track,track-paced
 #   bash bench/run.sh --store postgres     # then also bench/pgbench-ceiling.sh
 #   bash bench/run.sh --store sqlite       # a new file in a temporary directory
+#   bash bench/run.sh --scenarios workflow --contacts 0   # workflow burst and latency
+#
+# WEBHOOK steps may reach 127.0.0.1 only (the `workflow` scenario's receiver).
 #
 # `--store sqlite` serves from `$tmp/data/posthorn.db` (POSTHORN_SQLITE_SYNCHRONOUS is passed
 # on as set; `full` by default); `posthorn-sqlite-ceiling` measures SQLite's own limit.
@@ -145,6 +148,8 @@ for _ in $(seq 20); do
         POSTHORN_TRANSPORT="file:$tmp/outbox" \
         POSTHORN_DATA_DIR="$tmp/data" \
         POSTHORN_PUBLIC_URL="http://127.0.0.1:$candidate" \
+        POSTHORN_WEBHOOK_ALLOW_PRIVATE=true \
+        POSTHORN_WEBHOOK_ALLOW_HOSTS=127.0.0.1 \
         RUST_LOG=warn \
         "$server_bin" >"$tmp/server.log" 2>&1 &
     server_pid=$!

@@ -4,6 +4,7 @@
 
 mod api;
 mod load;
+mod workflow;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -78,6 +79,15 @@ struct Args {
     /// Seconds to watch the delivery backlog after `send` (its drain rate is reported).
     #[arg(long, default_value_t = 10.0)]
     delivery_watch: f64,
+    /// Tracked events in the `workflow` scenario's burst.
+    #[arg(long, default_value_t = 10_000)]
+    workflow_events: u64,
+    /// Sequential latency samples of the `workflow` scenario.
+    #[arg(long, default_value_t = 300)]
+    workflow_samples: u64,
+    /// Seconds the `workflow` scenario waits for the burst's webhooks.
+    #[arg(long, default_value_t = 300.0)]
+    workflow_patience: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -94,6 +104,10 @@ enum Scenario {
     Contacts,
     /// `POST /v1/track`, open loop at a fraction of the closed-loop rate.
     TrackPaced,
+    /// A burst of `/v1/track` events each starting a trigger → condition → webhook workflow
+    /// (a receiver in this process on 127.0.0.1), then sequential track → webhook latency
+    /// samples. Needs the server to allow loopback webhooks (`bench/run.sh` does).
+    Workflow,
 }
 
 /// One line of the table.
@@ -171,7 +185,25 @@ async fn run(args: Args) -> Result<(), BoxError> {
                 args.drain_timeout
             ));
         }
+        if scenario == Scenario::Workflow {
+            eprintln!(
+                "running the workflow burst ({} events) and {} latency samples ...",
+                args.workflow_events, args.workflow_samples
+            );
+            let figures = workflow::run(
+                &api,
+                &ws.secret_key,
+                args.workflow_events,
+                args.connections,
+                args.workflow_samples,
+                Duration::from_secs_f64(args.workflow_patience),
+            )
+            .await?;
+            notes.extend(figures.lines);
+            continue;
+        }
         let (name, make, plan) = match scenario {
+            Scenario::Workflow => continue,
             Scenario::Health => ("GET /health (ceiling)", get(&api, "/health", None)?, plan),
             Scenario::Contacts => (
                 "GET /contacts?limit=20",

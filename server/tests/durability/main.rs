@@ -16,3 +16,4 @@ mod sigkill;
 mod sqlite;
 mod support;
 mod two_processes;
+mod workflows;

@@ -24,3 +24,8 @@ impl DurableStore for DataDir {
 async fn sqlite_sigkill_mid_delivery_loses_nothing() {
     sigkill_scenario("sqlite sigkill", &DataDir::new()).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_sigkill_mid_workflow_resumes_every_execution() {
+    crate::workflows::workflow_sigkill_scenario("sqlite workflow sigkill", &DataDir::new()).await;
+}

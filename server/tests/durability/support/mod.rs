@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod posthorn;
+pub mod receiver;
 pub mod sink;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -16,6 +16,8 @@ use tokio::task::JoinHandle;
 pub struct Delivery {
     /// The `X-Posthorn-Email-Id` header (`None` when the message had none).
     pub email_id: Option<String>,
+    /// The `Subject` header, as written (`None` when the message had none).
+    pub subject: Option<String>,
     /// Index of the listener (see [`Sink::port`]) that accepted it.
     pub listener: usize,
 }
@@ -151,8 +153,13 @@ async fn session(socket: TcpStream, listener: usize, shared: Arc<Shared>) -> std
             tokio::time::sleep(Duration::from_millis(delay)).await;
             // Accepted: like a real relay, the message is ours once the data is complete,
             // whether or not the client lives to read the 250.
-            let email_id = email_id_header(&data);
-            lock(&shared.deliveries).push(Delivery { email_id, listener });
+            let email_id = header(&data, "x-posthorn-email-id");
+            let subject = header(&data, "subject");
+            lock(&shared.deliveries).push(Delivery {
+                email_id,
+                subject,
+                listener,
+            });
             shared.count.fetch_add(1, Ordering::SeqCst);
             b"250 2.0.0 queued\r\n"
         } else if command == "QUIT" {
@@ -166,15 +173,16 @@ async fn session(socket: TcpStream, listener: usize, shared: Arc<Shared>) -> std
     }
 }
 
-/// The value of `X-Posthorn-Email-Id` in the message's header block.
-fn email_id_header(data: &[u8]) -> Option<String> {
+/// The value of the header `wanted` (case-insensitive, unfolded) in the message's header
+/// block.
+fn header(data: &[u8], wanted: &str) -> Option<String> {
     let text = String::from_utf8_lossy(data);
     for line in text.split("\r\n").flat_map(|l| l.split('\n')) {
         if line.is_empty() {
             break;
         }
         if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("x-posthorn-email-id") {
+            if name.trim().eq_ignore_ascii_case(wanted) {
                 return Some(value.trim().to_string());
             }
         }
