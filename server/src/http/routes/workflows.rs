@@ -16,10 +16,8 @@ use crate::http::query::WireQuery;
 use crate::http::wire::segments::PageQuery;
 use crate::http::wire::workflows::{
     ExecutionBody, ExecutionPage, ExecutionStartBody, SigningSecret, StepCreateBody, StepPatchBody,
-    TransitionCreateBody, WorkflowBody, WorkflowCreateBody, WorkflowPage, WorkflowPatchBody,
-};
-use crate::http::wire::workflows::{
-    StepRecord, WorkflowPageSchema, WorkflowRecord, WorkflowWithSteps,
+    StepRecord, TransitionCreateBody, WorkflowCreateBody, WorkflowPage, WorkflowPatchBody,
+    WorkflowRecord, WorkflowWithSteps,
 };
 use crate::http::AppState;
 
@@ -52,7 +50,7 @@ pub async fn create(
     Wire(body): Wire<WorkflowCreateBody>,
 ) -> ApiResult<Response> {
     let view = state.engine.create_workflow(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, Json(WorkflowBody::from(view))).into_response())
+    Ok((StatusCode::CREATED, Json(WorkflowWithSteps::from(view))).into_response())
 }
 
 /// List workflows
@@ -62,7 +60,7 @@ pub async fn create(
     get, path = "/workflows", operation_id = "listWorkflows", tag = "Workflows",
     params(PageQuery),
     responses(
-        (status = 200, description = "A page of workflows", body = WorkflowPageSchema),
+        (status = 200, description = "A page of workflows", body = WorkflowPage),
         (status = 400, description = "Malformed query string (`BAD_REQUEST`)", body = ErrorResponse),
         (status = 401, description = "Missing (`MISSING_AUTH`) or unknown key (`INVALID_API_KEY`)", body = ErrorResponse),
         (status = 403, description = "Public key (`FORBIDDEN`) or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
@@ -114,7 +112,7 @@ pub async fn read(
         .engine
         .workflow(&caller, &WorkflowId::from(id))
         .await?;
-    Ok(Json(WorkflowBody::from(view)).into_response())
+    Ok(Json(WorkflowWithSteps::from(view)).into_response())
 }
 
 /// Update a workflow
@@ -150,7 +148,7 @@ pub async fn patch(
         .engine
         .patch_workflow(&caller, &WorkflowId::from(id), body.into())
         .await?;
-    Ok(Json(workflow).into_response())
+    Ok(Json(WorkflowRecord::from(workflow)).into_response())
 }
 
 /// Delete a workflow
@@ -219,7 +217,7 @@ pub async fn create_step(
         .engine
         .create_step(&caller, &WorkflowId::from(id), body.into())
         .await?;
-    Ok((StatusCode::CREATED, Json(step)).into_response())
+    Ok((StatusCode::CREATED, Json(StepRecord::from(step))).into_response())
 }
 
 /// Update a step
@@ -263,7 +261,7 @@ pub async fn patch_step(
             body.into(),
         )
         .await?;
-    Ok(Json(step).into_response())
+    Ok(Json(StepRecord::from(step)).into_response())
 }
 
 /// Delete a step

@@ -13,7 +13,7 @@ use posthorn_core::app::workflows::{
 };
 use posthorn_core::model::{ContactId, StepId, TemplateId};
 use posthorn_core::workflow::{
-    Execution, Step, StepRun, StepType, Transition, TransitionCondition, Workflow,
+    Execution, Step, StepRun, StepType, Transition, TransitionCondition, Trigger, Workflow,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -421,84 +421,6 @@ pub struct TemplateRefBody {
     pub name: String,
 }
 
-/// A step with its template and edges (`GET /workflows/{id}`), as sent; documented by
-/// [`WorkflowStep`].
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StepBody {
-    /// The step: id, workflowId, name, position, `type`, `config`, templateId, times.
-    #[serde(flatten)]
-    pub step: Step,
-    /// The template a SEND_EMAIL step sends; null for other kinds.
-    pub template: Option<TemplateRefBody>,
-    /// Edges leaving the step.
-    pub outgoing_transitions: Vec<Transition>,
-    /// Edges entering the step.
-    pub incoming_transitions: Vec<Transition>,
-}
-
-impl From<StepView> for StepBody {
-    fn from(v: StepView) -> Self {
-        StepBody {
-            step: v.step,
-            template: v.template.map(|t| TemplateRefBody {
-                id: t.id.into(),
-                name: t.name,
-            }),
-            outgoing_transitions: v.outgoing_transitions,
-            incoming_transitions: v.incoming_transitions,
-        }
-    }
-}
-
-/// A workflow with its steps (`POST /workflows`, `GET /workflows/{id}`), as sent;
-/// documented by [`WorkflowWithSteps`].
-#[derive(Debug, Serialize)]
-pub struct WorkflowBody {
-    /// The workflow.
-    #[serde(flatten)]
-    pub workflow: Workflow,
-    /// Its steps, the TRIGGER step first.
-    pub steps: Vec<StepBody>,
-}
-
-impl From<WorkflowView> for WorkflowBody {
-    fn from(v: WorkflowView) -> Self {
-        WorkflowBody {
-            workflow: v.workflow,
-            steps: v.steps.into_iter().map(StepBody::from).collect(),
-        }
-    }
-}
-
-/// A page of workflows, as sent; documented by [`WorkflowPageSchema`].
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WorkflowPage {
-    /// The workflows.
-    pub data: Vec<Workflow>,
-    /// 1-based page number.
-    pub page: u64,
-    /// Page size.
-    pub page_size: u64,
-    /// Workflows in all pages.
-    pub total: u64,
-    /// Number of pages.
-    pub total_pages: u64,
-}
-
-impl From<Page<Workflow>> for WorkflowPage {
-    fn from(p: Page<Workflow>) -> Self {
-        WorkflowPage {
-            data: p.data,
-            page: p.page,
-            page_size: p.page_size,
-            total: p.total,
-            total_pages: p.total_pages,
-        }
-    }
-}
-
 /// A page of a workflow's executions, newest first.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -561,12 +483,12 @@ pub struct SigningSecret {
 }
 
 // ---------------------------------------------------------------------------------------
-// Documented shapes of the answers (core's records flatten a tagged trigger and a tagged
-// action, which the document describes field by field here)
+// Workflow and step answers: core's records flatten a tagged trigger and a tagged action;
+// the answers spell them out field by field, so the document states each field.
 // ---------------------------------------------------------------------------------------
 
 /// `EVENT`, `MANUAL` or `SCHEDULE`.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[allow(clippy::upper_case_acronyms)]
 pub enum TriggerTypeName {
     /// A stored event with `triggerConfig.eventName`.
@@ -577,8 +499,16 @@ pub enum TriggerTypeName {
     SCHEDULE,
 }
 
+/// The `content` half of a value serialized as `{tag, content}` (`{}` when absent).
+fn tagged_content<T: Serialize>(value: &T, content: &str) -> Value {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|mut v| v.get_mut(content).map(Value::take))
+        .unwrap_or_else(|| Value::Object(Default::default()))
+}
+
 /// A workflow (without its steps).
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Workflow)]
 pub struct WorkflowRecord {
@@ -601,13 +531,37 @@ pub struct WorkflowRecord {
     /// Whether a contact may be enrolled again once its execution ended.
     pub allow_reentry: bool,
     /// Creation time.
+    #[serde(with = "posthorn_core::model::timestamp")]
     pub created_at: DateTime<Utc>,
     /// Last change.
+    #[serde(with = "posthorn_core::model::timestamp")]
     pub updated_at: DateTime<Utc>,
 }
 
+impl From<Workflow> for WorkflowRecord {
+    fn from(w: Workflow) -> Self {
+        let trigger_type = match &w.trigger {
+            Trigger::Event { .. } => TriggerTypeName::EVENT,
+            Trigger::Manual {} => TriggerTypeName::MANUAL,
+            Trigger::Schedule { .. } => TriggerTypeName::SCHEDULE,
+        };
+        WorkflowRecord {
+            trigger_config: tagged_content(&w.trigger, "triggerConfig"),
+            trigger_type,
+            id: w.id.into_string(),
+            project_id: w.workspace_id.into_string(),
+            name: w.name,
+            description: w.description,
+            enabled: w.enabled,
+            allow_reentry: w.allow_reentry,
+            created_at: w.created_at,
+            updated_at: w.updated_at,
+        }
+    }
+}
+
 /// A step of a workflow.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 #[schema(as = Step)]
 pub struct StepRecord {
@@ -630,13 +584,31 @@ pub struct StepRecord {
     #[schema(required = true)]
     pub template_id: Option<String>,
     /// Creation time.
+    #[serde(with = "posthorn_core::model::timestamp")]
     pub created_at: DateTime<Utc>,
     /// Last change.
+    #[serde(with = "posthorn_core::model::timestamp")]
     pub updated_at: DateTime<Utc>,
 }
 
+impl From<Step> for StepRecord {
+    fn from(s: Step) -> Self {
+        StepRecord {
+            step_type: s.action.step_type(),
+            config: tagged_content(&s.action, "config"),
+            id: s.id.into_string(),
+            workflow_id: s.workflow_id.into_string(),
+            name: s.name,
+            position: s.position,
+            template_id: s.template_id.map(TemplateId::into_string),
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+        }
+    }
+}
+
 /// A step with its template and edges.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkflowStep {
     #[serde(flatten)]
@@ -650,8 +622,22 @@ pub struct WorkflowStep {
     pub incoming_transitions: Vec<Transition>,
 }
 
+impl From<StepView> for WorkflowStep {
+    fn from(v: StepView) -> Self {
+        WorkflowStep {
+            step: v.step.into(),
+            template: v.template.map(|t| TemplateRefBody {
+                id: t.id.into(),
+                name: t.name,
+            }),
+            outgoing_transitions: v.outgoing_transitions,
+            incoming_transitions: v.incoming_transitions,
+        }
+    }
+}
+
 /// A workflow with its steps, the TRIGGER step first.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct WorkflowWithSteps {
     #[serde(flatten)]
     pub workflow: WorkflowRecord,
@@ -659,11 +645,19 @@ pub struct WorkflowWithSteps {
     pub steps: Vec<WorkflowStep>,
 }
 
+impl From<WorkflowView> for WorkflowWithSteps {
+    fn from(v: WorkflowView) -> Self {
+        WorkflowWithSteps {
+            workflow: v.workflow.into(),
+            steps: v.steps.into_iter().map(WorkflowStep::from).collect(),
+        }
+    }
+}
+
 /// A page of workflows, newest first, without steps.
-#[derive(ToSchema)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = WorkflowPage)]
-pub struct WorkflowPageSchema {
+pub struct WorkflowPage {
     /// The workflows.
     pub data: Vec<WorkflowRecord>,
     /// 1-based page number.
@@ -674,4 +668,16 @@ pub struct WorkflowPageSchema {
     pub total: u64,
     /// Number of pages.
     pub total_pages: u64,
+}
+
+impl From<Page<Workflow>> for WorkflowPage {
+    fn from(p: Page<Workflow>) -> Self {
+        WorkflowPage {
+            data: p.data.into_iter().map(WorkflowRecord::from).collect(),
+            page: p.page,
+            page_size: p.page_size,
+            total: p.total,
+            total_pages: p.total_pages,
+        }
+    }
 }
