@@ -34,6 +34,16 @@ struct Signals {
     access: AtomicU64,
 }
 
+impl Signals {
+    /// Wakes every waiting worker, and the next one to wait when none is: a notification
+    /// that arrives between a worker's empty claim and its wait would otherwise be lost and
+    /// leave the job to the idle poll.
+    fn wake_workers(&self) {
+        self.work.notify_waiters();
+        self.work.notify_one();
+    }
+}
+
 impl Wake {
     /// A notification source on `pool`; nothing listens until the first use.
     pub(crate) fn new(pool: PgPool) -> Self {
@@ -100,7 +110,7 @@ async fn listen(pool: PgPool, signals: Arc<Signals>) {
                 // Whatever was sent before this subscription is lost: access caches filled
                 // before now are dropped, and after a reconnection workers re-poll.
                 if reconnecting {
-                    signals.work.notify_waiters();
+                    signals.wake_workers();
                 }
                 signals.access.fetch_add(1, Ordering::AcqRel);
                 loop {
@@ -108,7 +118,7 @@ async fn listen(pool: PgPool, signals: Arc<Signals>) {
                         Ok(n) if n.channel() == ACCESS_CHANNEL => {
                             signals.access.fetch_add(1, Ordering::AcqRel);
                         }
-                        Ok(_) => signals.work.notify_waiters(),
+                        Ok(_) => signals.wake_workers(),
                         Err(err) => {
                             tracing::warn!(error = %err, "store listener lost its connection");
                             // Until it is back, nothing announces revocations: move on now.
