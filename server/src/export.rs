@@ -162,7 +162,8 @@ fn quote(name: &str) -> String {
 /// and whether it has a default (PostgreSQL).
 type Schema<C> = BTreeMap<String, BTreeMap<String, C>>;
 
-/// A PostgreSQL column: its data type and whether it has a default.
+/// A PostgreSQL column: its data type and whether it fills itself (a default, an identity
+/// or a generated column).
 #[derive(Debug, Clone)]
 struct PgColumn {
     data_type: String,
@@ -196,7 +197,8 @@ async fn sqlite_schema(conn: &mut SqliteConnection) -> Result<Schema<String>, To
 async fn pg_schema(conn: &mut PgConnection) -> Result<Schema<PgColumn>, sqlx::Error> {
     let rows: Vec<(String, String, String, bool)> = sqlx::query_as(
         "SELECT c.table_name::text, c.column_name::text, c.data_type::text, \
-                c.column_default IS NOT NULL \
+                (c.column_default IS NOT NULL OR c.is_identity = 'YES' \
+                 OR c.is_generated <> 'NEVER') \
          FROM information_schema.columns c \
          JOIN information_schema.tables t \
            ON t.table_schema = c.table_schema AND t.table_name = c.table_name \
