@@ -84,8 +84,10 @@ TRUNCATE contacts, events, emails, jobs;
 INSERT INTO workspaces (id, name, disabled, active_contact_limit, rate_limit_per_minute,
                         send_rate_per_second, created_at, updated_at)
 VALUES ('$ws', 'bench', false, NULL, 10000000, 100000, now(), now()) ON CONFLICT DO NOTHING;
-INSERT INTO domains (workspace_id, id, domain, verified, inbound_enabled, created_at, updated_at)
-VALUES ('$ws', gen_random_uuid()::text, 'example.com', true, false, now(), now())
+INSERT INTO domains (workspace_id, id, domain, verified, inbound_enabled, created_at, updated_at,
+                     verification_token, dkim_selector, verified_by_operator)
+VALUES ('$ws', gen_random_uuid()::text, 'example.com', true, false, now(), now(),
+        'posthorn-verification=bench', 'phbench', true)
 ON CONFLICT DO NOTHING;
 INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at,
                       created_at, updated_at, version)
