@@ -3,12 +3,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use posthorn_core::ports::{Cache, Jobs, RateLimiter, RetrySchedule, Store, SystemClock};
+use posthorn_core::ports::{Cache, Dns, Jobs, RateLimiter, RetrySchedule, Store, SystemClock};
 use posthorn_core::{Engine, Settings};
 use posthorn_memory::{MemoryCache, MemoryRateLimiter, MemoryStore};
-use posthorn_webhook::{AllowHosts, HttpWebhookSink, WebhookSettings};
+use posthorn_webhook::{
+    AllowHosts, HostResolver, HttpWebhookSink, SystemResolver, WebhookSettings,
+};
 
 use crate::config::Config;
+use crate::dns_hosts::DnsHostResolver;
 use crate::store_spec::{StoreSpec, UnknownStore};
 
 /// Why the configuration cannot be composed.
@@ -68,9 +71,19 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
     };
     let transport = posthorn_smtp::transport_from_spec(config.transport.expose())
         .map_err(|e| ComposeError::Transport(config.transport.scrub(&e.to_string())))?;
-    let dns = Arc::new(posthorn_dns::HickoryDns::from_system_conf(
-        Duration::from_millis(config.dns_timeout_ms),
-    ));
+    let dns_timeout = Duration::from_millis(config.dns_timeout_ms);
+    let (dns, webhook_hosts): (Arc<dyn Dns>, Arc<dyn HostResolver>) =
+        if config.dns_servers.is_empty() {
+            let dns = Arc::new(posthorn_dns::HickoryDns::from_system_conf(dns_timeout));
+            (dns, Arc::new(SystemResolver))
+        } else {
+            let servers: Vec<_> = config.dns_servers.iter().map(|s| s.0).collect();
+            let dns: Arc<dyn Dns> = Arc::new(posthorn_dns::HickoryDns::with_nameservers(
+                &servers,
+                dns_timeout,
+            ));
+            (dns.clone(), Arc::new(DnsHostResolver(dns)))
+        };
     Ok(Engine {
         store,
         jobs,
@@ -79,7 +92,10 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         dns,
         rate_limiter,
         cache,
-        webhooks: Arc::new(HttpWebhookSink::new(webhook_settings(config)?)),
+        webhooks: Arc::new(HttpWebhookSink::with_resolver(
+            webhook_settings(config)?,
+            webhook_hosts,
+        )),
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
             mx_host: config.mx_host.clone().filter(|h| !h.trim().is_empty()),
@@ -107,4 +123,51 @@ pub fn webhook_settings(config: &Config) -> Result<WebhookSettings, ComposeError
         allow_hosts,
         ..WebhookSettings::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use posthorn_core::ports::RecordKind;
+
+    /// A loopback UDP socket that never answers and returns how many datagrams it received.
+    async fn silent_name_server() -> (std::net::SocketAddr, tokio::task::JoinHandle<usize>) {
+        let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = socket.local_addr().expect("addr");
+        let counter = tokio::spawn(async move {
+            let mut buf = [0u8; 512];
+            let mut seen = 0;
+            while let Ok(Ok(_)) =
+                tokio::time::timeout(Duration::from_millis(600), socket.recv_from(&mut buf)).await
+            {
+                seen += 1;
+            }
+            seen
+        });
+        (addr, counter)
+    }
+
+    #[tokio::test]
+    async fn configured_name_servers_get_every_lookup() {
+        let (addr, counter) = silent_name_server().await;
+        let config = Config::try_parse_from([
+            "posthorn",
+            "--store",
+            "memory",
+            "--dns-servers",
+            &addr.to_string(),
+            "--dns-timeout-ms",
+            "200",
+        ])
+        .expect("parses");
+        let engine = build_engine(&config).await.expect("composes");
+        let answer = engine.dns.lookup("verify.test", RecordKind::Mx).await;
+        assert!(answer.is_err(), "a silent server cannot answer: {answer:?}");
+        let hosts = DnsHostResolver(engine.dns.clone());
+        assert!(hosts.resolve("hook.test").await.is_err());
+        assert!(counter.await.expect("counter") >= 2);
+    }
 }

@@ -56,6 +56,24 @@ impl FromStr for RetryDelays {
     }
 }
 
+/// A name server of `POSTHORN_DNS_SERVERS`: `192.0.2.1`, `192.0.2.1:5353` or `[::1]:5353`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameServer(pub SocketAddr);
+
+impl FromStr for NameServer {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        let raw = raw.trim();
+        if let Ok(addr) = raw.parse::<SocketAddr>() {
+            return Ok(Self(addr));
+        }
+        raw.parse::<std::net::IpAddr>()
+            .map(|ip| Self(SocketAddr::new(ip, 53)))
+            .map_err(|_| format!("{raw:?} is not an IP address with an optional port"))
+    }
+}
+
 /// What `posthorn` does.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Command {
@@ -150,6 +168,11 @@ pub struct Config {
     /// jobs run again after this. Must exceed the longest job (an SMTP send times out at 30 s).
     #[arg(long, env = "POSTHORN_JOB_LEASE_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(5..=3600))]
     pub job_lease_secs: u64,
+    /// Comma-separated name servers (`ip` or `ip:port`, port 53 by default) that every DNS
+    /// lookup of the server asks instead of the system's resolver: `/v1/verify`, domain
+    /// checks, inbound mail authentication and WEBHOOK targets. Empty: the system's.
+    #[arg(long, env = "POSTHORN_DNS_SERVERS", value_delimiter = ',')]
+    pub dns_servers: Vec<NameServer>,
     /// Time-out of DNS lookups, in milliseconds.
     #[arg(long, env = "POSTHORN_DNS_TIMEOUT_MS", default_value_t = 2000)]
     pub dns_timeout_ms: u64,
@@ -200,6 +223,21 @@ mod tests {
         assert!("5,x".parse::<RetryDelays>().is_err());
         assert!("0".parse::<RetryDelays>().is_err());
         assert!("-1".parse::<RetryDelays>().is_err());
+    }
+
+    #[test]
+    fn name_servers_read_addresses_with_optional_ports() {
+        let config = Config::try_parse_from([
+            "posthorn",
+            "--dns-servers",
+            "127.0.0.1, 127.0.0.2:5353,[::1]:53",
+        ])
+        .expect("parses");
+        let servers: Vec<String> = config.dns_servers.iter().map(|s| s.0.to_string()).collect();
+        assert_eq!(servers, ["127.0.0.1:53", "127.0.0.2:5353", "[::1]:53"]);
+        assert!(Config::try_parse_from(["posthorn", "--dns-servers", "resolver.test"]).is_err());
+        let default = Config::try_parse_from(["posthorn"]).expect("defaults parse");
+        assert!(default.dns_servers.is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod compose;
 pub mod config;
+pub mod dns_hosts;
 pub mod export;
 pub mod http;
 pub mod secret;

@@ -65,10 +65,21 @@ impl HickoryDns {
 
     /// Asks only the name server at `addr` (over UDP), with the given time-out per lookup.
     pub fn with_nameserver(addr: SocketAddr, timeout: Duration) -> Self {
-        let mut server = NameServerConfig::new(addr, Protocol::Udp);
-        server.trust_negative_responses = true;
+        Self::with_nameservers(&[addr], timeout)
+    }
+
+    /// Asks only the name servers at `addrs` (over UDP, in order), never the system's; with
+    /// none, every lookup is unavailable. What `POSTHORN_DNS_SERVERS` configures.
+    pub fn with_nameservers(addrs: &[SocketAddr], timeout: Duration) -> Self {
+        if addrs.is_empty() {
+            return Self::from_resolver(None, timeout);
+        }
         let mut config = ResolverConfig::new();
-        config.add_name_server(server);
+        for addr in addrs {
+            let mut server = NameServerConfig::new(*addr, Protocol::Udp);
+            server.trust_negative_responses = true;
+            config.add_name_server(server);
+        }
         Self::from_resolver(
             Some(build(config, ResolverOpts::default(), timeout)),
             timeout,
@@ -290,23 +301,47 @@ mod tests {
 
     /// A name server that answers NXDOMAIN to every question, as sandboxes do.
     async fn lying_name_server() -> SocketAddr {
+        counting_name_server().await.0
+    }
+
+    #[tokio::test]
+    async fn listed_name_servers_are_asked_in_turn_and_no_other() {
+        let (addr, questions) = counting_name_server().await;
+        let dead: SocketAddr = "127.0.0.1:9".parse().expect("address");
+        let dns = HickoryDns::with_nameservers(&[dead, addr], Duration::from_millis(1500));
+        assert!(dns.is_configured());
+        let _ = dns.lookup("posthorn-listed.test", RecordKind::Txt).await;
+        assert!(
+            questions.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+            "the listed server was never asked"
+        );
+        assert!(!HickoryDns::with_nameservers(&[], Duration::from_millis(10)).is_configured());
+    }
+
+    /// A name server that answers NXDOMAIN and counts the questions it gets.
+    async fn counting_name_server() -> (SocketAddr, std::sync::Arc<std::sync::atomic::AtomicUsize>)
+    {
+        use std::sync::atomic::{AtomicUsize, Ordering};
         let socket = tokio::net::UdpSocket::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = socket.local_addr().expect("addr");
+        let count = std::sync::Arc::new(AtomicUsize::new(0));
+        let seen = count.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 512];
             while let Ok((n, peer)) = socket.recv_from(&mut buf).await {
                 if n < 12 {
                     continue;
                 }
+                seen.fetch_add(1, Ordering::SeqCst);
                 let mut reply = buf[..n].to_vec();
-                reply[2] = 0x81; // response, recursion desired
-                reply[3] = 0x83; // recursion available, NXDOMAIN
+                reply[2] = 0x81;
+                reply[3] = 0x83;
                 let _ = socket.send_to(&reply, peer).await;
             }
         });
-        addr
+        (addr, count)
     }
 
     #[tokio::test]
