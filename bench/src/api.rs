@@ -73,7 +73,7 @@ impl Api {
     }
 
     /// Like [`Api::call`], but any status other than `want` is an error naming the body.
-    async fn expect(
+    pub async fn expect(
         &self,
         want: StatusCode,
         method: Method,

@@ -4,6 +4,7 @@
 
 mod api;
 mod load;
+mod soak;
 mod workflow;
 
 use std::fmt::Write as _;
@@ -88,6 +89,18 @@ struct Args {
     /// Seconds the `workflow` scenario waits for the burst's webhooks.
     #[arg(long, default_value_t = 300.0)]
     workflow_patience: f64,
+    /// Total seconds of the `soak` scenario.
+    #[arg(long, default_value_t = 600.0)]
+    soak_secs: f64,
+    /// Seconds per sampled window of the `soak` scenario.
+    #[arg(long, default_value_t = 10.0)]
+    soak_window: f64,
+    /// Offered requests per second of the `soak` scenario (all kinds together).
+    #[arg(long, default_value_t = 400.0)]
+    soak_rate: f64,
+    /// Where the `soak` scenario writes its samples (CSV).
+    #[arg(long, default_value = "soak.csv")]
+    soak_csv: std::path::PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -108,6 +121,9 @@ enum Scenario {
     /// (a receiver in this process on 127.0.0.1), then sequential track → webhook latency
     /// samples. Needs the server to allow loopback webhooks (`bench/run.sh` does).
     Workflow,
+    /// Mixed traffic at a fixed rate for `--soak-secs` (track, send, contact reads, a
+    /// campaign), sampling RSS, p99 and failures every `--soak-window` (`bench/soak.sh`).
+    Soak,
 }
 
 /// One line of the table.
@@ -202,8 +218,20 @@ async fn run(args: Args) -> Result<(), BoxError> {
             notes.extend(figures.lines);
             continue;
         }
+        if scenario == Scenario::Soak {
+            let soak = soak::SoakPlan {
+                total: Duration::from_secs_f64(args.soak_secs),
+                window: Duration::from_secs_f64(args.soak_window),
+                rate: args.soak_rate,
+                connections: args.connections,
+                server_pid: args.server_pid,
+                csv: args.soak_csv.clone(),
+            };
+            notes.extend(soak::run(&api, &client, &ws.secret_key, soak).await?);
+            continue;
+        }
         let (name, make, plan) = match scenario {
-            Scenario::Workflow => continue,
+            Scenario::Workflow | Scenario::Soak => continue,
             Scenario::Health => ("GET /health (ceiling)", get(&api, "/health", None)?, plan),
             Scenario::Contacts => (
                 "GET /contacts?limit=20",
