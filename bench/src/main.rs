@@ -310,8 +310,10 @@ async fn run(args: Args) -> Result<(), BoxError> {
         "Posthorn load benchmark against {}: {:.0} s measured after {:.0} s warm-up per scenario, client on {} thread(s), {} seeded contacts",
         args.url, args.duration, args.warmup, args.client_threads, args.contacts
     );
-    println!();
-    print!("{}", table(&rows, args.db_pid.is_some()));
+    if !rows.is_empty() {
+        println!();
+        print!("{}", table(&rows, args.db_pid.is_some()));
+    }
     if !notes.is_empty() {
         println!();
         for note in &notes {
