@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draws a soak run's samples (the CSV of `posthorn-bench --scenarios soak`) as a PNG:
-resident memory, window p99 and failures over time, one panel each.
+resident memory, window p99, rate, failures and the machine's load over time, one panel each.
 
 Usage: python3 bench/plot_soak.py SOAK.csv OUT.png [TITLE]
 Needs matplotlib (`pip install matplotlib==3.9.2`).
@@ -27,12 +27,13 @@ def main():
     if not rows:
         sys.exit("no samples in " + sys.argv[1])
     t = column(rows, "seconds")
-    fig, axes = plt.subplots(4, 1, sharex=True, figsize=(9, 9))
+    fig, axes = plt.subplots(5, 1, sharex=True, figsize=(9, 11))
     panels = [
         ("rss_mib", "server RSS (MiB)"),
         ("p99_ms", "window p99 (ms)"),
         ("req_per_s", "answered req/s"),
         ("failures", "failures per window"),
+        ("load1", "machine load (1 min)"),
     ]
     for ax, (name, label) in zip(axes, panels):
         ax.plot(t, column(rows, name), marker=".")

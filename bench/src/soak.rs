@@ -40,6 +40,8 @@ struct Sample {
     p99_ms: Option<f64>,
     failures: u64,
     pending_jobs: u64,
+    /// The machine's 1-minute load average at the end of the window.
+    load1: Option<f64>,
 }
 
 /// Runs the soak and returns the summary lines for the report.
@@ -53,7 +55,7 @@ pub async fn run(
     let make = mixed(api, secret_key)?;
     let began = tokio::time::Instant::now();
     let mut samples = Vec::new();
-    let mut csv = String::from("seconds,rss_mib,req_per_s,p99_ms,failures,pending_jobs\n");
+    let mut csv = String::from("seconds,rss_mib,req_per_s,p99_ms,failures,pending_jobs,load1\n");
     let mut offset = 0u64;
     while began.elapsed() < plan.total {
         let window = Plan {
@@ -77,26 +79,29 @@ pub async fn run(
             p99_ms: outcome.quantile_ms(0.99),
             failures: outcome.non_2xx.values().sum::<u64>() + outcome.errors,
             pending_jobs: api.pending_jobs().await.unwrap_or(0),
+            load1: load_average(),
         };
         let cell = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.2}"));
         let _ = writeln!(
             csv,
-            "{:.1},{},{:.1},{},{},{}",
+            "{:.1},{},{:.1},{},{},{},{}",
             sample.at_secs,
             cell(sample.rss_mib),
             sample.rate,
             cell(sample.p99_ms),
             sample.failures,
-            sample.pending_jobs
+            sample.pending_jobs,
+            cell(sample.load1)
         );
         eprintln!(
-            "soak {:>6.0} s: {:>7.1} req/s, p99 {} ms, RSS {} MiB, failures {}, jobs pending {}",
+            "soak {:>6.0} s: {:>7.1} req/s, p99 {} ms, RSS {} MiB, failures {}, jobs pending {}, load {}",
             sample.at_secs,
             sample.rate,
             cell(sample.p99_ms),
             cell(sample.rss_mib),
             sample.failures,
-            sample.pending_jobs
+            sample.pending_jobs,
+            cell(sample.load1)
         );
         samples.push(sample);
     }
@@ -156,6 +161,13 @@ fn rss_mib(pid: u32) -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
+}
+
+/// The machine's 1-minute load average (Linux `/proc/loadavg`): other work on the machine
+/// moves the p99, so the plot shows it beside.
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
 /// Flat memory after warm-up (the first fifth), no failures, a steady p99.
