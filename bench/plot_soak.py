@@ -27,7 +27,6 @@ def main():
     if not rows:
         sys.exit("no samples in " + sys.argv[1])
     t = column(rows, "seconds")
-    fig, axes = plt.subplots(5, 1, sharex=True, figsize=(9, 11))
     panels = [
         ("rss_mib", "server RSS (MiB)"),
         ("p99_ms", "window p99 (ms)"),
@@ -35,6 +34,9 @@ def main():
         ("failures", "failures per window"),
         ("load1", "machine load (1 min)"),
     ]
+    # Samples of older runs lack some columns.
+    panels = [(name, label) for name, label in panels if name in rows[0]]
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, figsize=(9, 2.2 * len(panels)))
     for ax, (name, label) in zip(axes, panels):
         ax.plot(t, column(rows, name), marker=".")
         ax.set_ylabel(label)
