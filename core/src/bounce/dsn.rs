@@ -4,7 +4,7 @@
 use mail_parser::{Message, MimeHeaders};
 
 use super::fields::{address, field, header_fields};
-use super::{original, Failure, Report, StatusCode};
+use super::{original, Failure, Report, StatusCode, MAX_DETAIL};
 
 /// The failures a DSN reports (`Action: failed`, or `delayed` for a warning), or `None`
 /// when it reports none (delivered, relayed, expanded).
@@ -55,7 +55,7 @@ fn recipient_failure(fields: &[(String, String)]) -> Option<Failure> {
             Some((kind, text)) if !kind.contains(' ') => text.trim(),
             _ => d,
         })
-        .map(str::to_owned)
+        .map(|d| d.chars().take(MAX_DETAIL).collect())
         .or_else(|| status.map(|s| s.to_string()));
     Some(Failure {
         recipient,

@@ -22,6 +22,8 @@ use crate::model::{BounceType, EmailId};
 
 /// The header outgoing mail names its email in (written by the transports).
 pub const EMAIL_ID_HEADER: &str = "X-Posthorn-Email-Id";
+/// Longest bounce detail kept, in characters (a diagnostic can be a whole transcript).
+const MAX_DETAIL: usize = 500;
 /// Name of the deployment secret that signs bounce tokens.
 pub const BOUNCE_SECRET: &str = "bounce-tokens";
 

@@ -6,7 +6,7 @@
 use mail_parser::{Address, Message};
 
 use super::fields::address;
-use super::{original, Failure, Report, StatusCode};
+use super::{original, Failure, Report, StatusCode, MAX_DETAIL};
 
 /// Sender local parts of mail systems' own notices.
 const DAEMON_SENDERS: &[&str] = &["mailer-daemon", "postmaster", "mail-daemon", "mailerdaemon"];
@@ -40,8 +40,6 @@ const FAILURE_PHRASES: &[&str] = &[
     "message not delivered",
     "undeliverable",
 ];
-/// Longest diagnostic kept, in characters.
-const MAX_DETAIL: usize = 500;
 
 pub(super) fn read(message: &Message<'_>) -> Option<Report> {
     let failed: Vec<String> = message
