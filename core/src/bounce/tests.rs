@@ -116,6 +116,25 @@ fn exim_plain_text_bounce_is_read_from_its_text() {
 }
 
 #[test]
+fn qmail_failure_notice_is_read_from_its_text() {
+    let (failures, original) = bounce("qmail.eml");
+    let failure = only(&failures);
+    // No X-Failed-Recipients: the recipient is left to the bounce address's email.
+    assert_eq!(failure.recipient, None);
+    assert_eq!(
+        failure.status.map(|s| s.to_string()).as_deref(),
+        Some("5.2.1")
+    );
+    assert_eq!(failure.bounce_type(), BounceType::Permanent);
+    assert!(failure
+        .detail
+        .as_deref()
+        .unwrap_or_default()
+        .contains("Mailbox disabled"));
+    assert_eq!(original.message_id.as_deref(), Some(MESSAGE_ID));
+}
+
+#[test]
 fn a_bounce_without_a_status_code_is_transient() {
     let (failures, original) = bounce("exim-unrouteable.eml");
     let failure = only(&failures);

@@ -291,6 +291,28 @@ async fn reports_without_a_token_match_by_message_id_and_non_reports_are_ignored
 }
 
 #[tokio::test]
+async fn before_the_key_is_loaded_only_the_token_shape_is_checked() {
+    let app = TestApp::new().await;
+    let id = EmailId::from("01937a4e-8c2b-7d3e-9f10-5a6b7c8d9e0f");
+    let foreign = token::address(b"another deployment", &id, "example.com").expect("address");
+    // Cold: the shape passes at RCPT, and the report itself is verified on receipt.
+    assert!(app.engine.is_bounce_address(&foreign));
+    assert!(!app.engine.is_bounce_address("bounces+tooshort@example.com"));
+    let record = EmailRecord {
+        id: id.clone(),
+        ..sent(&app, "cold@x.com").await.0
+    };
+    let raw = fixture("postfix.eml", &record, &foreign);
+    assert_eq!(
+        app.engine.receive_bounce_message(&foreign, &raw).await,
+        Ok(false)
+    );
+    // Loaded (the server does it at start-up): the signature decides.
+    app.engine.bounce_key().await.expect("key");
+    assert!(!app.engine.is_bounce_address(&foreign));
+}
+
+#[tokio::test]
 async fn any_address_at_the_bounce_domain_is_a_bounce_address() {
     let app = TestApp::with_settings(Settings {
         bounce_domain: Some("Bounces.Example.net".into()),
