@@ -28,3 +28,19 @@ impl std::fmt::Debug for BounceKeyCell {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_the_key_and_debug_never_shows_it() {
+        let cell = BounceKeyCell::default();
+        let clone = cell.clone();
+        assert_eq!(format!("{cell:?}"), "BounceKeyCell(empty)");
+        clone.set(b"secret-bytes".to_vec());
+        cell.set(b"another".to_vec());
+        assert_eq!(cell.get(), Some(&b"secret-bytes"[..]));
+        assert_eq!(format!("{cell:?}"), "BounceKeyCell(loaded)");
+    }
+}

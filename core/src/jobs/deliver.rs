@@ -221,8 +221,6 @@ impl Engine {
 }
 
 impl Engine {
-    /// The DKIM key of `email`'s sender domain (made now if the domain has none yet);
-    /// `None`, with a warning, when the workspace no longer has that domain.
     /// The record of the sender's domain, `None` when it was removed since.
     async fn sender_domain(&self, email: &EmailRecord) -> crate::Result<Option<Domain>> {
         let sender = email.from.email.rsplit_once('@').map_or("", |(_, d)| d);
@@ -234,6 +232,8 @@ impl Engine {
             .find(|d| d.name_is(sender)))
     }
 
+    /// The DKIM key of `email`'s sender `domain` (made now if the domain has none yet);
+    /// `None`, with a warning, when the workspace no longer has that domain.
     async fn dkim_signing(
         &self,
         email: &EmailRecord,

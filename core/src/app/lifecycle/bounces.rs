@@ -25,7 +25,9 @@ impl Engine {
         Ok(key)
     }
 
-    /// Whether `address` is a bounce address this deployment collects: `bounces+<token>@<domain>` with a token that verifies, or any address at POSTHORN_BOUNCE_DOMAIN. Sync and cheap (no store access).
+    /// Whether `address` is a bounce address this deployment collects:
+    /// `bounces+<token>@<domain>` with a token that verifies, or any address at
+    /// POSTHORN_BOUNCE_DOMAIN. Sync and cheap (no store access).
     ///
     /// Before the key was loaded ([`Engine::bounce_key`], done at start-up by the server
     /// and by the first send or report) a token is only checked for its shape;
@@ -52,7 +54,10 @@ impl Engine {
         }
     }
 
-    /// Reads a DSN or ARF report sent to `recipient` (or offered because it is multipart/report) and records the bounce or complaint for its email. Ok(true) when it was recognised and recorded (or already recorded), Ok(false) when it is not a report Posthorn understands or matches no email. Idempotent.
+    /// Reads a DSN or ARF report sent to `recipient` (or offered because it is
+    /// multipart/report) and records the bounce or complaint for its email. Ok(true) when
+    /// it was recognised and recorded (or already recorded), Ok(false) when it is not a
+    /// report Posthorn understands or matches no email. Idempotent.
     ///
     /// The email is found by the recipient's bounce token first (a token that does not
     /// verify refuses the report), then by the original Message-ID the report quotes, then
