@@ -184,6 +184,7 @@ macro_rules! store_suite {
                 emails_insert_update_get,
                 email_lifecycle_fields_round_trip,
                 emails_found_by_provider_and_message_id,
+                emails_found_by_id_in_any_workspace,
                 email_stats_count_outcomes,
                 deployment_secret_created_once,
                 events_newest_first_with_filters,

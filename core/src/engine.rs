@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::bounce::BounceKeyCell;
 use crate::ports::{
     Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, RetrySchedule, Store, WebhookSink,
 };
@@ -29,6 +30,12 @@ pub struct Settings {
     pub webhook_retry: RetrySchedule,
     /// Members a SCHEDULE tick enrols per job.
     pub schedule_batch: usize,
+    /// The domain of bounce addresses for mail whose sender domain has no inbound
+    /// (`POSTHORN_BOUNCE_DOMAIN`; its MX must point at this server). `None`: such mail
+    /// carries the sender's own address and its bounces are not collected.
+    pub bounce_domain: Option<String>,
+    /// The bounce-token key once read from the store (see `Engine::bounce_key`).
+    pub bounce_key: BounceKeyCell,
 }
 
 /// The `public_url` of [`Settings::default`]: reachable from this machine only.
@@ -46,6 +53,8 @@ impl Default for Settings {
             public_url: LOOPBACK_PUBLIC_URL.to_owned(),
             webhook_retry: RetrySchedule::standard(),
             schedule_batch: 500,
+            bounce_domain: None,
+            bounce_key: BounceKeyCell::default(),
         }
     }
 }

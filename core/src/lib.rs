@@ -5,6 +5,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bounce;
 pub mod error;
 pub mod model;
 pub mod ports;

@@ -99,6 +99,11 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
             mx_host: config.mx_host.clone().filter(|h| !h.trim().is_empty()),
+            bounce_domain: config
+                .bounce_domain
+                .as_deref()
+                .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
+                .filter(|d| !d.is_empty()),
             public_url: config.public_url.clone(),
             webhook_retry: RetrySchedule::new(
                 config.webhook_retry_delays.0.clone(),

@@ -152,6 +152,11 @@ pub struct Config {
     /// DNS records; no MX record is suggested while unset).
     #[arg(long, env = "POSTHORN_MX_HOST")]
     pub mx_host: Option<String>,
+    /// Domain of the bounce addresses of mail whose sender domain has no inbound (its MX
+    /// must point at this server). Unset: such mail carries the sender's own address as
+    /// envelope sender and its bounces are not collected.
+    #[arg(long, env = "POSTHORN_BOUNCE_DOMAIN")]
+    pub bounce_domain: Option<String>,
     /// `all`, `api` or `worker`.
     #[arg(long, env = "POSTHORN_ROLE", value_enum, default_value = "all")]
     pub role: Role,

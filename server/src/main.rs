@@ -56,6 +56,9 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
             ws.id, config.bootstrap_domain, keys.public_key, keys.secret_key
         );
     }
+    // Loaded now so that checking a bounce address (the MX listener, at RCPT) verifies its
+    // token without reaching the store.
+    engine.bounce_key().await?;
     // One signal stops both: the listener drains and the workers stop claiming at once.
     let (stop_tx, stop_rx) = watch::channel(false);
     tokio::spawn(async move {

@@ -113,6 +113,7 @@ mod tests {
                 name: None,
                 email: "from@example.com".into(),
             },
+            envelope_from: "from@example.com".into(),
             to: Mailbox {
                 name: Some("To".into()),
                 email: to.into(),

@@ -269,6 +269,11 @@ pub(crate) async fn email_by(
             email_cols!(),
             " FROM emails WHERE message_id = $1 ORDER BY id DESC LIMIT 1"
         ),
+        EmailKey::Id => concat!(
+            "SELECT ",
+            email_cols!(),
+            " FROM emails WHERE id = $1 ORDER BY id DESC LIMIT 1"
+        ),
     };
     let row = sqlx::query(sql)
         .bind(value)
@@ -285,6 +290,8 @@ pub(crate) enum EmailKey {
     ProviderMessageId,
     /// The RFC 5322 Message-ID.
     MessageId,
+    /// The email id itself (unique in practice: UUIDv7).
+    Id,
 }
 
 /// Outcome counts of the workspace's sent emails matching `q`.

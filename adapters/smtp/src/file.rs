@@ -45,8 +45,16 @@ impl MailTransport for FileTransport {
                 message.email_id
             )));
         }
-        let bytes = build_mime(message, Utc::now())
+        let mime = build_mime(message, Utc::now())
             .map_err(|err| TransportError::Permanent(err.to_string()))?;
+        // The envelope sender first, as the final MTA records it (`Return-Path`).
+        if message.envelope_from.contains(['\r', '\n', '<', '>']) {
+            return Err(TransportError::Permanent(
+                "envelope sender holds a line break or angle bracket".to_owned(),
+            ));
+        }
+        let mut bytes = format!("Return-Path: <{}>\r\n", message.envelope_from).into_bytes();
+        bytes.extend_from_slice(&mime);
         tokio::fs::create_dir_all(&self.dir)
             .await
             .map_err(|err| io_error("create directory", &self.dir, err))?;
@@ -104,6 +112,7 @@ mod tests {
                 name: None,
                 email: "a@example.test".into(),
             },
+            envelope_from: "a@example.test".into(),
             to: Mailbox {
                 name: None,
                 email: "b@example.test".into(),
@@ -143,8 +152,10 @@ mod tests {
             .expect("sent");
         assert_eq!(id, "em_1@posthorn.test");
         let raw = std::fs::read(dir.join("em_1.eml")).expect("file written");
+        assert!(raw.starts_with(b"Return-Path: <a@example.test>\r\n"));
         let parsed = MessageParser::default().parse(&raw).expect("parses");
         assert_eq!(parsed.subject(), Some("First"));
+        assert_eq!(parsed.return_path().as_text(), Some("a@example.test"));
         assert_eq!(entries(&dir), vec!["em_1.eml"]);
         let _ = std::fs::remove_dir_all(dir.parent().expect("parent"));
     }
@@ -159,6 +170,26 @@ mod tests {
         let raw = std::fs::read(transport.path_for("em_2")).expect("file written");
         let parsed = MessageParser::default().parse(&raw).expect("parses");
         assert_eq!(parsed.subject(), Some("Two"));
+        let _ = std::fs::remove_dir_all(dir.parent().expect("parent"));
+    }
+
+    #[tokio::test]
+    async fn the_envelope_sender_is_the_return_path() {
+        let dir = temp_dir();
+        let transport = FileTransport::new(dir.clone());
+        let msg = OutgoingMessage {
+            envelope_from: "bounces+xyz@example.test".into(),
+            ..message("em_4", "x")
+        };
+        transport.send(&msg).await.expect("sent");
+        let raw = std::fs::read(transport.path_for("em_4")).expect("file written");
+        assert!(raw.starts_with(b"Return-Path: <bounces+xyz@example.test>\r\n"));
+        let broken = OutgoingMessage {
+            envelope_from: "a@example.test>\r\nBcc: x@evil.test".into(),
+            ..message("em_5", "x")
+        };
+        let err = transport.send(&broken).await.expect_err("refused");
+        assert!(matches!(err, TransportError::Permanent(_)), "{err:?}");
         let _ = std::fs::remove_dir_all(dir.parent().expect("parent"));
     }
 

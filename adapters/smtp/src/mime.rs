@@ -208,6 +208,7 @@ mod tests {
                 name: Some("Acme Support".into()),
                 email: "support@example.test".into(),
             },
+            envelope_from: "support@example.test".into(),
             to: Mailbox {
                 name: Some("Zoë Ærøskøbing".into()),
                 email: "zoe@example.test".into(),

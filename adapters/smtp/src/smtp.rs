@@ -163,10 +163,11 @@ impl MailTransport for SmtpTransport {
     async fn send(&self, message: &OutgoingMessage) -> Result<String, TransportError> {
         let bytes = build_mime(message, Utc::now())
             .map_err(|err| TransportError::Permanent(err.to_string()))?;
-        let from =
-            message.from.email.parse().map_err(|err| {
-                TransportError::Permanent(format!("invalid sender address: {err}"))
-            })?;
+        // MAIL FROM is the envelope sender (a bounce address when bounces are collected).
+        let from = message
+            .envelope_from
+            .parse()
+            .map_err(|err| TransportError::Permanent(format!("invalid envelope sender: {err}")))?;
         let to = message.to.email.parse().map_err(|err| {
             TransportError::Permanent(format!("invalid recipient address: {err}"))
         })?;

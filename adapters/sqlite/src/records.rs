@@ -267,6 +267,8 @@ pub(crate) enum EmailKey {
     ProviderMessageId,
     /// The RFC 5322 Message-ID.
     MessageId,
+    /// The email id itself (unique in practice: UUIDv7).
+    Id,
 }
 
 /// The newest email carrying `value` as its provider message id or Message-ID, in any
@@ -286,6 +288,11 @@ pub(crate) async fn email_by(
             "SELECT ",
             email_cols!(),
             " FROM emails WHERE message_id = ? ORDER BY id DESC LIMIT 1"
+        ),
+        EmailKey::Id => concat!(
+            "SELECT ",
+            email_cols!(),
+            " FROM emails WHERE id = ? ORDER BY id DESC LIMIT 1"
         ),
     };
     let row = sqlx::query(sql)

@@ -146,6 +146,10 @@ impl Store for SqliteStore {
         records::email_by(&self.readers, records::EmailKey::MessageId, message_id).await
     }
 
+    async fn email_by_id(&self, id: &EmailId) -> Result<Option<EmailRecord>, StoreError> {
+        records::email_by(&self.readers, records::EmailKey::Id, id.as_str()).await
+    }
+
     async fn email_stats(
         &self,
         workspace_id: &WorkspaceId,

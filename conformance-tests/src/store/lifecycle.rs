@@ -1,7 +1,9 @@
 //! Email lifecycle: the feedback fields, lookups by provider and Message-ID, outcome counts
 //! and the deployment-wide secrets.
 
-use posthorn_core::model::{BounceType, CampaignId, EmailLifecycle, EmailStats, EmailStatus};
+use posthorn_core::model::{
+    BounceType, CampaignId, EmailId, EmailLifecycle, EmailStats, EmailStatus,
+};
 use posthorn_core::ports::{EmailStatsQuery, Write};
 
 use crate::fixtures::{
@@ -101,6 +103,33 @@ pub async fn emails_found_by_provider_and_message_id(p: &StorePorts) {
     assert_eq!(
         p.store.email_by_provider_id(&moved).await,
         Ok(Some(updated))
+    );
+}
+
+/// An email is found by its id alone, whichever workspace holds it; unknown ids find
+/// nothing.
+pub async fn emails_found_by_id_in_any_workspace(p: &StorePorts) {
+    let now = now_ms();
+    let a = workspace(p, "by-id-a").await;
+    let b = workspace(p, "by-id-b").await;
+    let ca = insert_contact(p, &a.id, "ia", true, now).await;
+    let cb = insert_contact(p, &b.id, "ib", true, now).await;
+    let first = email_record(&ca, now);
+    let second = email_record(&cb, now);
+    commit(
+        p.store.as_ref(),
+        "insert",
+        vec![
+            Write::InsertEmail(first.clone()),
+            Write::InsertEmail(second.clone()),
+        ],
+    )
+    .await;
+    assert_eq!(p.store.email_by_id(&first.id).await, Ok(Some(first)));
+    assert_eq!(p.store.email_by_id(&second.id).await, Ok(Some(second)));
+    assert_eq!(
+        p.store.email_by_id(&EmailId::from(unique())).await,
+        Ok(None)
     );
 }
 

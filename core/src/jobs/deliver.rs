@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::JobOutcome;
 use crate::model::{
-    timestamp, BounceType, CampaignStatus, ContactStatus, EmailId, EmailRecord, EmailStatus, Event,
-    WorkspaceId,
+    timestamp, BounceType, CampaignStatus, ContactStatus, Domain, EmailId, EmailRecord,
+    EmailStatus, Event, WorkspaceId,
 };
 use crate::ports::{
     ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, TransportError, Write,
@@ -146,10 +146,12 @@ impl Engine {
                 .await?;
             return Ok(JobOutcome::Retried);
         }
+        let sender_domain = self.sender_domain(&email).await?;
         let message = OutgoingMessage {
             email_id: email.id.clone(),
             message_id: email.message_id.clone(),
             from: email.from.clone(),
+            envelope_from: self.envelope_sender(&email, sender_domain.as_ref()).await?,
             to: email.to.clone(),
             reply_to: email.reply_to.clone(),
             subject: email.subject.clone(),
@@ -157,7 +159,7 @@ impl Engine {
             text: text_part(&email),
             headers: email.headers.clone(),
             attachments: email.attachments.clone(),
-            dkim: self.dkim_signing(&email).await?,
+            dkim: self.dkim_signing(&email, sender_domain).await?,
         };
         match self.transport.send(&message).await {
             Ok(provider_id) => {
@@ -219,17 +221,26 @@ impl Engine {
 }
 
 impl Engine {
-    /// The DKIM key of `email`'s sender domain (made now if the domain has none yet);
-    /// `None`, with a warning, when the workspace no longer has that domain.
-    async fn dkim_signing(&self, email: &EmailRecord) -> crate::Result<Option<DkimSigning>> {
+    /// The record of the sender's domain, `None` when it was removed since.
+    async fn sender_domain(&self, email: &EmailRecord) -> crate::Result<Option<Domain>> {
         let sender = email.from.email.rsplit_once('@').map_or("", |(_, d)| d);
-        let domain = self
+        Ok(self
             .store
             .domains(&email.workspace_id)
             .await?
             .into_iter()
-            .find(|d| d.name_is(sender));
+            .find(|d| d.name_is(sender)))
+    }
+
+    /// The DKIM key of `email`'s sender `domain` (made now if the domain has none yet);
+    /// `None`, with a warning, when the workspace no longer has that domain.
+    async fn dkim_signing(
+        &self,
+        email: &EmailRecord,
+        domain: Option<Domain>,
+    ) -> crate::Result<Option<DkimSigning>> {
         let Some(domain) = domain else {
+            let sender = email.from.email.rsplit_once('@').map_or("", |(_, d)| d);
             tracing::warn!(email_id = %email.id, sender, "sender domain gone: sent without DKIM");
             return Ok(None);
         };

@@ -409,6 +409,9 @@ pub trait Store: WorkflowStore + Send + Sync {
         &self,
         message_id: &str,
     ) -> Result<Option<EmailRecord>, StoreError>;
+    /// The email with id `id`, in any workspace (a bounce names its email by id alone).
+    /// Indexed. `None` when there is none.
+    async fn email_by_id(&self, id: &EmailId) -> Result<Option<EmailRecord>, StoreError>;
     /// Counts of the workspace's emails matching `query` by outcome (see [`EmailStats`]):
     /// only emails with `sent_at` set count; `clicked` by `clicked_at`, `opened` by
     /// `opened_at` or `clicked_at` (a click proves the open a blocked pixel missed),

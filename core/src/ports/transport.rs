@@ -38,6 +38,10 @@ pub struct OutgoingMessage {
     pub message_id: String,
     /// Sender.
     pub from: Mailbox,
+    /// The envelope sender (SMTP `MAIL FROM`, the `Return-Path` a final MTA writes):
+    /// where bounces go. A per-email bounce address when they are collected, else the
+    /// sender's address.
+    pub envelope_from: String,
     /// The one recipient.
     pub to: Mailbox,
     /// Optional Reply-To address.

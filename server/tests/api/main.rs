@@ -2,6 +2,7 @@
 
 mod admin;
 mod auth;
+mod bounces;
 mod campaign_audience;
 mod campaign_stats;
 mod campaigns;

@@ -247,6 +247,12 @@ impl Store for MemoryStore {
         Ok(state.email_by_index(&state.message_ids, message_id))
     }
 
+    async fn email_by_id(&self, id: &EmailId) -> Result<Option<EmailRecord>, StoreError> {
+        let state = self.read();
+        let found = state.data.values().find_map(|d| d.emails.get(id));
+        Ok(found.cloned())
+    }
+
     async fn email_stats(
         &self,
         workspace_id: &WorkspaceId,

@@ -56,6 +56,7 @@ fn message(signing: Option<DkimSigning>) -> OutgoingMessage {
             name: Some("Ann Sender".into()),
             email: "ann@signed.example.test".into(),
         },
+        envelope_from: "ann@signed.example.test".into(),
         to: Mailbox {
             name: None,
             email: "bob@example.org".into(),
@@ -114,7 +115,14 @@ async fn a_written_eml_verifies_against_the_published_key() {
         .expect("sent");
     let path = transport.path_for("em_dkim");
     let raw = std::fs::read_to_string(&path).expect("eml");
-    assert!(raw.starts_with("DKIM-Signature:"), "signature header first");
+    // Return-Path, written as a final MTA would, sits above the signature it is not part of.
+    let signed = raw
+        .strip_prefix("Return-Path: <ann@signed.example.test>\r\n")
+        .expect("return path first");
+    assert!(
+        signed.starts_with("DKIM-Signature:"),
+        "signature header next"
+    );
     assert!(raw.contains("d=signed.example.test") && raw.contains("s=ph0a1b2c3d"));
     assert_eq!(verify(&path, &published).await, vec![DkimResult::Pass]);
     let _ = std::fs::remove_dir_all(dir);

@@ -97,6 +97,7 @@ fn message() -> OutgoingMessage {
             name: Some("Acme".into()),
             email: "news@acme.test".into(),
         },
+        envelope_from: "news@acme.test".into(),
         to: Mailbox {
             name: None,
             email: "ada@example.test".into(),
@@ -117,11 +118,16 @@ async fn delivers_to_a_plain_smtp_server() {
     let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
     let id = transport.send(&message()).await.expect("accepted");
     assert_eq!(id, "em_9@posthorn.test");
-    // A second send reuses the pool.
-    transport.send(&message()).await.expect("accepted again");
+    // A second send reuses the pool; its envelope sender is a bounce address.
+    let verp = OutgoingMessage {
+        envelope_from: "bounces+abc@acme.test".into(),
+        ..message()
+    };
+    transport.send(&verp).await.expect("accepted again");
 
     let seen = lock(&seen).clone();
     assert_eq!(seen.mail_from[0], "<news@acme.test>");
+    assert_eq!(seen.mail_from[1], "<bounces+abc@acme.test>");
     assert_eq!(seen.rcpt_to[0], "<ada@example.test>");
     assert_eq!(seen.data.len(), 2);
     let parsed = MessageParser::default()

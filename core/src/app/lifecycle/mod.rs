@@ -4,6 +4,7 @@
 //! the rules (status only moves forward, first-open flags, the event cap, the automatic
 //! unsubscribe) live once.
 
+mod bounces;
 mod decide;
 mod links;
 
