@@ -471,4 +471,110 @@ mod tests {
             ["triggerConfig.cron", "triggerConfig.segmentId"]
         );
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        const KEYS: [&str; 17] = [
+            "amount",
+            "unit",
+            "eventName",
+            "timeout",
+            "field",
+            "operator",
+            "value",
+            "recipient",
+            "type",
+            "email",
+            "updates",
+            "subscriptionAction",
+            "url",
+            "method",
+            "headers",
+            "body",
+            "reason",
+        ];
+        const KINDS: [StepType; 8] = [
+            StepType::Trigger,
+            StepType::SendEmail,
+            StepType::Delay,
+            StepType::WaitForEvent,
+            StepType::Condition,
+            StepType::UpdateContact,
+            StepType::Webhook,
+            StepType::Exit,
+        ];
+
+        /// JSON shaped like step configs: the real keys, plausible and wrong values.
+        fn config() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                any::<u64>().prop_map(Value::from),
+                any::<f64>().prop_map(|f| json!(f)),
+                prop::sample::select(vec![
+                    "hours",
+                    "days",
+                    "weeks",
+                    "CUSTOM",
+                    "CONTACT",
+                    "equals",
+                    "within",
+                    "exists",
+                    "data.plan",
+                    "event.x",
+                    "https://h.example/{{event.id}}",
+                    "ftp://x",
+                    "put",
+                    "TRACE",
+                    "subscribe",
+                    "{{ broken",
+                    "a\nb",
+                    "",
+                    " ",
+                ])
+                .prop_map(Value::from),
+                "\\PC{0,12}".prop_map(Value::from),
+            ];
+            leaf.prop_recursive(3, 24, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                    prop::collection::btree_map(prop::sample::select(KEYS.to_vec()), inner, 0..6)
+                        .prop_map(|m| {
+                            Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                        }),
+                ]
+            })
+        }
+
+        proptest! {
+            /// Whatever the JSON, reading answers (no panic) with errors under `config`,
+            /// and what reads is read again the same from its own JSON.
+            #[test]
+            fn configs_read_or_are_refused_under_config(
+                kind in prop::sample::select(KINDS.to_vec()),
+                value in config(),
+            ) {
+                match read_action(kind, Some(&value)) {
+                    Ok(action) => {
+                        prop_assert_eq!(action.step_type(), kind);
+                        let shown = serde_json::to_value(&action)
+                            .ok()
+                            .and_then(|mut v| v.get_mut("config").map(Value::take))
+                            .unwrap_or_else(|| json!({}));
+                        prop_assert_eq!(read_action(kind, Some(&shown)), Ok(action));
+                    }
+                    Err(Error::Validation(errors)) => {
+                        prop_assert!(!errors.is_empty());
+                        for e in &errors {
+                            prop_assert!(e.field == "config" || e.field.starts_with("config."), "{:?}", e);
+                        }
+                    }
+                    Err(other) => prop_assert!(false, "unexpected {:?}", other),
+                }
+            }
+        }
+    }
 }
