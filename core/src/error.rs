@@ -99,6 +99,15 @@ pub enum Error {
     /// No such record in this workspace (404).
     #[error("{} not found", .0.noun())]
     NotFound(Resource),
+    /// A step's replacement configuration is for another kind than the step's own (a
+    /// step's kind never changes; 422 on `config`).
+    #[error("the step is a {step} step; its config cannot be replaced by a {given} configuration")]
+    StepKindMismatch {
+        /// The stored step's kind.
+        step: crate::workflow::StepType,
+        /// The kind of the configuration given.
+        given: crate::workflow::StepType,
+    },
     /// The key may not do this (403).
     #[error("{0}")]
     Forbidden(String),

@@ -1,14 +1,16 @@
-//! Reads a step's `config` for its `type` into a typed [`StepAction`], reporting every
-//! failing field with its path (`config.amount`, `config.recipient.email`, ...).
+//! The rules a step's typed configuration must meet beyond its shape: ranges, the names a
+//! condition can read, one-line texts, templates that compile, webhook URLs and headers.
+//! Each broken rule is reported at its path (`config.amount`, `config.recipient.email`, ...),
+//! the same paths the HTTP API shows.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{DelayUnit, Recipient, StepAction, StepCondition, StepType, SubscriptionAction};
-use crate::error::{Error, Result};
+use super::{Recipient, StepAction, StepCondition};
+use crate::error::{Error, FieldError, Result};
 use crate::ports::WebhookMethod;
 use crate::render;
 use crate::segment::Operator;
-use crate::validate::{join, line_problem, type_name, Checker};
+use crate::validate::{join, line_problem, type_name};
 
 /// Longest event name a step waits for or a trigger names, in characters.
 pub const MAX_EVENT_NAME_CHARS: usize = 255;
@@ -18,6 +20,16 @@ pub const MAX_DELAY_AMOUNT: i64 = 10_000;
 pub const MAX_WAIT_TIMEOUT_SECS: i64 = 366 * 24 * 3600;
 /// Longest webhook URL template, in characters.
 pub const MAX_URL_CHARS: usize = 2048;
+/// Longest custom recipient address template, in characters.
+pub const MAX_RECIPIENT_CHARS: usize = 320;
+/// Longest EXIT reason, in characters.
+pub const MAX_EXIT_REASON_CHARS: usize = 1000;
+/// Longest CONDITION field name, in characters.
+pub const MAX_CONDITION_FIELD_CHARS: usize = 255;
+/// Longest webhook header value, in characters.
+pub const MAX_HEADER_VALUE_CHARS: usize = 8192;
+/// What a CONDITION operator outside [`condition_operator_allowed`] is told.
+pub const CONDITION_OPERATOR_MESSAGE: &str = "operator must be equals, notEquals, contains, notContains, greaterThan, lessThan, greaterThanOrEqual, lessThanOrEqual, exists or notExists";
 
 const PATH: &str = "config";
 
@@ -54,238 +66,131 @@ pub fn condition_field_allowed(field: &str) -> bool {
         || keyed("event.")
 }
 
-/// The typed action of a step of `step_type` configured with `config` (`null` or absent
-/// reads as `{}`).
-pub fn parse_action(step_type: StepType, config: &Value) -> Result<StepAction> {
-    let empty = Map::new();
-    let obj = match config {
-        Value::Null => &empty,
-        Value::Object(m) => m,
-        other => {
-            return Err(Error::field(
-                PATH,
-                "invalid_type",
-                format!("config must be an object, got {}", type_name(other)),
-            ))
-        }
-    };
-    let mut c = Checker::new();
-    let action = match step_type {
-        StepType::Trigger => StepAction::Trigger {
-            event_name: c
-                .line(obj, "eventName", PATH, false, MAX_EVENT_NAME_CHARS)
-                .map(str::to_string),
-        },
-        StepType::SendEmail => StepAction::SendEmail {
-            recipient: recipient(&mut c, obj),
-        },
-        StepType::Delay => {
-            let amount = c.integer(obj, "amount", PATH, true, 1, MAX_DELAY_AMOUNT);
-            let unit = enum_field(
-                &mut c,
-                obj,
-                "unit",
-                true,
-                |s| match s {
-                    "minutes" => Some(DelayUnit::Minutes),
-                    "hours" => Some(DelayUnit::Hours),
-                    "days" => Some(DelayUnit::Days),
-                    _ => None,
-                },
-                "minutes, hours or days",
-            );
-            StepAction::Delay {
-                amount: amount.and_then(|a| u32::try_from(a).ok()).unwrap_or(1),
-                unit: unit.unwrap_or(DelayUnit::Minutes),
-            }
-        }
-        StepType::WaitForEvent => StepAction::WaitForEvent {
-            event_name: c
-                .line(obj, "eventName", PATH, true, MAX_EVENT_NAME_CHARS)
-                .map(str::to_string)
-                .unwrap_or_default(),
-            timeout: c
-                .integer(obj, "timeout", PATH, false, 1, MAX_WAIT_TIMEOUT_SECS)
-                .and_then(|t| u64::try_from(t).ok()),
-        },
-        StepType::Condition => StepAction::Condition(condition(&mut c, obj)),
-        StepType::UpdateContact => {
-            let updates = c.object(obj, "updates", PATH, false).cloned();
-            let subscription_action = enum_field(
-                &mut c,
-                obj,
-                "subscriptionAction",
-                false,
-                |s| match s {
-                    "none" => Some(SubscriptionAction::None),
-                    "subscribe" => Some(SubscriptionAction::Subscribe),
-                    "unsubscribe" => Some(SubscriptionAction::Unsubscribe),
-                    _ => None,
-                },
-                "none, subscribe or unsubscribe",
-            );
-            if let Some(updates) = &updates {
-                check_templates(
-                    &mut c,
-                    &Value::Object(updates.clone()),
-                    &join(PATH, "updates"),
-                );
-            }
-            StepAction::UpdateContact {
-                updates: updates.unwrap_or_default(),
-                subscription_action: subscription_action.unwrap_or_default(),
-            }
-        }
-        StepType::Webhook => webhook(&mut c, obj),
-        StepType::Exit => StepAction::Exit {
-            reason: c.line(obj, "reason", PATH, false, 1000).map(str::to_string),
-        },
-    };
-    c.finish()?;
-    Ok(action)
-}
-
-/// A string field that must be one of a few names.
-fn enum_field<T>(
-    c: &mut Checker,
-    obj: &Map<String, Value>,
-    key: &str,
-    required: bool,
-    parse: impl Fn(&str) -> Option<T>,
-    expected: &str,
-) -> Option<T> {
-    let raw = c.string(obj, key, PATH, required)?;
-    let parsed = parse(raw);
-    if parsed.is_none() {
-        c.fail(
-            join(PATH, key),
-            "invalid_enum",
-            format!("{key} must be {expected}"),
-        );
-    }
-    parsed
-}
-
-fn recipient(c: &mut Checker, obj: &Map<String, Value>) -> Recipient {
-    let path = join(PATH, "recipient");
-    let Some(r) = c.object(obj, "recipient", PATH, false) else {
-        return Recipient::Contact;
-    };
-    let kind = c.string(r, "type", &path, false).unwrap_or("CONTACT");
-    match kind {
-        "CONTACT" => Recipient::Contact,
-        "CUSTOM" => {
-            let email = c.line(r, "email", &path, true, 320).unwrap_or_default();
-            if let Err(e) = render::validate(email) {
-                c.fail(join(&path, "email"), "invalid_template", e.to_string());
-            }
-            Recipient::Custom {
-                email: email.to_string(),
-            }
-        }
-        _ => {
-            c.fail(
-                join(&path, "type"),
-                "invalid_enum",
-                "type must be CONTACT or CUSTOM",
-            );
-            Recipient::Contact
-        }
+/// Refuses an action that breaks a rule of its kind, listing every failing field.
+pub fn check_action(action: &StepAction) -> Result<()> {
+    let problems = action_problems(action);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Validation(problems))
     }
 }
 
-fn condition(c: &mut Checker, obj: &Map<String, Value>) -> StepCondition {
-    let field = c.line(obj, "field", PATH, true, 255).unwrap_or_default();
-    if !field.is_empty() && !condition_field_allowed(field) {
-        c.fail(
+/// Every rule `action` breaks, each at its path; empty when the action is valid.
+pub fn action_problems(action: &StepAction) -> Vec<FieldError> {
+    let mut p = Problems::default();
+    match action {
+        StepAction::Trigger { event_name } => {
+            if let Some(name) = event_name {
+                p.line(PATH, "eventName", name, MAX_EVENT_NAME_CHARS, false);
+            }
+        }
+        StepAction::SendEmail { recipient } => {
+            if let Recipient::Custom { email } = recipient {
+                let path = join(PATH, "recipient");
+                if p.line(&path, "email", email, MAX_RECIPIENT_CHARS, true) {
+                    p.template(&join(&path, "email"), email);
+                }
+            }
+        }
+        StepAction::Delay { amount, .. } => {
+            p.range(PATH, "amount", i64::from(*amount), MAX_DELAY_AMOUNT);
+        }
+        StepAction::WaitForEvent {
+            event_name,
+            timeout,
+        } => {
+            p.line(PATH, "eventName", event_name, MAX_EVENT_NAME_CHARS, true);
+            if let Some(t) = timeout {
+                let t = i64::try_from(*t).unwrap_or(i64::MAX);
+                p.range(PATH, "timeout", t, MAX_WAIT_TIMEOUT_SECS);
+            }
+        }
+        StepAction::Condition(condition) => condition_problems(&mut p, condition),
+        // Data is merged as given; its string values are rendered when the step runs.
+        StepAction::UpdateContact { .. } => {}
+        StepAction::Webhook {
+            url,
+            method,
+            headers,
+            body,
+        } => {
+            if p.line(PATH, "url", url, MAX_URL_CHARS, true) {
+                if let Some(problem) = super::webhook_url::url_template_problem(url) {
+                    p.fail(join(PATH, "url"), "invalid_url", problem);
+                }
+            }
+            if let Some(m) = method {
+                if let Err(e) = m.parse::<WebhookMethod>() {
+                    p.fail(join(PATH, "method"), "invalid_enum", e.to_string());
+                }
+            }
+            let headers_path = join(PATH, "headers");
+            for (name, value) in headers {
+                header_problems(&mut p, &join(&headers_path, name), name, value);
+            }
+            if let Some(body) = body {
+                p.templates_in(body, &join(PATH, "body"));
+            }
+        }
+        StepAction::Exit { reason } => {
+            if let Some(reason) = reason {
+                p.line(PATH, "reason", reason, MAX_EXIT_REASON_CHARS, false);
+            }
+        }
+    }
+    p.0
+}
+
+fn condition_problems(p: &mut Problems, condition: &StepCondition) {
+    let field = &condition.field;
+    let field_ok = p.line(PATH, "field", field, MAX_CONDITION_FIELD_CHARS, true);
+    if field_ok && !condition_field_allowed(field) {
+        p.fail(
             join(PATH, "field"),
             "invalid_field",
             "field must be email, subscribed, contact.email, contact.subscribed, data.<key> or event.<key>",
         );
     }
-    let operator = c
-        .string(obj, "operator", PATH, true)
-        .and_then(|raw| {
-            let op = serde_json::from_value::<Operator>(Value::String(raw.to_string())).ok();
-            if !op.is_some_and(condition_operator_allowed) {
-                c.fail(
-                    join(PATH, "operator"),
-                    "invalid_enum",
-                    "operator must be equals, notEquals, contains, notContains, greaterThan, lessThan, greaterThanOrEqual, lessThanOrEqual, exists or notExists",
-                );
-            }
-            op
-        })
-        .unwrap_or(Operator::Exists);
-    let value = obj.get("value").filter(|v| !v.is_null()).cloned();
-    let needs_value = !matches!(operator, Operator::Exists | Operator::NotExists);
-    if needs_value && value.is_none() && !c.has_errors() {
-        c.fail(
+    if !condition_operator_allowed(condition.operator) {
+        p.fail(
+            join(PATH, "operator"),
+            "invalid_enum",
+            CONDITION_OPERATOR_MESSAGE,
+        );
+    }
+    // A missing operand is only worth reporting once the test itself reads right.
+    let needs_value = !matches!(condition.operator, Operator::Exists | Operator::NotExists);
+    if needs_value && condition.value.is_none() && p.0.is_empty() {
+        p.fail(
             join(PATH, "value"),
             "required",
             "value is required for this operator",
         );
     }
-    StepCondition {
-        field: field.to_string(),
-        operator,
-        value,
-    }
 }
 
-fn webhook(c: &mut Checker, obj: &Map<String, Value>) -> StepAction {
-    let url = c
-        .line(obj, "url", PATH, true, MAX_URL_CHARS)
-        .unwrap_or_default();
-    if !url.is_empty() {
-        if let Some(problem) = super::webhook_url::url_template_problem(url) {
-            c.fail(join(PATH, "url"), "invalid_url", problem);
-        }
+fn header_problems(p: &mut Problems, field: &str, name: &str, value: &Value) {
+    if name.is_empty() || !name.bytes().all(is_token_byte) {
+        p.fail(
+            field,
+            "invalid_header",
+            "a header name is letters, digits and !#$%&'*+-.^_`|~",
+        );
     }
-    let method = c.string(obj, "method", PATH, false).map(str::to_string);
-    if let Some(m) = &method {
-        if let Err(e) = m.parse::<WebhookMethod>() {
-            c.fail(join(PATH, "method"), "invalid_enum", e.to_string());
-        }
-    }
-    let headers = c
-        .object(obj, "headers", PATH, false)
-        .cloned()
-        .unwrap_or_default();
-    let headers_path = join(PATH, "headers");
-    for (name, value) in &headers {
-        let field = join(&headers_path, name);
-        if name.is_empty() || !name.bytes().all(is_token_byte) {
-            c.fail(
-                &field,
-                "invalid_header",
-                "a header name is letters, digits and !#$%&'*+-.^_`|~",
-            );
-        }
-        match value {
-            Value::String(s) => {
-                if let Some((code, message)) = line_problem(name, s, 8192) {
-                    c.fail(&field, code, message);
-                } else if let Err(e) = render::validate(s) {
-                    c.fail(&field, "invalid_template", e.to_string());
-                }
+    match value {
+        Value::String(s) => {
+            if let Some((code, message)) = line_problem(name, s, MAX_HEADER_VALUE_CHARS) {
+                p.fail(field, code, message);
+            } else {
+                p.template(field, s);
             }
-            other => c.fail(
-                &field,
-                "invalid_type",
-                format!("a header value must be a string, got {}", type_name(other)),
-            ),
         }
-    }
-    let body = obj.get("body").filter(|v| !v.is_null()).cloned();
-    if let Some(body) = &body {
-        check_templates(c, body, &join(PATH, "body"));
-    }
-    StepAction::Webhook {
-        url: url.to_string(),
-        method: method.map(|m| m.to_ascii_uppercase()),
-        headers,
-        body,
+        other => p.fail(
+            field,
+            "invalid_type",
+            format!("a header value must be a string, got {}", type_name(other)),
+        ),
     }
 }
 
@@ -294,122 +199,249 @@ fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-/// Records a template syntax error in any string inside `value`.
-fn check_templates(c: &mut Checker, value: &Value, path: &str) {
-    match value {
-        Value::String(s) => {
-            if let Err(e) = render::validate(s) {
-                c.fail(path, "invalid_template", e.to_string());
-            }
+/// Field errors collected while checking one configuration.
+#[derive(Default)]
+pub(super) struct Problems(pub(super) Vec<FieldError>);
+
+impl Problems {
+    pub(super) fn fail(
+        &mut self,
+        field: impl Into<String>,
+        code: &str,
+        message: impl Into<String>,
+    ) {
+        self.0.push(FieldError::new(field, code, message));
+    }
+
+    /// Checks a one-line text at `path.key` (blank counts as missing when `required`);
+    /// `true` when it passed.
+    pub(super) fn line(
+        &mut self,
+        path: &str,
+        key: &str,
+        value: &str,
+        max_chars: usize,
+        required: bool,
+    ) -> bool {
+        let field = join(path, key);
+        if required && value.trim().is_empty() {
+            self.fail(field, "required", format!("{key} must not be empty"));
+            return false;
         }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                check_templates(c, item, &join(path, &i.to_string()));
-            }
+        if let Some((code, message)) = line_problem(key, value, max_chars) {
+            self.fail(field, code, message);
+            return false;
         }
-        Value::Object(m) => {
-            for (k, v) in m {
-                check_templates(c, v, &join(path, k));
-            }
+        true
+    }
+
+    /// Checks that `value` at `path.key` lies in `1..=max`.
+    fn range(&mut self, path: &str, key: &str, value: i64, max: i64) {
+        if !(1..=max).contains(&value) {
+            self.fail(
+                join(path, key),
+                "out_of_range",
+                format!("{key} must be between 1 and {max}"),
+            );
         }
-        _ => {}
+    }
+
+    /// Records a template syntax error in `source`.
+    fn template(&mut self, field: &str, source: &str) {
+        if let Err(e) = render::validate(source) {
+            self.fail(field, "invalid_template", e.to_string());
+        }
+    }
+
+    /// Records a template syntax error in any string inside `value`.
+    fn templates_in(&mut self, value: &Value, path: &str) {
+        match value {
+            Value::String(s) => self.template(path, s),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.templates_in(item, &join(path, &i.to_string()));
+                }
+            }
+            Value::Object(m) => {
+                for (k, v) in m {
+                    self.templates_in(v, &join(path, k));
+                }
+            }
+            _ => {}
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::workflow::{DelayUnit, SubscriptionAction};
+    use serde_json::{json, Map};
 
-    fn fields(result: Result<StepAction>) -> Vec<String> {
-        match result {
-            Err(Error::Validation(errors)) => errors.into_iter().map(|e| e.field).collect(),
-            other => panic!("expected a validation error, got {other:?}"),
+    fn fields(action: &StepAction) -> Vec<String> {
+        action_problems(action)
+            .into_iter()
+            .map(|e| e.field)
+            .collect()
+    }
+
+    fn webhook(url: &str) -> StepAction {
+        StepAction::Webhook {
+            url: url.into(),
+            method: None,
+            headers: Map::new(),
+            body: None,
         }
     }
 
     #[test]
-    fn each_type_reads_its_config() {
-        assert_eq!(
-            parse_action(StepType::Delay, &json!({"amount": 3, "unit": "hours"})).ok(),
-            Some(StepAction::Delay {
+    fn valid_actions_pass() {
+        let valid = [
+            StepAction::Delay {
                 amount: 3,
-                unit: DelayUnit::Hours
-            })
-        );
-        assert_eq!(
-            parse_action(
-                StepType::WaitForEvent,
-                &json!({"eventName": "paid", "timeout": 60})
-            )
-            .ok(),
-            Some(StepAction::WaitForEvent {
+                unit: DelayUnit::Hours,
+            },
+            StepAction::WaitForEvent {
                 event_name: "paid".into(),
-                timeout: Some(60)
-            })
-        );
-        assert!(matches!(
-            parse_action(StepType::SendEmail, &Value::Null),
-            Ok(StepAction::SendEmail {
-                recipient: Recipient::Contact
-            })
-        ));
-        assert!(matches!(
-            parse_action(StepType::Webhook, &json!({"url": "https://h.example/{{event.id}}", "method": "put"})),
-            Ok(StepAction::Webhook { method: Some(m), .. }) if m == "PUT"
-        ));
-        assert!(parse_action(StepType::Exit, &json!({})).is_ok());
+                timeout: Some(60),
+            },
+            StepAction::SendEmail {
+                recipient: Recipient::Custom {
+                    email: "{{contact.data.manager}}".into(),
+                },
+            },
+            StepAction::Condition(StepCondition {
+                field: "data.plan".into(),
+                operator: Operator::Equals,
+                value: Some(json!("pro")),
+            }),
+            StepAction::Condition(StepCondition {
+                field: "event.coupon".into(),
+                operator: Operator::NotExists,
+                value: None,
+            }),
+            StepAction::UpdateContact {
+                updates: Map::new(),
+                subscription_action: SubscriptionAction::Unsubscribe,
+            },
+            StepAction::Webhook {
+                url: "https://h.example/{{event.id}}".into(),
+                method: Some("PUT".into()),
+                headers: [("X-Plan".to_string(), json!("{{data.plan}}"))]
+                    .into_iter()
+                    .collect(),
+                body: Some(json!({"who": "{{contact.email}}", "n": [1, "{{event.n}}"]})),
+            },
+            StepAction::Exit { reason: None },
+        ];
+        for action in &valid {
+            assert_eq!(check_action(action), Ok(()), "{action:?}");
+        }
     }
 
     #[test]
-    fn invalid_fields_are_reported_with_their_paths() {
+    fn ranges_are_checked() {
+        let delay = |amount| StepAction::Delay {
+            amount,
+            unit: DelayUnit::Days,
+        };
+        assert_eq!(fields(&delay(0)), ["config.amount"]);
+        assert_eq!(fields(&delay(10_001)), ["config.amount"]);
+        assert!(fields(&delay(10_000)).is_empty());
+        let wait = |timeout| StepAction::WaitForEvent {
+            event_name: "paid".into(),
+            timeout: Some(timeout),
+        };
+        assert_eq!(fields(&wait(0)), ["config.timeout"]);
+        assert_eq!(fields(&wait(u64::MAX)), ["config.timeout"]);
+        let problems = action_problems(&delay(0));
+        assert_eq!(problems[0].code, "out_of_range");
+    }
+
+    #[test]
+    fn names_and_texts_are_checked() {
         assert_eq!(
-            fields(parse_action(
-                StepType::Delay,
-                &json!({"amount": 0, "unit": "weeks"})
-            )),
-            ["config.amount", "config.unit"]
-        );
-        assert_eq!(
-            fields(parse_action(StepType::WaitForEvent, &json!({}))),
+            fields(&StepAction::WaitForEvent {
+                event_name: "  ".into(),
+                timeout: None
+            }),
             ["config.eventName"]
         );
         assert_eq!(
-            fields(parse_action(
-                StepType::Condition,
-                &json!({"field": "foo", "operator": "within"})
-            )),
+            fields(&StepAction::WaitForEvent {
+                event_name: "a\nb".into(),
+                timeout: None
+            }),
+            ["config.eventName"]
+        );
+        assert_eq!(
+            fields(&StepAction::SendEmail {
+                recipient: Recipient::Custom {
+                    email: "{{ unclosed".into()
+                }
+            }),
+            ["config.recipient.email"]
+        );
+        assert_eq!(
+            fields(&StepAction::Exit {
+                reason: Some("x".repeat(1001))
+            }),
+            ["config.reason"]
+        );
+    }
+
+    #[test]
+    fn conditions_are_checked_in_order() {
+        let cond = |field: &str, operator, value| {
+            StepAction::Condition(StepCondition {
+                field: field.into(),
+                operator,
+                value,
+            })
+        };
+        assert_eq!(
+            fields(&cond("foo", Operator::Within, None)),
             ["config.field", "config.operator"]
         );
         assert_eq!(
-            fields(parse_action(
-                StepType::Condition,
-                &json!({"field": "data.plan", "operator": "equals"})
-            )),
+            fields(&cond("data.plan", Operator::Equals, None)),
             ["config.value"]
         );
         assert_eq!(
-            fields(parse_action(
-                StepType::Webhook,
-                &json!({"url": "ftp://x", "method": "TRACE", "headers": {"X-A": 1, "bad name": "v"}})
-            )),
+            fields(&cond("data.", Operator::Exists, None)),
+            ["config.field"]
+        );
+    }
+
+    #[test]
+    fn webhooks_are_checked_field_by_field() {
+        let action = StepAction::Webhook {
+            url: "ftp://x".into(),
+            method: Some("TRACE".into()),
+            headers: [
+                ("X-A".to_string(), json!(1)),
+                ("bad name".to_string(), json!("v")),
+                ("X-B".to_string(), json!("a\r\nInjected: 1")),
+            ]
+            .into_iter()
+            .collect(),
+            body: Some(json!({"k": ["{{ broken"]})),
+        };
+        assert_eq!(
+            fields(&action),
             [
                 "config.url",
                 "config.method",
                 "config.headers.X-A",
-                "config.headers.bad name"
+                "config.headers.X-B",
+                "config.headers.bad name",
+                "config.body.k.0"
             ]
         );
+        assert_eq!(fields(&webhook("")), ["config.url"]);
         assert_eq!(
-            fields(parse_action(
-                StepType::SendEmail,
-                &json!({"recipient": {"type": "CUSTOM"}})
-            )),
-            ["config.recipient.email"]
-        );
-        assert_eq!(
-            fields(parse_action(StepType::Delay, &json!([1]))),
-            ["config"]
+            fields(&webhook(&"h".repeat(MAX_URL_CHARS + 1))),
+            ["config.url"]
         );
     }
 }

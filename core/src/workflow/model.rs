@@ -212,6 +212,28 @@ pub enum StepType {
     Exit,
 }
 
+impl StepType {
+    /// The name on the wire (`SEND_EMAIL`, `DELAY`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Trigger => "TRIGGER",
+            Self::SendEmail => "SEND_EMAIL",
+            Self::Delay => "DELAY",
+            Self::WaitForEvent => "WAIT_FOR_EVENT",
+            Self::Condition => "CONDITION",
+            Self::UpdateContact => "UPDATE_CONTACT",
+            Self::Webhook => "WEBHOOK",
+            Self::Exit => "EXIT",
+        }
+    }
+}
+
+impl std::fmt::Display for StepType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl StepAction {
     /// The kind of this action.
     pub fn step_type(&self) -> StepType {
@@ -330,6 +352,23 @@ pub struct Transition {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn step_type_names_are_the_serde_names() {
+        use StepType as T;
+        for t in [
+            T::Trigger,
+            T::SendEmail,
+            T::Delay,
+            T::WaitForEvent,
+            T::Condition,
+            T::UpdateContact,
+            T::Webhook,
+            T::Exit,
+        ] {
+            assert_eq!(serde_json::to_value(t).ok(), Some(json!(t.as_str())));
+        }
+    }
 
     #[test]
     fn trigger_and_action_read_as_type_plus_config() {

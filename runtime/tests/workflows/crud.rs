@@ -1,16 +1,16 @@
 //! The workflow API use cases: defaults, rules and refusals.
 
 use posthorn_core::app::workflows::{
-    CreateStep, CreateTransition, CreateWorkflow, TriggerType, WorkflowPatch,
+    CreateStep, CreateTransition, CreateWorkflow, StepPatch, WorkflowPatch,
 };
 use posthorn_core::error::Resource;
 use posthorn_core::model::{StepId, TemplateId, TemplateType, WorkflowId};
 use posthorn_core::ports::WebhookSecret;
-use posthorn_core::workflow::{StepAction, StepType, Trigger};
+use posthorn_core::workflow::{DelayUnit, StepAction, StepType, Trigger};
 use posthorn_core::Error;
 use serde_json::json;
 
-use crate::harness::World;
+use crate::harness::{delay, exit, send_to_contact, World};
 
 fn fields(result: Result<impl std::fmt::Debug, Error>) -> Vec<String> {
     match result {
@@ -26,11 +26,12 @@ async fn a_new_workflow_is_a_disabled_event_workflow_with_its_trigger_step() {
         .engine
         .create_workflow(
             &w.caller,
-            CreateWorkflow {
-                name: "Welcome".into(),
-                event_name: Some("signup".into()),
-                ..CreateWorkflow::default()
-            },
+            CreateWorkflow::new(
+                "Welcome",
+                Trigger::Event {
+                    event_name: "signup".into(),
+                },
+            ),
         )
         .await
         .expect("created");
@@ -54,10 +55,12 @@ async fn a_new_workflow_is_a_disabled_event_workflow_with_its_trigger_step() {
         .engine
         .create_workflow(
             &w.caller,
-            CreateWorkflow {
-                name: "x".into(),
-                ..CreateWorkflow::default()
-            },
+            CreateWorkflow::new(
+                "x",
+                Trigger::Event {
+                    event_name: " ".into(),
+                },
+            ),
         )
         .await;
     assert_eq!(fields(missing), ["triggerConfig.eventName"]);
@@ -73,7 +76,7 @@ async fn a_new_workflow_is_a_disabled_event_workflow_with_its_trigger_step() {
             &w.caller,
             &view.workflow.id,
             WorkflowPatch {
-                trigger_type: Some(TriggerType::Manual),
+                trigger: Some(Trigger::Manual {}),
                 enabled: Some(true),
                 ..WorkflowPatch::default()
             },
@@ -93,19 +96,16 @@ async fn a_new_workflow_is_a_disabled_event_workflow_with_its_trigger_step() {
 async fn steps_are_checked_for_their_kind_and_template() {
     let w = World::new().await;
     let wf = w.manual_workflow().await;
-    let create = |kind, config: serde_json::Value, template: Option<&str>| CreateStep {
-        step_type: kind,
-        name: "s".into(),
-        config,
-        position: None,
+    let create = |action, template: Option<&str>| CreateStep {
         template_id: template.map(TemplateId::from),
+        ..CreateStep::new("s", action)
     };
     let bad = w
         .engine
         .create_step(
             &w.caller,
             &wf.workflow.id,
-            create(StepType::Delay, json!({"amount": 0, "unit": "hours"}), None),
+            create(delay(0, DelayUnit::Hours), None),
         )
         .await;
     assert_eq!(fields(bad), ["config.amount"]);
@@ -114,7 +114,7 @@ async fn steps_are_checked_for_their_kind_and_template() {
         .create_step(
             &w.caller,
             &wf.workflow.id,
-            create(StepType::SendEmail, json!({}), Some("missing")),
+            create(send_to_contact(), Some("missing")),
         )
         .await;
     assert_eq!(fields(no_template), ["templateId"]);
@@ -123,7 +123,7 @@ async fn steps_are_checked_for_their_kind_and_template() {
         .create_step(
             &w.caller,
             &wf.workflow.id,
-            create(StepType::Trigger, json!({}), None),
+            create(StepAction::Trigger { event_name: None }, None),
         )
         .await;
     assert!(matches!(second_trigger, Err(Error::InvalidState(_))));
@@ -141,25 +141,128 @@ async fn steps_are_checked_for_their_kind_and_template() {
 }
 
 #[tokio::test]
+async fn a_step_patch_keeps_the_step_kind_and_its_rules() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let step = w.step(&wf, delay(1, DelayUnit::Minutes)).await;
+    let patch = |action| StepPatch {
+        config: Some(action),
+        ..StepPatch::default()
+    };
+    let mismatch = w
+        .engine
+        .patch_step(&w.caller, &wf.workflow.id, &step.id, patch(exit(None)))
+        .await;
+    assert_eq!(
+        mismatch,
+        Err(Error::StepKindMismatch {
+            step: StepType::Delay,
+            given: StepType::Exit
+        })
+    );
+    let out_of_range = w
+        .engine
+        .patch_step(
+            &w.caller,
+            &wf.workflow.id,
+            &step.id,
+            patch(delay(10_001, DelayUnit::Days)),
+        )
+        .await;
+    assert_eq!(fields(out_of_range), ["config.amount"]);
+    let patched = w
+        .engine
+        .patch_step(
+            &w.caller,
+            &wf.workflow.id,
+            &step.id,
+            patch(delay(3, DelayUnit::Days)),
+        )
+        .await
+        .expect("patched");
+    assert_eq!(patched.action, delay(3, DelayUnit::Days));
+    // The TRIGGER step follows the workflow's trigger, whatever config is offered.
+    let trigger = World::trigger(&wf);
+    let refused = w
+        .engine
+        .patch_step(
+            &w.caller,
+            &wf.workflow.id,
+            &trigger,
+            patch(StepAction::Trigger { event_name: None }),
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(Error::InvalidState(_))),
+        "{refused:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_trigger_patch_is_checked_and_moves_the_trigger_step() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let patch = |trigger| WorkflowPatch {
+        trigger: Some(trigger),
+        ..WorkflowPatch::default()
+    };
+    let bad_cron = w
+        .engine
+        .patch_workflow(
+            &w.caller,
+            &wf.workflow.id,
+            patch(Trigger::Schedule {
+                cron: "every day".into(),
+                timezone: None,
+                segment_id: "s1".into(),
+            }),
+        )
+        .await;
+    assert_eq!(fields(bad_cron), ["triggerConfig.cron"]);
+    let unknown_segment = w
+        .engine
+        .patch_workflow(
+            &w.caller,
+            &wf.workflow.id,
+            patch(Trigger::Schedule {
+                cron: "0 9 * * *".into(),
+                timezone: Some("Europe/Berlin".into()),
+                segment_id: "missing".into(),
+            }),
+        )
+        .await;
+    assert_eq!(fields(unknown_segment), ["triggerConfig.segmentId"]);
+    w.engine
+        .patch_workflow(
+            &w.caller,
+            &wf.workflow.id,
+            patch(Trigger::Event {
+                event_name: "paid".into(),
+            }),
+        )
+        .await
+        .expect("patched");
+    let view = w
+        .engine
+        .workflow(&w.caller, &wf.workflow.id)
+        .await
+        .expect("view");
+    assert_eq!(
+        view.steps[0].step.action,
+        StepAction::Trigger {
+            event_name: Some("paid".into())
+        }
+    );
+}
+
+#[tokio::test]
 async fn graph_rules_are_refused_by_name() {
     let w = World::new().await;
     let wf = w.manual_workflow().await;
     let trigger = World::trigger(&wf);
-    let a = w
-        .step(
-            &wf,
-            StepType::Delay,
-            json!({"amount": 1, "unit": "minutes"}),
-        )
-        .await;
-    let b = w
-        .step(
-            &wf,
-            StepType::Delay,
-            json!({"amount": 1, "unit": "minutes"}),
-        )
-        .await;
-    let exit = w.step(&wf, StepType::Exit, json!({})).await;
+    let a = w.step(&wf, delay(1, DelayUnit::Minutes)).await;
+    let b = w.step(&wf, delay(1, DelayUnit::Minutes)).await;
+    let exit = w.step(&wf, exit(None)).await;
     w.edge(&wf, &trigger, &a, None).await;
     w.edge(&wf, &a.id, &b, None).await;
     let refuse =
@@ -222,9 +325,7 @@ async fn a_template_used_by_a_step_cannot_be_deleted() {
     let w = World::new().await;
     let template = w.template(TemplateType::Transactional).await;
     let wf = w.manual_workflow().await;
-    let step = w
-        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
-        .await;
+    let step = w.step_with(&wf, send_to_contact(), Some(&template)).await;
     let refused = w.engine.delete_template(&w.caller, &template.id).await;
     assert!(matches!(refused, Err(Error::Conflict(_))), "{refused:?}");
     let view = w

@@ -11,8 +11,7 @@ use posthorn_core::app::contacts::UpsertContact;
 use posthorn_core::app::templates::CreateTemplate;
 use posthorn_core::app::track::TrackEvent;
 use posthorn_core::app::workflows::{
-    CreateStep, CreateTransition, CreateWorkflow, ExecutionView, StartExecution, TriggerType,
-    WorkflowView,
+    CreateStep, CreateTransition, CreateWorkflow, ExecutionView, StartExecution, WorkflowView,
 };
 use posthorn_core::app::workspaces::{AddDomain, CreateWorkspace};
 use posthorn_core::app::Caller;
@@ -23,7 +22,9 @@ use posthorn_core::model::{
 use posthorn_core::ports::{
     Clock, ManualClock, RetrySchedule, WebhookError, WebhookRequest, WebhookResponse, WebhookSink,
 };
-use posthorn_core::workflow::{Execution, Step, StepType, TransitionCondition};
+use posthorn_core::workflow::{
+    DelayUnit, Execution, Recipient, Step, StepAction, TransitionCondition, Trigger,
+};
 use posthorn_core::{Engine, Settings};
 use posthorn_memory::{CapturingTransport, MemoryStore};
 use posthorn_runtime::EngineExt;
@@ -199,11 +200,14 @@ impl World {
             .create_workflow(
                 &self.caller,
                 CreateWorkflow {
-                    name: "Flow".into(),
-                    event_name: Some(event.into()),
                     enabled: true,
                     allow_reentry,
-                    ..CreateWorkflow::default()
+                    ..CreateWorkflow::new(
+                        "Flow",
+                        Trigger::Event {
+                            event_name: event.into(),
+                        },
+                    )
                 },
             )
             .await
@@ -216,37 +220,32 @@ impl World {
             .create_workflow(
                 &self.caller,
                 CreateWorkflow {
-                    name: "Manual".into(),
-                    trigger_type: Some(TriggerType::Manual),
                     enabled: true,
-                    ..CreateWorkflow::default()
+                    ..CreateWorkflow::new("Manual", Trigger::Manual {})
                 },
             )
             .await
             .expect("workflow")
     }
 
-    pub async fn step(&self, wf: &WorkflowView, kind: StepType, config: Value) -> Step {
-        self.step_with(wf, kind, config, None).await
+    pub async fn step(&self, wf: &WorkflowView, action: StepAction) -> Step {
+        self.step_with(wf, action, None).await
     }
 
     pub async fn step_with(
         &self,
         wf: &WorkflowView,
-        kind: StepType,
-        config: Value,
+        action: StepAction,
         template: Option<&Template>,
     ) -> Step {
+        let name = action.step_type().to_string();
         self.engine
             .create_step(
                 &self.caller,
                 &wf.workflow.id,
                 CreateStep {
-                    step_type: kind,
-                    name: format!("{kind:?}"),
-                    config,
-                    position: None,
                     template_id: template.map(|t| TemplateId::from(t.id.as_str())),
+                    ..CreateStep::new(name, action)
                 },
             )
             .await
@@ -314,5 +313,34 @@ impl World {
 
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
         self.clock.now()
+    }
+}
+
+/// A DELAY step's action.
+pub fn delay(amount: u32, unit: DelayUnit) -> StepAction {
+    StepAction::Delay { amount, unit }
+}
+
+/// An EXIT step's action.
+pub fn exit(reason: Option<&str>) -> StepAction {
+    StepAction::Exit {
+        reason: reason.map(str::to_string),
+    }
+}
+
+/// A SEND_EMAIL step's action, to the execution's contact.
+pub fn send_to_contact() -> StepAction {
+    StepAction::SendEmail {
+        recipient: Recipient::Contact,
+    }
+}
+
+/// A WEBHOOK step's action: POST to `url` with the default body.
+pub fn webhook(url: &str) -> StepAction {
+    StepAction::Webhook {
+        url: url.into(),
+        method: None,
+        headers: Default::default(),
+        body: None,
     }
 }

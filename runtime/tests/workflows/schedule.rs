@@ -1,8 +1,9 @@
 //! SCHEDULE triggers: ticks enrol the segment's members, once each without re-entry.
 
 use posthorn_core::app::segments::CreateSegment;
-use posthorn_core::app::workflows::{CreateWorkflow, TriggerType, WorkflowPatch};
+use posthorn_core::app::workflows::{CreateWorkflow, WorkflowPatch};
 use posthorn_core::model::SegmentType;
+use posthorn_core::workflow::Trigger;
 use serde_json::json;
 
 use crate::harness::World;
@@ -34,17 +35,20 @@ async fn each_tick_enrols_the_members_and_disabling_stops_the_ticks() {
         )
         .await
         .expect("segment");
-    let config = json!({"cron": "0 * * * *", "segmentId": segment.segment.id});
     let view = w
         .engine
         .create_workflow(
             &w.caller,
             CreateWorkflow {
-                name: "Hourly".into(),
-                trigger_type: Some(TriggerType::Schedule),
-                trigger_config: config.as_object().cloned(),
                 enabled: true,
-                ..CreateWorkflow::default()
+                ..CreateWorkflow::new(
+                    "Hourly",
+                    Trigger::Schedule {
+                        cron: "0 * * * *".into(),
+                        timezone: None,
+                        segment_id: segment.segment.id.clone(),
+                    },
+                )
             },
         )
         .await

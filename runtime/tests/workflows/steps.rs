@@ -2,19 +2,21 @@
 
 use posthorn_core::model::{SourceType, TemplateType};
 use posthorn_core::ports::{ChangeSet, JobPayload, NewJob, Write};
-use posthorn_core::workflow::{ExecutionStatus, StepRunStatus, StepType};
+use posthorn_core::segment::Operator;
+use posthorn_core::workflow::{
+    DelayUnit, ExecutionStatus, Recipient, StepAction, StepCondition, StepRunStatus,
+    SubscriptionAction,
+};
 use serde_json::json;
 
-use crate::harness::World;
+use crate::harness::{delay, exit, send_to_contact, World};
 
 #[tokio::test]
 async fn an_event_starts_the_workflow_and_sends_the_template_as_a_workflow_email() {
     let w = World::new().await;
     let template = w.template(TemplateType::Transactional).await;
     let wf = w.event_workflow("signup", false).await;
-    let send = w
-        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
-        .await;
+    let send = w.step_with(&wf, send_to_contact(), Some(&template)).await;
     w.edge(&wf, &World::trigger(&wf), &send, None).await;
     w.contact("ann@example.org", json!({"name": "Ann"})).await;
     w.track("ann@example.org", "signup", json!({"plan": "pro"}))
@@ -59,9 +61,7 @@ async fn a_marketing_template_is_never_sent_to_an_unsubscribed_contact() {
     let w = World::new().await;
     let template = w.template(TemplateType::Marketing).await;
     let wf = w.manual_workflow().await;
-    let send = w
-        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
-        .await;
+    let send = w.step_with(&wf, send_to_contact(), Some(&template)).await;
     w.edge(&wf, &World::trigger(&wf), &send, None).await;
     let contact = w.contact("bob@example.org", json!({})).await;
     w.engine
@@ -93,14 +93,15 @@ async fn a_condition_takes_the_yes_or_the_no_branch() {
     let cond = w
         .step(
             &wf,
-            StepType::Condition,
-            json!({"field": "event.total", "operator": "greaterThan", "value": 100}),
+            StepAction::Condition(StepCondition {
+                field: "event.total".into(),
+                operator: Operator::GreaterThan,
+                value: Some(json!(100)),
+            }),
         )
         .await;
-    let yes = w.step(&wf, StepType::Exit, json!({"reason": "big"})).await;
-    let no = w
-        .step(&wf, StepType::Exit, json!({"reason": "small"}))
-        .await;
+    let yes = w.step(&wf, exit(Some("big"))).await;
+    let no = w.step(&wf, exit(Some("small"))).await;
     w.edge(&wf, &World::trigger(&wf), &cond, None).await;
     w.edge(&wf, &cond.id, &yes, Some(json!({"branch": "yes"})))
         .await;
@@ -144,8 +145,18 @@ async fn update_contact_merges_data_and_unsubscribes_with_the_usual_event() {
     let update = w
         .step(
             &wf,
-            StepType::UpdateContact,
-            json!({"updates": {"plan": "{{event.plan}}", "seats": "{{event.seats}}", "source": "flow {{workflow.name}}"}, "subscriptionAction": "unsubscribe"}),
+            StepAction::UpdateContact {
+                // Contact data is JSON by nature; only its values are given as JSON here.
+                updates: [
+                    ("plan", json!("{{event.plan}}")),
+                    ("seats", json!("{{event.seats}}")),
+                    ("source", json!("flow {{workflow.name}}")),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+                subscription_action: SubscriptionAction::Unsubscribe,
+            },
         )
         .await;
     w.edge(&wf, &World::trigger(&wf), &update, None).await;
@@ -232,9 +243,7 @@ async fn without_reentry_a_contact_is_enrolled_once_ever() {
 async fn with_reentry_a_contact_is_enrolled_again_only_once_the_last_run_ended() {
     let w = World::new().await;
     let wf = w.event_workflow("visit", true).await;
-    let delay = w
-        .step(&wf, StepType::Delay, json!({"amount": 1, "unit": "hours"}))
-        .await;
+    let delay = w.step(&wf, delay(1, DelayUnit::Hours)).await;
     w.edge(&wf, &World::trigger(&wf), &delay, None).await;
     w.track("g@example.org", "visit", json!({})).await;
     w.run().await;
@@ -257,9 +266,7 @@ async fn running_a_step_job_twice_queues_one_email() {
     let w = World::new().await;
     let template = w.template(TemplateType::Transactional).await;
     let wf = w.manual_workflow().await;
-    let send = w
-        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
-        .await;
+    let send = w.step_with(&wf, send_to_contact(), Some(&template)).await;
     w.edge(&wf, &World::trigger(&wf), &send, None).await;
     let contact = w.contact("h@example.org", json!({})).await;
     let exec = w.start(&wf, &contact, json!({})).await;
@@ -302,14 +309,8 @@ async fn running_a_step_job_twice_queues_one_email() {
 async fn a_cancelled_execution_stops_where_it_waits() {
     let w = World::new().await;
     let wf = w.manual_workflow().await;
-    let delay = w
-        .step(
-            &wf,
-            StepType::Delay,
-            json!({"amount": 5, "unit": "minutes"}),
-        )
-        .await;
-    let exit = w.step(&wf, StepType::Exit, json!({})).await;
+    let delay = w.step(&wf, delay(5, DelayUnit::Minutes)).await;
+    let exit = w.step(&wf, exit(None)).await;
     w.edge(&wf, &World::trigger(&wf), &delay, None).await;
     w.edge(&wf, &delay.id, &exit, None).await;
     let exec = w
@@ -374,8 +375,11 @@ async fn a_custom_recipient_is_rendered_and_gets_its_own_contact() {
     let send = w
         .step_with(
             &wf,
-            StepType::SendEmail,
-            json!({"recipient": {"type": "CUSTOM", "email": "{{event.manager}}"}}),
+            StepAction::SendEmail {
+                recipient: Recipient::Custom {
+                    email: "{{event.manager}}".into(),
+                },
+            },
             Some(&template),
         )
         .await;
@@ -419,9 +423,7 @@ async fn a_send_from_an_unverified_sender_fails_the_execution() {
     changes.push(Write::UpdateDomain(domain));
     w.engine.store.commit(changes).await.expect("unverified");
     let wf = w.manual_workflow().await;
-    let send = w
-        .step_with(&wf, StepType::SendEmail, json!({}), Some(&template))
-        .await;
+    let send = w.step_with(&wf, send_to_contact(), Some(&template)).await;
     w.edge(&wf, &World::trigger(&wf), &send, None).await;
     let exec = w
         .start(&wf, &w.contact("l@example.org", json!({})).await, json!({}))

@@ -1,18 +1,16 @@
 //! DELAY and WAIT_FOR_EVENT: time through the manual clock, events through /v1/track.
 
-use posthorn_core::workflow::{ExecutionStatus, StepRunStatus, StepType};
+use posthorn_core::workflow::{DelayUnit, ExecutionStatus, StepAction, StepRunStatus};
 use serde_json::json;
 
-use crate::harness::World;
+use crate::harness::{delay, exit, World};
 
 #[tokio::test]
 async fn a_delay_holds_the_execution_until_its_time() {
     let w = World::new().await;
     let wf = w.manual_workflow().await;
-    let delay = w
-        .step(&wf, StepType::Delay, json!({"amount": 2, "unit": "hours"}))
-        .await;
-    let exit = w.step(&wf, StepType::Exit, json!({})).await;
+    let delay = w.step(&wf, delay(2, DelayUnit::Hours)).await;
+    let exit = w.step(&wf, exit(None)).await;
     w.edge(&wf, &World::trigger(&wf), &delay, None).await;
     w.edge(&wf, &delay.id, &exit, None).await;
     let exec = w
@@ -48,12 +46,14 @@ async fn waiting_flow(w: &World) -> posthorn_core::app::workflows::WorkflowView 
     let wait = w
         .step(
             &wf,
-            StepType::WaitForEvent,
-            json!({"eventName": "paid", "timeout": 3600}),
+            StepAction::WaitForEvent {
+                event_name: "paid".into(),
+                timeout: Some(3600),
+            },
         )
         .await;
-    let paid = w.step(&wf, StepType::Exit, json!({"reason": "paid"})).await;
-    let late = w.step(&wf, StepType::Exit, json!({"reason": "late"})).await;
+    let paid = w.step(&wf, exit(Some("paid"))).await;
+    let late = w.step(&wf, exit(Some("late"))).await;
     w.edge(&wf, &World::trigger(&wf), &wait, None).await;
     w.edge(&wf, &wait.id, &paid, Some(json!({"outcome": "EVENT"})))
         .await;
@@ -144,9 +144,7 @@ async fn an_early_wake_up_neither_ends_nor_loses_a_delay() {
     use posthorn_core::ports::{ChangeSet, JobPayload, NewJob, Write};
     let w = World::new().await;
     let wf = w.manual_workflow().await;
-    let delay = w
-        .step(&wf, StepType::Delay, json!({"amount": 1, "unit": "days"}))
-        .await;
+    let delay = w.step(&wf, delay(1, DelayUnit::Days)).await;
     w.edge(&wf, &World::trigger(&wf), &delay, None).await;
     let exec = w
         .start(&wf, &w.contact("d@example.org", json!({})).await, json!({}))

@@ -6,11 +6,11 @@ use std::time::Duration;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use posthorn_core::ports::{WebhookError, WebhookRequest};
-use posthorn_core::workflow::{ExecutionStatus, StepRunStatus, StepType};
+use posthorn_core::workflow::{ExecutionStatus, StepAction, StepRunStatus};
 use serde_json::{json, Value};
 use sha2::Sha256;
 
-use crate::harness::{response, World};
+use crate::harness::{exit, response, webhook, World};
 
 fn header<'r>(request: &'r WebhookRequest, name: &str) -> Option<&'r str> {
     request
@@ -42,12 +42,13 @@ fn verify(request: &WebhookRequest, secret: &str) -> bool {
     sigs.split(' ').any(|s| s == expected)
 }
 
-async fn webhook_flow(w: &World, config: Value) -> posthorn_core::app::workflows::WorkflowView {
+async fn webhook_flow(
+    w: &World,
+    action: StepAction,
+) -> posthorn_core::app::workflows::WorkflowView {
     let wf = w.manual_workflow().await;
-    let hook = w.step(&wf, StepType::Webhook, config).await;
-    let exit = w
-        .step(&wf, StepType::Exit, json!({"reason": "called"}))
-        .await;
+    let hook = w.step(&wf, action).await;
+    let exit = w.step(&wf, exit(Some("called"))).await;
     w.edge(&wf, &World::trigger(&wf), &hook, None).await;
     w.edge(&wf, &hook.id, &exit, None).await;
     wf
@@ -56,7 +57,7 @@ async fn webhook_flow(w: &World, config: Value) -> posthorn_core::app::workflows
 #[tokio::test]
 async fn the_default_body_is_signed_with_the_workspace_secret() {
     let w = World::new().await;
-    let wf = webhook_flow(&w, json!({"url": "https://hooks.example/in"})).await;
+    let wf = webhook_flow(&w, webhook("https://hooks.example/in")).await;
     let contact = w.contact("ann@example.org", json!({"plan": "pro"})).await;
     let exec = w.start(&wf, &contact, json!({"source": "test"})).await;
     w.run().await;
@@ -90,13 +91,17 @@ async fn the_default_body_is_signed_with_the_workspace_secret() {
 #[tokio::test]
 async fn variables_are_escaped_for_where_they_land() {
     let w = World::new().await;
-    let config = json!({
-        "url": "https://hooks.example/u/{{event.name}}?q={{event.name}}",
-        "method": "PUT",
-        "headers": {"X-Name": "n={{event.name}}"},
-        "body": {"name": "{{event.name}}", "count": "{{event.count}}", "line": "{{event.name}}!"},
-    });
-    let wf = webhook_flow(&w, config).await;
+    let action = StepAction::Webhook {
+        url: "https://hooks.example/u/{{event.name}}?q={{event.name}}".into(),
+        method: Some("PUT".into()),
+        headers: [("X-Name".to_string(), json!("n={{event.name}}"))]
+            .into_iter()
+            .collect(),
+        body: Some(
+            json!({"name": "{{event.name}}", "count": "{{event.count}}", "line": "{{event.name}}!"}),
+        ),
+    };
+    let wf = webhook_flow(&w, action).await;
     let contact = w.contact("b@example.org", json!({})).await;
     w.start(&wf, &contact, json!({"name": "a b/\"c\"", "count": 3}))
         .await;
@@ -116,11 +121,15 @@ async fn variables_are_escaped_for_where_they_land() {
 
     // A header value that would gain a line break fails the step without a request.
     let w = World::new().await;
-    let wf = webhook_flow(
-        &w,
-        json!({"url": "https://hooks.example/x", "headers": {"X-A": "{{event.v}}"}}),
-    )
-    .await;
+    let action = StepAction::Webhook {
+        url: "https://hooks.example/x".into(),
+        method: None,
+        headers: [("X-A".to_string(), json!("{{event.v}}"))]
+            .into_iter()
+            .collect(),
+        body: None,
+    };
+    let wf = webhook_flow(&w, action).await;
     let contact = w.contact("c@example.org", json!({})).await;
     let exec = w
         .start(&wf, &contact, json!({"v": "1\r\nX-Evil: yes"}))
@@ -134,7 +143,7 @@ async fn variables_are_escaped_for_where_they_land() {
 #[tokio::test]
 async fn failed_attempts_are_retried_on_schedule_with_one_webhook_id() {
     let w = World::new().await;
-    let wf = webhook_flow(&w, json!({"url": "https://hooks.example/in"})).await;
+    let wf = webhook_flow(&w, webhook("https://hooks.example/in")).await;
     w.hooks.answer([
         response(500, None),
         Err(WebhookError::Timeout(Duration::from_secs(10))),
@@ -177,7 +186,7 @@ async fn failed_attempts_are_retried_on_schedule_with_one_webhook_id() {
 #[tokio::test]
 async fn a_longer_retry_after_is_honoured() {
     let w = World::new().await;
-    let wf = webhook_flow(&w, json!({"url": "https://hooks.example/in"})).await;
+    let wf = webhook_flow(&w, webhook("https://hooks.example/in")).await;
     w.hooks
         .answer([response(429, Some(Duration::from_secs(120)))]);
     w.start(&wf, &w.contact("e@example.org", json!({})).await, json!({}))
@@ -196,7 +205,7 @@ async fn a_longer_retry_after_is_honoured() {
 #[tokio::test]
 async fn a_client_error_fails_the_step_and_the_execution_at_once() {
     let w = World::new().await;
-    let wf = webhook_flow(&w, json!({"url": "https://hooks.example/in"})).await;
+    let wf = webhook_flow(&w, webhook("https://hooks.example/in")).await;
     w.hooks.answer([response(404, None)]);
     let exec = w
         .start(&wf, &w.contact("f@example.org", json!({})).await, json!({}))
@@ -216,7 +225,7 @@ async fn a_client_error_fails_the_step_and_the_execution_at_once() {
 #[tokio::test]
 async fn the_last_failed_attempt_of_the_schedule_fails_the_step() {
     let w = World::new().await;
-    let wf = webhook_flow(&w, json!({"url": "https://hooks.example/in"})).await;
+    let wf = webhook_flow(&w, webhook("https://hooks.example/in")).await;
     w.hooks.answer((0..4).map(|_| response(503, None)));
     let exec = w
         .start(&wf, &w.contact("g@example.org", json!({})).await, json!({}))
@@ -238,7 +247,7 @@ async fn the_last_failed_attempt_of_the_schedule_fails_the_step() {
 async fn an_engine_without_a_sink_fails_webhook_steps_without_sending() {
     use posthorn_runtime::EngineExt;
     let w = World::new().await;
-    let wf = webhook_flow(&w, json!({"url": "https://hooks.example/in"})).await;
+    let wf = webhook_flow(&w, webhook("https://hooks.example/in")).await;
     let contact = w.contact("n@example.org", json!({})).await;
     // The same ports, built without `.webhooks(..)`.
     let engine = posthorn_core::Engine::builder()

@@ -161,6 +161,21 @@ impl ApiError {
                 errors: Some(errors),
                 suggestion: "Fix the fields listed in `errors` and send the request again.",
             },
+            ApiError::Domain(e @ Error::StepKindMismatch { .. }) => {
+                let message = e.to_string();
+                Parts {
+                    status: S::UNPROCESSABLE_ENTITY,
+                    code: "VALIDATION_ERROR",
+                    message: format!("Validation failed: config: {message}"),
+                    errors: Some(vec![posthorn_core::FieldError::new(
+                        "config",
+                        "type_mismatch",
+                        message,
+                    )]),
+                    suggestion:
+                        "Send a config of the step's own type; to change the type, add a new step.",
+                }
+            }
             ApiError::Domain(Error::BadRequest(m)) => p(
                 S::BAD_REQUEST,
                 "BAD_REQUEST",

@@ -575,3 +575,91 @@ async fn the_signing_secret_is_stable_until_rotated() {
     let now = app.get("/workflows/signing-secret").await.expect(200);
     assert_eq!(now.body["secret"], rotated.body["secret"]);
 }
+
+#[tokio::test]
+async fn patches_read_config_for_the_stored_kind() {
+    let app = TestApp::new().await;
+    let (wf, _) = manual(&app, "Patch").await;
+    let delay = step(
+        &app,
+        &wf,
+        json!({"type": "DELAY", "name": "D", "config": {"amount": 1, "unit": "hours"}}),
+    )
+    .await;
+    let path = format!("/workflows/{wf}/steps/{delay}");
+    // The config is read as a DELAY config: shape and rule failures together.
+    let res = app
+        .patch(&path, json!({"config": {"amount": 0, "unit": "weeks"}}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    let mut fields = res.error_fields();
+    fields.sort();
+    assert_eq!(fields, ["config.amount", "config.unit"]);
+    // A WEBHOOK config on a DELAY step lacks the DELAY fields.
+    let res = app
+        .patch(&path, json!({"config": {"url": "https://h.example/x"}}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["config.amount", "config.unit"]);
+    let ok = app
+        .patch(&path, json!({"config": {"amount": 2, "unit": "days"}}))
+        .await
+        .expect(200);
+    assert_eq!(ok.body["type"], json!("DELAY"));
+    assert_eq!(ok.body["config"], json!({"amount": 2, "unit": "days"}));
+    // Unknown records come before an invalid config.
+    app.patch(
+        &format!("/workflows/{wf}/steps/{MISSING}"),
+        json!({"config": {"amount": 0}}),
+    )
+    .await
+    .expect_error(404, "NOT_FOUND");
+    app.post(
+        &format!("/workflows/{MISSING}/steps"),
+        json!({"type": "DELAY", "name": "D", "config": {"amount": 0}}),
+    )
+    .await
+    .expect_error(404, "WORKFLOW_NOT_FOUND");
+
+    // `triggerConfig` alone is read for the stored kind; `triggerType` alone keeps the
+    // stored configuration when the kind is the same, and needs one when it changes.
+    let res = app
+        .patch(
+            &format!("/workflows/{wf}"),
+            json!({"triggerConfig": {"eventName": "x"}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(res.body["triggerType"], json!("MANUAL"));
+    assert_eq!(res.body["triggerConfig"], json!({}));
+    let res = app
+        .patch(
+            &format!("/workflows/{wf}"),
+            json!({"triggerType": "SCHEDULE"}),
+        )
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(
+        res.error_fields(),
+        ["triggerConfig.cron", "triggerConfig.segmentId"]
+    );
+    let res = app
+        .patch(
+            &format!("/workflows/{wf}"),
+            json!({"triggerType": "EVENT", "triggerConfig": {"eventName": "paid"}}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(res.body["triggerConfig"], json!({"eventName": "paid"}));
+    let res = app
+        .patch(&format!("/workflows/{wf}"), json!({"triggerType": "EVENT"}))
+        .await
+        .expect(200);
+    assert_eq!(res.body["triggerConfig"], json!({"eventName": "paid"}));
+    app.patch(
+        &format!("/workflows/{MISSING}"),
+        json!({"triggerType": "SCHEDULE"}),
+    )
+    .await
+    .expect_error(404, "WORKFLOW_NOT_FOUND");
+}

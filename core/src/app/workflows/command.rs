@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 use crate::app::{PageRequest, Patch};
 use crate::model::{ContactId, StepId, TemplateId};
 use crate::workflow::{
-    Execution, Step, StepRun, StepType, Transition, TransitionCondition, Workflow,
+    Execution, Step, StepAction, StepRun, Transition, TransitionCondition, Trigger, Workflow,
 };
 
 /// What kind of trigger starts a workflow (`triggerType`).
@@ -42,22 +42,32 @@ impl TriggerType {
 }
 
 /// `POST /workflows`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CreateWorkflow {
     /// Name (one line, required).
     pub name: String,
     /// Description.
     pub description: Option<String>,
-    /// Trigger kind; EVENT when `None`.
-    pub trigger_type: Option<TriggerType>,
-    /// Trigger configuration (`{eventName}`, `{cron, timezone?, segmentId}`, `{}`).
-    pub trigger_config: Option<Map<String, Value>>,
-    /// Shorthand for `triggerConfig.eventName`.
-    pub event_name: Option<String>,
+    /// What starts executions (checked by [`crate::workflow::check_trigger`]; a SCHEDULE
+    /// trigger's segment must be in the workspace).
+    pub trigger: Trigger,
     /// Whether executions start; `false` by default.
     pub enabled: bool,
     /// Whether a contact may be enrolled again; `false` by default.
     pub allow_reentry: bool,
+}
+
+impl CreateWorkflow {
+    /// A disabled workflow without re-entry or description.
+    pub fn new(name: impl Into<String>, trigger: Trigger) -> Self {
+        Self {
+            name: name.into(),
+            description: None,
+            trigger,
+            enabled: false,
+            allow_reentry: false,
+        }
+    }
 }
 
 /// `PATCH /workflows/{id}`: each field kept when absent.
@@ -67,11 +77,8 @@ pub struct WorkflowPatch {
     pub name: Option<String>,
     /// New description, or cleared.
     pub description: Patch<String>,
-    /// New trigger kind (its configuration from `trigger_config`, or the stored one when
-    /// the kind is unchanged).
-    pub trigger_type: Option<TriggerType>,
-    /// New trigger configuration.
-    pub trigger_config: Option<Map<String, Value>>,
+    /// A new trigger, of any kind (the TRIGGER step follows it).
+    pub trigger: Option<Trigger>,
     /// Enable or disable.
     pub enabled: Option<bool>,
     /// Allow re-entry or not.
@@ -88,16 +95,27 @@ pub struct ListWorkflows {
 /// `POST /workflows/{id}/steps`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CreateStep {
-    /// The kind (not TRIGGER: every workflow has its one).
-    pub step_type: StepType,
     /// Name (one line).
     pub name: String,
-    /// Configuration for the kind; `null` reads as `{}`.
-    pub config: Value,
-    /// Editor position, `{x, y}`.
+    /// The kind with its configuration (not TRIGGER: every workflow has its one), checked by
+    /// [`crate::workflow::check_action`].
+    pub action: StepAction,
+    /// Editor position, `{x, y}`; `{x: 0, y: 0}` when `None`.
     pub position: Option<Value>,
     /// The template a SEND_EMAIL step sends (required for it, refused for others).
     pub template_id: Option<TemplateId>,
+}
+
+impl CreateStep {
+    /// A step at the origin, without a template.
+    pub fn new(name: impl Into<String>, action: StepAction) -> Self {
+        Self {
+            name: name.into(),
+            action,
+            position: None,
+            template_id: None,
+        }
+    }
 }
 
 /// `PATCH /workflows/{id}/steps/{stepId}`.
@@ -105,8 +123,9 @@ pub struct CreateStep {
 pub struct StepPatch {
     /// New name.
     pub name: Option<String>,
-    /// New configuration (checked for the step's kind).
-    pub config: Option<Value>,
+    /// A replacement configuration. A step's kind never changes: an action of another kind
+    /// is refused with [`crate::Error::StepKindMismatch`].
+    pub config: Option<StepAction>,
     /// New editor position.
     pub position: Option<Value>,
     /// New template (SEND_EMAIL only; cannot be cleared on it).

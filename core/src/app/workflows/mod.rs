@@ -14,7 +14,7 @@ pub use command::{
     WorkflowPatch, WorkflowView,
 };
 pub(crate) use executions::{enrolment, step_job};
-pub use trigger::{parse_trigger, trigger_type};
+pub use trigger::trigger_type;
 
 use serde_json::json;
 
@@ -79,8 +79,10 @@ impl Engine {
             .ok_or(Error::NotFound(Resource::Workflow))
     }
 
-    /// Refuses a SCHEDULE trigger whose segment is not in the workspace.
+    /// Refuses a trigger that breaks a rule of its kind, or a SCHEDULE trigger whose
+    /// segment is not in the workspace.
     async fn check_trigger(&self, workspace_id: &WorkspaceId, trigger: &Trigger) -> Result<()> {
+        crate::workflow::check_trigger(trigger)?;
         if let Trigger::Schedule { segment_id, .. } = trigger {
             if self
                 .store
@@ -101,11 +103,7 @@ impl Engine {
         cmd: CreateWorkflow,
     ) -> Result<WorkflowView> {
         text_problems(Some(&cmd.name), cmd.description.as_deref())?;
-        let trigger = parse_trigger(
-            cmd.trigger_type.unwrap_or_default(),
-            cmd.trigger_config.as_ref(),
-            cmd.event_name.as_deref(),
-        )?;
+        let trigger = cmd.trigger;
         let ws = caller.workspace_id().clone();
         self.check_trigger(&ws, &trigger).await?;
         let now = self.clock.now();
@@ -211,15 +209,8 @@ impl Engine {
             patch.description.as_set().map(String::as_str),
         )?;
         let mut workflow = self.workflow_record(caller, id).await?;
-        let current_type = trigger_type(&workflow.trigger);
-        let trigger_changed = patch.trigger_type.is_some() || patch.trigger_config.is_some();
-        if trigger_changed {
-            let kind = patch.trigger_type.unwrap_or(current_type);
-            let trigger = match (&patch.trigger_config, kind == current_type) {
-                (Some(config), _) => parse_trigger(kind, Some(config), None)?,
-                (None, true) => workflow.trigger.clone(),
-                (None, false) => parse_trigger(kind, None, None)?,
-            };
+        let trigger_changed = patch.trigger.is_some();
+        if let Some(trigger) = patch.trigger {
             self.check_trigger(&workflow.workspace_id, &trigger).await?;
             workflow.trigger = trigger;
         }

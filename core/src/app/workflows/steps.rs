@@ -7,13 +7,13 @@ use crate::app::{Caller, Patch};
 use crate::error::{Error, Resource, Result};
 use crate::model::{StepId, TemplateId, WorkflowId, WorkspaceId};
 use crate::ports::{ChangeSet, Write};
-use crate::workflow::{parse_action, Step, StepType};
+use crate::workflow::{check_action, Step, StepType};
 use crate::Engine;
 
 impl Engine {
     /// A step of a workflow of the caller's workspace: 404 `WORKFLOW_NOT_FOUND` for the
     /// workflow, 404 `NOT_FOUND` for the step.
-    async fn step_record(
+    pub async fn workflow_step(
         &self,
         caller: &Caller,
         workflow_id: &WorkflowId,
@@ -49,13 +49,14 @@ impl Engine {
     ) -> Result<Step> {
         text_problems(Some(&cmd.name), None)?;
         let workflow = self.workflow_record(caller, workflow_id).await?;
-        if cmd.step_type == StepType::Trigger {
+        let kind = cmd.action.step_type();
+        if kind == StepType::Trigger {
             return Err(Error::InvalidState(
                 "a workflow has exactly one TRIGGER step, made with the workflow; change the trigger with PATCH /workflows/{id}".into(),
             ));
         }
-        let action = parse_action(cmd.step_type, &cmd.config)?;
-        let template_id = template_rule(cmd.step_type, cmd.template_id)?;
+        check_action(&cmd.action)?;
+        let template_id = template_rule(kind, cmd.template_id)?;
         let ws = caller.workspace_id().clone();
         if let Some(id) = &template_id {
             self.check_step_template(&ws, id).await?;
@@ -67,7 +68,7 @@ impl Engine {
             workflow_id: workflow.id,
             name: cmd.name.trim().to_string(),
             position: cmd.position.unwrap_or_else(|| json!({"x": 0, "y": 0})),
-            action,
+            action: cmd.action,
             template_id,
             created_at: now,
             updated_at: now,
@@ -88,15 +89,22 @@ impl Engine {
         patch: StepPatch,
     ) -> Result<Step> {
         text_problems(patch.name.as_deref(), None)?;
-        let mut step = self.step_record(caller, workflow_id, step_id).await?;
+        let mut step = self.workflow_step(caller, workflow_id, step_id).await?;
         let kind = step.action.step_type();
-        if let Some(config) = &patch.config {
+        if let Some(action) = patch.config {
             if kind == StepType::Trigger {
                 return Err(Error::InvalidState(
                     "the TRIGGER step follows the workflow's trigger; change it with PATCH /workflows/{id} (triggerType, triggerConfig)".into(),
                 ));
             }
-            step.action = parse_action(kind, config)?;
+            if action.step_type() != kind {
+                return Err(Error::StepKindMismatch {
+                    step: kind,
+                    given: action.step_type(),
+                });
+            }
+            check_action(&action)?;
+            step.action = action;
         }
         match patch.template_id {
             Patch::Keep => {}
@@ -129,7 +137,7 @@ impl Engine {
         workflow_id: &WorkflowId,
         step_id: &StepId,
     ) -> Result<()> {
-        let step = self.step_record(caller, workflow_id, step_id).await?;
+        let step = self.workflow_step(caller, workflow_id, step_id).await?;
         if step.action.step_type() == StepType::Trigger {
             return Err(Error::InvalidState(
                 "the TRIGGER step cannot be deleted: every workflow starts there".into(),

@@ -5,7 +5,7 @@ use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use posthorn_core::app::workflows::{ListExecutions, ListWorkflows};
+use posthorn_core::app::workflows::{CreateStep, ListExecutions, ListWorkflows};
 use posthorn_core::app::Caller;
 use posthorn_core::model::{ExecutionId, StepId, TransitionId, WorkflowId};
 use posthorn_core::workflow::{Execution, Transition};
@@ -49,7 +49,10 @@ pub async fn create(
     Extension(caller): Extension<Caller>,
     Wire(body): Wire<WorkflowCreateBody>,
 ) -> ApiResult<Response> {
-    let view = state.engine.create_workflow(&caller, body.into()).await?;
+    let view = state
+        .engine
+        .create_workflow(&caller, body.try_into()?)
+        .await?;
     Ok((StatusCode::CREATED, Json(WorkflowWithSteps::from(view))).into_response())
 }
 
@@ -144,10 +147,15 @@ pub async fn patch(
     Path(id): Path<String>,
     Wire(body): Wire<WorkflowPatchBody>,
 ) -> ApiResult<Response> {
-    let workflow = state
-        .engine
-        .patch_workflow(&caller, &WorkflowId::from(id), body.into())
-        .await?;
+    let id = WorkflowId::from(id);
+    // A trigger configuration is read for a kind, which may be the stored one.
+    let current = if body.touches_trigger() {
+        Some(state.engine.workflow_record(&caller, &id).await?.trigger)
+    } else {
+        None
+    };
+    let patch = body.into_patch(current.as_ref())?;
+    let workflow = state.engine.patch_workflow(&caller, &id, patch).await?;
     Ok(Json(WorkflowRecord::from(workflow)).into_response())
 }
 
@@ -213,10 +221,16 @@ pub async fn create_step(
     Path(id): Path<String>,
     Wire(body): Wire<StepCreateBody>,
 ) -> ApiResult<Response> {
-    let step = state
-        .engine
-        .create_step(&caller, &WorkflowId::from(id), body.into())
-        .await?;
+    let id = WorkflowId::from(id);
+    let cmd = match CreateStep::try_from(body) {
+        Ok(cmd) => cmd,
+        Err(invalid) => {
+            // An unknown workflow is reported before an invalid body, as for every step call.
+            state.engine.workflow_record(&caller, &id).await?;
+            return Err(invalid.into());
+        }
+    };
+    let step = state.engine.create_step(&caller, &id, cmd).await?;
     Ok((StatusCode::CREATED, Json(StepRecord::from(step))).into_response())
 }
 
@@ -252,14 +266,18 @@ pub async fn patch_step(
     Path((id, step_id)): Path<(String, String)>,
     Wire(body): Wire<StepPatchBody>,
 ) -> ApiResult<Response> {
+    let (id, step_id) = (WorkflowId::from(id), StepId::from(step_id));
+    // A new config is read for the step's kind, which never changes.
+    let kind = if body.config.is_some() {
+        let step = state.engine.workflow_step(&caller, &id, &step_id).await?;
+        Some(step.action.step_type())
+    } else {
+        None
+    };
+    let patch = body.into_patch(kind)?;
     let step = state
         .engine
-        .patch_step(
-            &caller,
-            &WorkflowId::from(id),
-            &StepId::from(step_id),
-            body.into(),
-        )
+        .patch_step(&caller, &id, &step_id, patch)
         .await?;
     Ok(Json(StepRecord::from(step)).into_response())
 }

@@ -16,6 +16,7 @@ pub mod segments;
 pub mod send;
 pub mod templates;
 pub mod track;
+pub mod workflow_config;
 pub mod workflows;
 
 /// The `/v1` envelope: `{success: true, data}`.

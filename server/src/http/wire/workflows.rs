@@ -1,7 +1,7 @@
 //! `/workflows`: bodies into typed commands (steps, transitions, executions), and the shapes
-//! of the answers. Each step kind's `config` and each trigger's `triggerConfig` are checked by
-//! core (`parse_action`, `parse_trigger`), whose field paths (`config.amount`,
-//! `triggerConfig.eventName`) the answers keep.
+//! of the answers. Each step kind's `config` and each trigger's `triggerConfig` are read into
+//! core's typed `StepAction` and `Trigger` by [`super::workflow_config`], with field paths
+//! such as `config.amount` and `triggerConfig.eventName`.
 
 use chrono::{DateTime, Utc};
 use deserr::{Deserr, IntoValue, Value as DValue, ValuePointerRef};
@@ -15,6 +15,7 @@ use posthorn_core::model::{ContactId, StepId, TemplateId};
 use posthorn_core::workflow::{
     Execution, Step, StepRun, StepType, Transition, TransitionCondition, Trigger, Workflow,
 };
+use posthorn_core::Error;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -22,6 +23,7 @@ use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
 use super::de::{Filled, JsonObject, Line, Nullable, WireErrors};
+use super::workflow_config::{patched_trigger, read_action, read_trigger};
 
 type Name = Line<MAX_WORKFLOW_NAME_CHARS>;
 type Description = Line<MAX_WORKFLOW_DESCRIPTION_CHARS>;
@@ -210,17 +212,22 @@ pub struct WorkflowCreateBody {
     pub allow_reentry: Option<bool>,
 }
 
-impl From<WorkflowCreateBody> for CreateWorkflow {
-    fn from(b: WorkflowCreateBody) -> Self {
-        CreateWorkflow {
+impl TryFrom<WorkflowCreateBody> for CreateWorkflow {
+    type Error = Error;
+
+    fn try_from(b: WorkflowCreateBody) -> Result<Self, Error> {
+        let trigger = read_trigger(
+            b.trigger_type.map_or(TriggerType::Event, |t| t.0),
+            b.trigger_config.as_ref().map(|c| &c.0),
+            b.event_name.as_deref(),
+        )?;
+        Ok(CreateWorkflow {
             name: b.name.0 .0,
             description: b.description.map(|d| d.0),
-            trigger_type: b.trigger_type.map(|t| t.0),
-            trigger_config: b.trigger_config.map(|c| c.0),
-            event_name: b.event_name,
+            trigger,
             enabled: b.enabled.unwrap_or(false),
             allow_reentry: b.allow_reentry.unwrap_or(false),
-        }
+        })
     }
 }
 
@@ -255,16 +262,31 @@ pub struct WorkflowPatchBody {
     pub allow_reentry: Option<bool>,
 }
 
-impl From<WorkflowPatchBody> for WorkflowPatch {
-    fn from(b: WorkflowPatchBody) -> Self {
-        WorkflowPatch {
-            name: b.name.map(|n| n.0),
-            description: b.description.into_patch().map(|d| d.0),
-            trigger_type: b.trigger_type.map(|t| t.0),
-            trigger_config: b.trigger_config.map(|c| c.0),
-            enabled: b.enabled,
-            allow_reentry: b.allow_reentry,
-        }
+impl WorkflowPatchBody {
+    /// Whether the body names a trigger kind or configuration (then the stored trigger is
+    /// needed to read it).
+    pub fn touches_trigger(&self) -> bool {
+        self.trigger_type.is_some() || self.trigger_config.is_some()
+    }
+
+    /// The typed patch; `current` is the stored trigger, needed when
+    /// [`touches_trigger`](Self::touches_trigger).
+    pub fn into_patch(self, current: Option<&Trigger>) -> Result<WorkflowPatch, Error> {
+        let trigger = match current {
+            Some(current) => patched_trigger(
+                self.trigger_type.map(|t| t.0),
+                self.trigger_config.as_ref().map(|c| &c.0),
+                current,
+            )?,
+            None => None,
+        };
+        Ok(WorkflowPatch {
+            name: self.name.map(|n| n.0),
+            description: self.description.into_patch().map(|d| d.0),
+            trigger,
+            enabled: self.enabled,
+            allow_reentry: self.allow_reentry,
+        })
     }
 }
 
@@ -301,15 +323,16 @@ pub struct StepCreateBody {
     pub template_id: Option<IdText>,
 }
 
-impl From<StepCreateBody> for CreateStep {
-    fn from(b: StepCreateBody) -> Self {
-        CreateStep {
-            step_type: b.step_type.0,
+impl TryFrom<StepCreateBody> for CreateStep {
+    type Error = Error;
+
+    fn try_from(b: StepCreateBody) -> Result<Self, Error> {
+        Ok(CreateStep {
+            action: read_action(b.step_type.0, b.config.as_ref().map(|c| &c.0))?,
             name: b.name.0 .0,
-            config: b.config.map_or(Value::Null, |c| c.0),
             position: b.position.map(|p| Value::Object(p.0)),
             template_id: b.template_id.map(|t| TemplateId::from(t.0)),
-        }
+        })
     }
 }
 
@@ -338,14 +361,20 @@ pub struct StepPatchBody {
     pub template_id: Nullable<IdText>,
 }
 
-impl From<StepPatchBody> for StepPatch {
-    fn from(b: StepPatchBody) -> Self {
-        StepPatch {
-            name: b.name.map(|n| n.0),
-            config: b.config.map(|c| c.0),
-            position: b.position.map(|p| Value::Object(p.0)),
-            template_id: b.template_id.into_patch().map(|t| TemplateId::from(t.0)),
-        }
+impl StepPatchBody {
+    /// The typed patch; `kind` is the stored step's kind, needed when a `config` is given
+    /// (it is read for that kind).
+    pub fn into_patch(self, kind: Option<StepType>) -> Result<StepPatch, Error> {
+        let config = match (self.config, kind) {
+            (Some(config), Some(kind)) => Some(read_action(kind, Some(&config.0))?),
+            _ => None,
+        };
+        Ok(StepPatch {
+            name: self.name.map(|n| n.0),
+            config,
+            position: self.position.map(|p| Value::Object(p.0)),
+            template_id: self.template_id.into_patch().map(|t| TemplateId::from(t.0)),
+        })
     }
 }
 
