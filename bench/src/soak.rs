@@ -197,7 +197,11 @@ fn verdict(samples: &[Sample], plan: &SoakPlan) -> Vec<String> {
     let failures: u64 = samples.iter().map(|s| s.failures).sum();
     lines.push(format!(
         "failures (non-2xx and transport errors): {failures} ({})",
-        if failures == 0 { "aim met" } else { "aim MISSED" }
+        if failures == 0 {
+            "aim met"
+        } else {
+            "aim MISSED"
+        }
     ));
     let p99: Vec<f64> = steady.iter().filter_map(|s| s.p99_ms).collect();
     if !p99.is_empty() {
