@@ -13,6 +13,12 @@
 # database is only used to create and drop the benchmark's own); POSTHORN_BENCH_PGBENCH_SECS
 # sets the seconds per run (10). Needs psql, pgbench and target/release/posthorn (for
 # `posthorn migrate`).
+#
+# Commits are durable by default (synchronous_commit=on for the benchmark's database);
+# POSTHORN_BENCH_PG_SYNC=off measures without waiting for the WAL flush. The output names
+# the configuration, NOT DURABLE when either that or the server's fsync is off.
+# track-one.sql is the one-statement limit: a new contact and its event in one prepared
+# statement per transaction.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,12 +50,32 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 psql "$admin_url" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE \"$db\"" >/dev/null
+# Durable by default: every commit waits for its WAL flush (synchronous_commit=on for this
+# database, whatever the server's default). POSTHORN_BENCH_PG_SYNC=off measures without
+# that wait, and the output says so. fsync is the server's own setting: a server running
+# with fsync=off (the test configuration of scripts/services.sh) is never durable, and the
+# output says that too.
+sync_commit="${POSTHORN_BENCH_PG_SYNC:-on}"
+case "$sync_commit" in
+    on | off) ;;
+    *) echo "POSTHORN_BENCH_PG_SYNC must be on or off" >&2; exit 2 ;;
+esac
+psql "$admin_url" -qAt -v ON_ERROR_STOP=1 \
+    -c "ALTER DATABASE \"$db\" SET synchronous_commit = $sync_commit" >/dev/null
 POSTHORN_STORE="$url" RUST_LOG=warn "$server_bin" migrate >"$tmp/migrate.log" 2>&1 || {
     cat "$tmp/migrate.log" >&2
     exit 1
 }
 
 # The postmaster, when PostgreSQL runs on this machine: its CPU and its backends'.
+server_fsync="$(psql "$url" -qAt -c 'SHOW fsync')"
+if [[ "$server_fsync" == on && "$sync_commit" == on ]]; then
+    durability="durable: fsync=on, synchronous_commit=on"
+else
+    durability="NOT DURABLE: fsync=$server_fsync, synchronous_commit=$sync_commit"
+fi
+echo "pgbench ceiling on $durability" >&2
+
 db_pid=""
 data_dir="$(psql "$url" -qAt -c 'SHOW data_directory' 2>/dev/null || true)"
 if [[ -n "$data_dir" && -r "$data_dir/postmaster.pid" ]]; then
@@ -141,12 +167,14 @@ run_one() {
 
 run_one "track.sql" 64 track.sql
 run_one "track.sql" 16 track.sql
+run_one "track-one.sql, one statement" 64 track-one.sql
+run_one "track-one.sql, one statement" 16 track-one.sql
 run_one "send.sql" 64 send.sql
 run_one "send.sql" 16 send.sql
 run_one "send.sql + deliver.sql, 1:1" 64 send.sql deliver.sql
 
 echo
-echo "PostgreSQL ceiling (pgbench -n -c N -j 2 -T $secs -M prepared, from the HTTP benchmark's starting state):"
+echo "PostgreSQL ceiling (pgbench -n -c N -j 2 -T $secs -M prepared, from the HTTP benchmark's starting state; $durability):"
 echo
 printf '| %-28s | %7s | %12s | %14s | %6s | %15s | %11s | %13s |\n' \
     "pgbench script" "clients" "requests/s" "latency avg ms" "failed" "db CPU µs/req" "HTTP req/s" "HTTP / ceiling"
@@ -156,7 +184,7 @@ for row in "${rows[@]}"; do
     IFS='|' read -r label clients rate lat failed cpu <<<"$row"
     http="-"
     case "$label" in
-        track.sql) http="${POSTHORN_BENCH_HTTP_TRACK:--}" ;;
+        track*.sql*) http="${POSTHORN_BENCH_HTTP_TRACK:--}" ;;
         send.sql*) http="${POSTHORN_BENCH_HTTP_SEND:--}" ;;
     esac
     ratio="-"

@@ -17,7 +17,9 @@
 # `--store sqlite` serves from `$tmp/data/posthorn.db` (POSTHORN_SQLITE_SYNCHRONOUS is passed
 # on as set; `full` by default); `posthorn-sqlite-ceiling` measures SQLite's own limit.
 #
-# `--store postgres` creates a database on the server of POSTHORN_BENCH_DATABASE_URL or
+# `--store postgres` runs durable commits by default (synchronous_commit=on for its database;
+# POSTHORN_BENCH_PG_SYNC=off to measure without, labelled NOT DURABLE, as is a server with
+# fsync=off). It creates a database on the server of POSTHORN_BENCH_DATABASE_URL or
 # POSTHORN_TEST_DATABASE_URL (`eval "$(bash scripts/services.sh env)"`), points
 # POSTHORN_STORE at it, drops it at the end, and afterwards runs bench/pgbench-ceiling.sh
 # with the measured `/v1/track` and `/v1/send` rates (POSTHORN_BENCH_SKIP_CEILING=1 skips
@@ -129,6 +131,22 @@ if [[ "$store" == postgres ]]; then
     db="posthorn_bench_$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
     psql "$admin_url" -qAt -v ON_ERROR_STOP=1 -c "CREATE DATABASE \"$db\"" >/dev/null
     store_url="${admin_url%/*}/$db"
+    # Durable by default (each commit waits for its WAL flush); POSTHORN_BENCH_PG_SYNC=off
+    # measures without that wait. The server's fsync setting is reported beside it: with
+    # fsync=off (scripts/services.sh's test configuration) nothing is durable.
+    sync_commit="${POSTHORN_BENCH_PG_SYNC:-on}"
+    case "$sync_commit" in
+        on | off) ;;
+        *) echo "POSTHORN_BENCH_PG_SYNC must be on or off" >&2; exit 2 ;;
+    esac
+    psql "$admin_url" -qAt -v ON_ERROR_STOP=1 \
+        -c "ALTER DATABASE \"$db\" SET synchronous_commit = $sync_commit" >/dev/null
+    server_fsync="$(psql "$store_url" -qAt -c 'SHOW fsync')"
+    if [[ "$server_fsync" == on && "$sync_commit" == on ]]; then
+        echo "PostgreSQL durable: fsync=on, synchronous_commit=on" >&2
+    else
+        echo "PostgreSQL NOT DURABLE: fsync=$server_fsync, synchronous_commit=$sync_commit" >&2
+    fi
     # The postmaster, when PostgreSQL runs on this machine: its CPU and its backends' are
     # reported too.
     data_dir="$(psql "$store_url" -qAt -c 'SHOW data_directory' 2>/dev/null || true)"

@@ -27,3 +27,9 @@ POSTHORN_API_TEST_STORE=postgres POSTHORN_API_TEST_REDIS=1 cargo test -p posthor
 
 # And on SQLite (each test gets a fresh database file in its own temporary directory).
 POSTHORN_API_TEST_STORE=sqlite cargo test -p posthorn-server --test api --locked
+
+# The API against its own OpenAPI document (scripts/fuzz-api.sh): schemathesis (pinned) with
+# every check and the stateful phase, fixed seed, on the memory store with the debug build
+# the tests above made; nothing leaves the machine (stub resolver and webhook receiver on
+# loopback, file transport). Any finding fails the run. About 2 to 4 minutes on 2 cores.
+FUZZ_BIN=target/debug/posthorn bash scripts/fuzz-api.sh "${POSTHORN_FUZZ_EXAMPLES:-10}"

@@ -172,6 +172,9 @@ macro_rules! store_suite {
                 job_dead_listed_by_id_up_to_limit,
                 job_complete_removes,
                 job_stale_token_changes_nothing,
+                job_extend_keeps_lease_past_original_end,
+                job_extend_with_stale_token_changes_nothing,
+                job_extend_of_settled_job_is_refused,
                 job_wait_for_work_wakes_on_commit,
                 workspaces_put_get_list,
                 key_sets_by_hash_and_delete,
@@ -187,6 +190,10 @@ macro_rules! store_suite {
                 emails_found_by_id_in_any_workspace,
                 email_stats_count_outcomes,
                 deployment_secret_created_once,
+                idempotency_record_committed_once_per_key,
+                idempotency_record_all_or_nothing,
+                idempotency_records_expire_and_are_purged,
+                sns_message_recorded_once,
                 events_newest_first_with_filters,
                 event_names_distinct_sorted,
                 isolation_between_workspaces,
@@ -227,6 +234,9 @@ macro_rules! store_suite {
                 waiting_executions_of_contact,
                 step_runs_once_per_step,
                 event_by_id_in_its_workspace,
+                inbound_email_round_trip,
+                inbound_processed_once,
+                inbound_purge_drops_only_expired_processed_raw,
             );
         }
     };

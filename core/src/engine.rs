@@ -3,9 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::app::inbound::InboundSettings;
 use crate::bounce::BounceKeyCell;
 use crate::ports::{
-    Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, RetrySchedule, Store, WebhookSink,
+    Cache, Clock, Dns, InboundCheckers, Jobs, MailTransport, RateLimiter, RetrySchedule, Store,
+    WebhookSink,
 };
 
 /// Tunables of the engine; the defaults are what production uses.
@@ -30,6 +32,8 @@ pub struct Settings {
     pub webhook_retry: RetrySchedule,
     /// Members a SCHEDULE tick enrols per job.
     pub schedule_batch: usize,
+    /// Limits and retention of received mail.
+    pub inbound: InboundSettings,
     /// The domain of bounce addresses for mail whose sender domain has no inbound
     /// (`POSTHORN_BOUNCE_DOMAIN`; its MX must point at this server). `None`: such mail
     /// carries the sender's own address and its bounces are not collected.
@@ -53,6 +57,7 @@ impl Default for Settings {
             public_url: LOOPBACK_PUBLIC_URL.to_owned(),
             webhook_retry: RetrySchedule::standard(),
             schedule_batch: 500,
+            inbound: InboundSettings::default(),
             bounce_domain: None,
             bounce_key: BounceKeyCell::default(),
         }
@@ -78,6 +83,8 @@ pub struct Engine {
     pub cache: Arc<dyn Cache>,
     /// Outbound HTTP for WEBHOOK steps.
     pub webhooks: Arc<dyn WebhookSink>,
+    /// The checks of received mail (SPF, DKIM, DMARC, spam, virus).
+    pub inbound: InboundCheckers,
     /// Tunables.
     pub settings: Settings,
 }

@@ -117,6 +117,15 @@ pub enum Error {
     /// The change collides with existing state (409).
     #[error("{0}")]
     Conflict(String),
+    /// A rate limit was exceeded; the same request may succeed after `retry_after_secs`
+    /// (429 over HTTP, a 4xx reply over SMTP so the sending server retries).
+    #[error("{message}")]
+    RateLimited {
+        /// What was limited, for people.
+        message: String,
+        /// Seconds until the budget is whole again.
+        retry_after_secs: u64,
+    },
     /// A backing service (database, Redis) is unreachable or failing; retrying later may
     /// succeed. The message is for logs only (503).
     #[error("service unavailable: {0}")]

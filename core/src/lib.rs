@@ -11,6 +11,7 @@ pub mod model;
 pub mod ports;
 pub mod render;
 pub mod segment;
+pub mod sns;
 pub mod tracking;
 pub mod validate;
 pub mod verify;

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use posthorn_core::ports::{
-    Cache, Clock, Dns, Jobs, MailTransport, RateLimiter, RefusingWebhookSink, Store, SystemClock,
-    WebhookSink,
+    Cache, Clock, Dns, InboundCheckers, Jobs, MailTransport, RateLimiter, RefusingWebhookSink,
+    Store, SystemClock, WebhookSink,
 };
 use posthorn_core::{Engine, Settings};
 use posthorn_dns::HickoryDns;
@@ -45,6 +45,7 @@ pub struct EngineBuilder {
     rate_limiter: Option<Arc<dyn RateLimiter>>,
     cache: Option<Arc<dyn Cache>>,
     webhooks: Option<Arc<dyn WebhookSink>>,
+    inbound: Option<InboundCheckers>,
     settings: Settings,
 }
 
@@ -98,6 +99,12 @@ impl EngineBuilder {
         self
     }
 
+    /// The checks of received mail (default: none, every verdict GRAY).
+    pub fn inbound(mut self, checkers: InboundCheckers) -> Self {
+        self.inbound = Some(checkers);
+        self
+    }
+
     /// Tunables (default: [`Settings::default`]).
     pub fn settings(mut self, settings: Settings) -> Self {
         self.settings = settings;
@@ -121,6 +128,7 @@ impl EngineBuilder {
             webhooks: self
                 .webhooks
                 .unwrap_or_else(|| Arc::new(RefusingWebhookSink)),
+            inbound: self.inbound.unwrap_or_default(),
             settings: self.settings,
         })
     }

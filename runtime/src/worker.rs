@@ -8,7 +8,8 @@ use tokio::sync::{watch, Semaphore};
 
 /// How long an idle worker waits for a wake-up before polling again.
 const IDLE_POLL: Duration = Duration::from_millis(500);
-/// How often workspace maintenance (PENDING contacts, time-based segments) runs.
+/// How often maintenance (PENDING contacts, time-based segments, expired idempotency
+/// records) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(60);
 
 /// How workers run.
@@ -28,7 +29,9 @@ impl Default for WorkerOptions {
 /// Runs the engine's jobs until `shutdown` turns true: then it claims nothing more and
 /// returns once the jobs in flight have settled. Idle workers wake on new work (the job
 /// queue's `wait_for_work`), not only by polling; workspace maintenance (PENDING contacts,
-/// time-based segments) runs once a minute.
+/// time-based segments) runs once a minute. Each job's lease is renewed while it runs
+/// (`Engine::run_job` does it), so a job that outlasts `Settings::job_lease` is not claimed
+/// again by another worker.
 pub async fn run_workers(
     engine: Engine,
     options: WorkerOptions,
@@ -98,6 +101,9 @@ pub async fn run_workers(
 }
 
 async fn maintain(engine: &Engine) {
+    if let Err(e) = engine.purge_idempotency_records().await {
+        tracing::error!(error = %e, "purging expired idempotency records failed");
+    }
     let workspaces = match engine.workspaces().await {
         Ok(ws) => ws,
         Err(e) => {

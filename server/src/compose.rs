@@ -3,11 +3,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use posthorn_core::ports::{Cache, Dns, Jobs, RateLimiter, RetrySchedule, Store, SystemClock};
+use posthorn_core::app::inbound::InboundSettings;
+use posthorn_core::app::sns::SnsReceiver;
+use posthorn_core::ports::{
+    Cache, Dns, InboundCheckers, Jobs, Quota, RateLimiter, RetrySchedule, Store, SystemClock,
+};
+use posthorn_core::sns::{SnsHostRules, TopicAllowList};
 use posthorn_core::{Engine, Settings};
 use posthorn_memory::{MemoryCache, MemoryRateLimiter, MemoryStore};
 use posthorn_webhook::{
-    AllowHosts, HostResolver, HttpWebhookSink, SystemResolver, WebhookSettings,
+    AllowHosts, HostResolver, HttpWebhookSink, SnsFetchSettings, SnsHttpFetcher, SystemResolver,
+    WebhookSettings,
 };
 
 use crate::config::Config;
@@ -96,6 +102,7 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
             webhook_settings(config)?,
             webhook_hosts,
         )),
+        inbound: inbound_checkers(config)?,
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
             mx_host: config.mx_host.clone().filter(|h| !h.trim().is_empty()),
@@ -110,9 +117,54 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
                 RetrySchedule::STANDARD_JITTER,
             )
             .map_err(|e| ComposeError::Adapter(format!("POSTHORN_WEBHOOK_RETRY_DELAYS: {e}")))?,
+            inbound: inbound_settings(config),
             ..Settings::default()
         },
     })
+}
+
+/// How long rspamd may take to scan one message.
+const RSPAMD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The checks of received mail: SPF, DKIM and DMARC through the configured name servers,
+/// spam through rspamd when `POSTHORN_RSPAMD_URL` is set; no virus scanner (GRAY).
+fn inbound_checkers(config: &Config) -> Result<InboundCheckers, ComposeError> {
+    let timeout = Duration::from_millis(config.dns_timeout_ms);
+    let authenticator = if config.dns_servers.is_empty() {
+        posthorn_dns::MailAuthenticator::from_system_conf(timeout)
+    } else {
+        let servers: Vec<_> = config.dns_servers.iter().map(|s| s.0).collect();
+        posthorn_dns::MailAuthenticator::with_nameservers(&servers, timeout)
+    };
+    let mut checkers = InboundCheckers {
+        authenticator: Arc::new(authenticator),
+        ..InboundCheckers::default()
+    };
+    if let Some(url) = config
+        .rspamd_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+    {
+        let scanner = posthorn_webhook::RspamdScanner::new(url, RSPAMD_TIMEOUT)
+            .map_err(|e| ComposeError::Adapter(e.to_string()))?;
+        checkers.spam = Arc::new(scanner);
+    }
+    Ok(checkers)
+}
+
+/// Limits and retention of received mail; messages as large as the API's bodies.
+pub fn inbound_settings(config: &Config) -> InboundSettings {
+    let per_minute = |limit| Quota {
+        limit,
+        window: Duration::from_secs(60),
+    };
+    InboundSettings {
+        retention_days: config.inbound_retention_days,
+        per_sender: per_minute(config.inbound_sender_rate),
+        per_workspace: per_minute(config.inbound_workspace_rate),
+        max_message_bytes: config.max_body_bytes,
+        ..InboundSettings::default()
+    }
 }
 
 /// How WEBHOOK steps reach their targets: the SSRF guard's allowances and the time-out.
@@ -128,6 +180,18 @@ pub fn webhook_settings(config: &Config) -> Result<WebhookSettings, ComposeError
         allow_hosts,
         ..WebhookSettings::default()
     })
+}
+
+/// The receiver of `POST /webhooks/sns`: the listed topics (none: every message refused),
+/// the certificate hosts, and the HTTP fetcher.
+pub fn sns_receiver(config: &Config) -> Result<SnsReceiver, ComposeError> {
+    let topics = TopicAllowList::parse(config.sns_topic_arns.as_deref().unwrap_or(""))
+        .map_err(|e| ComposeError::Adapter(e.to_string()))?;
+    let hosts = SnsHostRules::parse(config.sns_cert_hosts.as_deref().unwrap_or(""))
+        .map_err(|e| ComposeError::Adapter(e.to_string()))?;
+    let fetcher = SnsHttpFetcher::new(hosts.clone(), SnsFetchSettings::default())
+        .map_err(|e| ComposeError::Adapter(format!("SNS: {e}")))?;
+    Ok(SnsReceiver::new(Arc::new(fetcher), topics, hosts))
 }
 
 #[cfg(test)]
@@ -174,5 +238,24 @@ mod tests {
         let hosts = DnsHostResolver(engine.dns.clone());
         assert!(hosts.resolve("hook.test").await.is_err());
         assert!(counter.await.expect("counter") >= 2);
+    }
+
+    #[test]
+    fn malformed_sns_settings_are_refused() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["posthorn"];
+            all.extend_from_slice(args);
+            Config::try_parse_from(all).expect("flags parse")
+        };
+        assert!(sns_receiver(&parse(&[])).is_ok());
+        assert!(sns_receiver(&parse(&[
+            "--sns-topic-arns",
+            "arn:aws:sns:us-east-1:123456789012:ses",
+            "--sns-cert-hosts",
+            "127.0.0.1:9000"
+        ]))
+        .is_ok());
+        assert!(sns_receiver(&parse(&["--sns-topic-arns", "ses-feedback"])).is_err());
+        assert!(sns_receiver(&parse(&["--sns-cert-hosts", "a.example/path"])).is_err());
     }
 }

@@ -170,7 +170,8 @@ pub struct Config {
     #[arg(long, env = "POSTHORN_WORKER_CONCURRENCY", default_value_t = 16)]
     pub worker_concurrency: usize,
     /// How long a claimed job stays leased to its worker, in seconds; a crashed worker's
-    /// jobs run again after this. Must exceed the longest job (an SMTP send times out at 30 s).
+    /// jobs run again after this. Renewed every third of it while a job runs, so it bounds
+    /// recovery after a crash, not how long a job may take.
     #[arg(long, env = "POSTHORN_JOB_LEASE_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(5..=3600))]
     pub job_lease_secs: u64,
     /// Comma-separated name servers (`ip` or `ip:port`, port 53 by default) that every DNS
@@ -198,6 +199,62 @@ pub struct Config {
         default_value = "5,300,1800,7200,18000,36000,36000"
     )]
     pub webhook_retry_delays: RetryDelays,
+    /// Address of the inbound MX (port 25 in production): mail for verified domains with
+    /// inbound enabled becomes `email.received`; off when unset.
+    #[arg(long, env = "POSTHORN_SMTP_INBOUND_LISTEN")]
+    pub smtp_inbound_listen: Option<SocketAddr>,
+    /// Address of the SMTP submission relay (port 587 in production; AUTH with a secret
+    /// key); off when unset.
+    #[arg(long, env = "POSTHORN_SMTP_SUBMISSION_LISTEN")]
+    pub smtp_submission_listen: Option<SocketAddr>,
+    /// The submission relay speaks TLS from the first byte (port 465) instead of STARTTLS.
+    #[arg(
+        long,
+        env = "POSTHORN_SMTP_SUBMISSION_IMPLICIT_TLS",
+        default_value_t = false
+    )]
+    pub smtp_submission_implicit_tls: bool,
+    /// PEM certificate chain of the SMTP listeners (STARTTLS, implicit TLS).
+    #[arg(long, env = "POSTHORN_SMTP_TLS_CERT")]
+    pub smtp_tls_cert: Option<PathBuf>,
+    /// PEM private key of `POSTHORN_SMTP_TLS_CERT`.
+    #[arg(long, env = "POSTHORN_SMTP_TLS_KEY")]
+    pub smtp_tls_key: Option<PathBuf>,
+    /// Name the SMTP listeners greet with; `POSTHORN_MX_HOST`, else `localhost`, when unset.
+    #[arg(long, env = "POSTHORN_SMTP_HOSTNAME")]
+    pub smtp_hostname: Option<String>,
+    /// Most SMTP sessions at once per listener; more are answered 421.
+    #[arg(long, env = "POSTHORN_SMTP_MAX_CONNECTIONS", default_value_t = 256)]
+    pub smtp_max_connections: usize,
+    /// Seconds an SMTP session may wait for the next command or DATA bytes.
+    #[arg(long, env = "POSTHORN_SMTP_TIMEOUT_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub smtp_timeout_secs: u64,
+    /// Base URL of rspamd's HTTP API (e.g. `http://127.0.0.1:11333`): received mail is
+    /// scanned at `<url>/checkv2` for its spam verdict. Unset: spamVerdict is GRAY.
+    #[arg(long, env = "POSTHORN_RSPAMD_URL")]
+    pub rspamd_url: Option<String>,
+    /// Days a received message's raw bytes are kept before a background job drops them.
+    #[arg(long, env = "POSTHORN_INBOUND_RETENTION_DAYS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub inbound_retention_days: u32,
+    /// Received messages one envelope sender may hand over per minute (429 / SMTP 451 above).
+    #[arg(long, env = "POSTHORN_INBOUND_SENDER_RATE", default_value_t = 60,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub inbound_sender_rate: u32,
+    /// Received messages one workspace may take in per minute (429 / SMTP 451 above).
+    #[arg(long, env = "POSTHORN_INBOUND_WORKSPACE_RATE", default_value_t = 600,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub inbound_workspace_rate: u32,
+    /// Comma-separated SNS topic ARNs whose messages `POST /webhooks/sns` confirms and
+    /// processes (Amazon SES feedback); any other topic is answered 403 with nothing fetched.
+    /// Unset: the endpoint refuses every message.
+    #[arg(long, env = "POSTHORN_SNS_TOPIC_ARNS")]
+    pub sns_topic_arns: Option<String>,
+    /// Comma-separated `host[:port]` list of hosts besides `sns.<region>.amazonaws.com` that
+    /// SNS signing certificates and subscribe URLs may come from (tests, proxies); plain http
+    /// only for a loopback host listed here.
+    #[arg(long, env = "POSTHORN_SNS_CERT_HOSTS")]
+    pub sns_cert_hosts: Option<String>,
     /// Log as JSON lines instead of text.
     #[arg(long, env = "POSTHORN_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
@@ -207,6 +264,19 @@ pub struct Config {
     /// Subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Config {
+    /// The name the SMTP listeners greet with.
+    pub fn smtp_hostname(&self) -> String {
+        [&self.smtp_hostname, &self.mx_host]
+            .into_iter()
+            .flatten()
+            .map(|h| h.trim())
+            .find(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_graphic()))
+            .unwrap_or("localhost")
+            .to_string()
+    }
 }
 
 #[cfg(test)]
@@ -243,6 +313,26 @@ mod tests {
         assert!(Config::try_parse_from(["posthorn", "--dns-servers", "resolver.test"]).is_err());
         let default = Config::try_parse_from(["posthorn"]).expect("defaults parse");
         assert!(default.dns_servers.is_empty());
+    }
+
+    #[test]
+    fn sns_settings_are_off_by_default() {
+        let config = Config::try_parse_from(["posthorn"]).expect("defaults parse");
+        assert_eq!(config.sns_topic_arns, None);
+        assert_eq!(config.sns_cert_hosts, None);
+        let config = Config::try_parse_from([
+            "posthorn",
+            "--sns-topic-arns",
+            "arn:aws:sns:us-east-1:1:t",
+            "--sns-cert-hosts",
+            "127.0.0.1:9000",
+        ])
+        .expect("flags parse");
+        assert_eq!(
+            config.sns_topic_arns.as_deref(),
+            Some("arn:aws:sns:us-east-1:1:t")
+        );
+        assert_eq!(config.sns_cert_hosts.as_deref(), Some("127.0.0.1:9000"));
     }
 
     #[test]

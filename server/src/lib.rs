@@ -7,6 +7,7 @@ pub mod dns_hosts;
 pub mod export;
 pub mod http;
 pub mod secret;
+pub mod smtp;
 pub mod sqlite_tools;
 pub mod store_spec;
 

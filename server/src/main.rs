@@ -6,7 +6,7 @@ use clap::Parser;
 use posthorn_runtime::{run_workers, WorkerOptions};
 use posthorn_server::config::{Command, Role};
 use posthorn_server::store_spec::StoreSpec;
-use posthorn_server::{build_engine, export, router, sqlite_tools, AppState, Config};
+use posthorn_server::{build_engine, export, router, smtp, sqlite_tools, AppState, Config};
 use tokio::sync::watch;
 
 #[tokio::main]
@@ -47,6 +47,8 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let engine = build_engine(&config).await?;
+    // Checked before anything starts, so a malformed SNS setting stops start-up at once.
+    let sns = posthorn_server::compose::sns_receiver(&config)?;
     if StoreSpec::parse(&config.store, &config.data_dir)? == StoreSpec::Memory {
         tracing::warn!("POSTHORN_STORE=memory: NOT DURABLE: data lives only in this process and is lost when it stops; use the default `sqlite:` or a postgres:// URL to keep it");
     }
@@ -75,13 +77,16 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
             stop_rx.clone(),
         ))
     });
+    let mut smtp_listeners = Vec::new();
     if config.role == Role::Worker {
         let mut stop = stop_rx.clone();
         let _ = stop.wait_for(|stopped| *stopped).await;
     } else {
         let admin_token = config.admin_token.as_ref().map(|t| t.expose().to_string());
-        let state = AppState::with_body_limit(engine, admin_token, config.max_body_bytes);
+        let state =
+            AppState::with_body_limit(engine, admin_token, config.max_body_bytes).with_sns(sns);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
+        smtp_listeners = smtp::start(&config, state.clone(), stop_rx.clone()).await?;
         tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");
         if is_loopback_url(&config.public_url) {
             tracing::warn!(
@@ -96,6 +101,9 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
                 let _ = stop.wait_for(|stopped| *stopped).await;
             })
             .await?;
+    }
+    for listener in smtp_listeners {
+        let _ = listener.await;
     }
     if let Some(worker) = worker {
         let _ = worker.await;

@@ -11,10 +11,13 @@ use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
 use chrono::{TimeZone, Utc};
 use http_body_util::BodyExt;
+use posthorn_core::app::sns::SnsReceiver;
 use posthorn_core::model::{ContactId, EmailId, WorkspaceId};
 use posthorn_core::ports::{
     ChangeSet, JobPayload, Jobs, ManualClock, NewJob, RecordKind, Store, Write,
 };
+use posthorn_core::ports::{SnsFetchError, SnsFetcher};
+use posthorn_core::sns::{AllowedUrl, SnsHostRules, TopicAllowList};
 use posthorn_core::tracking::{LinkToken, TRACKING_SECRET};
 use posthorn_core::{Engine, Settings};
 use posthorn_dns::StaticDns;
@@ -23,6 +26,9 @@ use posthorn_server::http::openapi;
 use posthorn_server::{router, AppState};
 use serde_json::{json, Value};
 use tower::ServiceExt;
+
+#[path = "api/sns_signer.rs"]
+mod sns_signer;
 
 const ADMIN: &str = "admin-token-for-openapi-tests";
 /// Methods probed on every listed path.
@@ -60,6 +66,7 @@ fn engine_on(store: Arc<MemoryStore>) -> Engine {
         rate_limiter: Arc::new(MemoryRateLimiter::new()),
         cache: Arc::new(MemoryCache::new()),
         webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
+        inbound: Default::default(),
         settings: Settings::default(),
     }
 }
@@ -88,7 +95,13 @@ async fn send(
         req = req.header("authorization", format!("Bearer {token}"));
     }
     if body.is_some() {
-        req = req.header("content-type", "application/json");
+        // The one endpoint whose body is not JSON: a raw message relayed by an MTA.
+        let content_type = if uri.starts_with("/inbound/raw") {
+            "message/rfc822"
+        } else {
+            "application/json"
+        };
+        req = req.header("content-type", content_type);
     }
     let req = req
         .body(Body::from(body.unwrap_or("").to_string()))
@@ -221,7 +234,7 @@ fn operations_have_security_params_and_error_envelope() {
                 .unwrap_or_default();
             let expected: Vec<Vec<&str>> = match path {
                 "/health" | "/openapi.json" => vec![],
-                p if is_link(p) => vec![],
+                p if is_link(p) || is_provider(p) => vec![],
                 "/v1/track" => vec![vec!["publicKey"], vec!["secretKey"]],
                 p if p.starts_with("/admin/") => vec![vec!["adminToken"]],
                 _ => vec![vec!["secretKey"]],
@@ -248,7 +261,9 @@ fn operations_have_security_params_and_error_envelope() {
                     .any(|s| s.starts_with('2') || is_link(path) && s == "302"),
                 "{what}: a 2xx response"
             );
-            let needs_key = !matches!(path, "/health" | "/openapi.json") && !is_link(path);
+            let needs_key = !matches!(path, "/health" | "/openapi.json")
+                && !is_link(path)
+                && !is_provider(path);
             if needs_key {
                 for status in ["401", "500"] {
                     assert!(
@@ -338,6 +353,8 @@ async fn every_documented_operation_is_in_the_router_with_exactly_its_methods() 
                     "/openapi.json" => &[200],
                     // A made-up token.
                     p if is_link(p) => &[404],
+                    // No SNS receiver in this app: every message is refused.
+                    p if is_provider(p) => &[403],
                     _ => &[401],
                 };
                 assert!(
@@ -369,6 +386,7 @@ fn registered_operations() -> BTreeSet<(String, String)> {
     for group in [
         posthorn_server::http::system_routes(),
         posthorn_server::http::link_routes(),
+        posthorn_server::http::provider_routes(),
         posthorn_server::http::workspace_routes(),
         posthorn_server::http::admin_routes(),
     ] {
@@ -796,14 +814,43 @@ fn is_link(path: &str) -> bool {
     path.starts_with("/t/") || path.starts_with("/unsubscribe/")
 }
 
+/// Provider notifications: no key, the message signature is the authority.
+fn is_provider(path: &str) -> bool {
+    path.starts_with("/webhooks/")
+}
+
+const SNS_TOPIC: &str = "arn:aws:sns:us-east-1:123456789012:ses-feedback";
+
+/// Serves the test certificate and accepts every subscription, without any traffic.
+struct FakeSnsFetcher;
+
+#[async_trait::async_trait]
+impl SnsFetcher for FakeSnsFetcher {
+    async fn certificate(&self, _url: &AllowedUrl) -> Result<Vec<u8>, SnsFetchError> {
+        Ok(sns_signer::SIGNER.1.clone().into_bytes())
+    }
+
+    async fn confirm_subscription(&self, _url: &AllowedUrl) -> Result<(), SnsFetchError> {
+        Ok(())
+    }
+}
+
+fn sns_receiver() -> SnsReceiver {
+    SnsReceiver::new(
+        Arc::new(FakeSnsFetcher),
+        TopicAllowList::parse(SNS_TOPIC).expect("topic"),
+        SnsHostRules::default(),
+    )
+}
+
 #[tokio::test]
 async fn real_answers_match_the_documented_schemas() {
     let store = Arc::new(MemoryStore::new());
     let mut c = Checker {
-        app: router(AppState::new(
-            engine_on(store.clone()),
-            Some(ADMIN.to_string()),
-        )),
+        app: router(
+            AppState::new(engine_on(store.clone()), Some(ADMIN.to_string()))
+                .with_sns(sns_receiver()),
+        ),
         doc: doc(),
         seen: BTreeMap::new(),
         generated: registered_operations(),
@@ -856,6 +903,25 @@ async fn real_answers_match_the_documented_schemas() {
     call!(c, "POST", "/unsubscribe/{token}", &unsubscribe, None, None => 200);
     call!(c, "POST", "/unsubscribe/{token}", "/unsubscribe/forged.token", None, None => 404);
 
+    // Provider notifications: a subscription confirmation, signed as SNS signs.
+    let mut confirm = json!({
+        "Type": "SubscriptionConfirmation", "MessageId": "m-confirm", "Token": "t",
+        "TopicArn": SNS_TOPIC, "Message": "You have chosen to subscribe",
+        "SubscribeURL": "https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&Token=t",
+        "Timestamp": "2026-11-21T10:00:00.000Z",
+        "SigningCertURL": "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-x.pem",
+    });
+    sns_signer::sign(&mut confirm, 2);
+    let res =
+        call!(c, "POST", "/webhooks/sns", "/webhooks/sns", None, Some(confirm.clone()) => 200);
+    assert_eq!(str_at(&res.body, "/data/outcome"), "subscriptionConfirmed");
+    let res =
+        call!(c, "POST", "/webhooks/sns", "/webhooks/sns", None, Some(confirm.clone()) => 200);
+    assert_eq!(str_at(&res.body, "/data/outcome"), "duplicate");
+    confirm["TopicArn"] = json!("arn:aws:sns:us-east-1:999999999999:other");
+    call!(c, "POST", "/webhooks/sns", "/webhooks/sns", None, Some(confirm) => 403);
+    call!(c, "POST", "/webhooks/sns", "/webhooks/sns", None, Some(json!({})) => 400);
+
     // Operator API.
     let res = call!(c, "POST", "/admin/workspaces", "/admin/workspaces", admin, Some(json!({"name": "Acme", "activeContactLimit": null})) => 201);
     let ws = str_at(&res.body, "/workspace/id").to_string();
@@ -867,7 +933,8 @@ async fn real_answers_match_the_documented_schemas() {
     call!(c, "POST", "/admin/workspaces", "/admin/workspaces", admin, Some(json!({})) => 422);
     let domains = format!("{ws_path}/domains");
     let body = json!({"domain": "example.com", "verified": true});
-    call!(c, "POST", "/admin/workspaces/{id}/domains", &domains, admin, Some(body.clone()) => 201);
+    let res = call!(c, "POST", "/admin/workspaces/{id}/domains", &domains, admin, Some(body.clone()) => 201);
+    let example_domain = format!("/domains/{}", str_at(&res.body, "/id"));
     call!(c, "POST", "/admin/workspaces/{id}/domains", &domains, admin, Some(body) => 409);
     call!(c, "GET", "/admin/workspaces", "/admin/workspaces", admin, None => 200);
     call!(c, "GET", "/admin/workspaces/{id}", &ws_path, admin, None => 200);
@@ -1083,6 +1150,12 @@ async fn real_answers_match_the_documented_schemas() {
     call!(c, "GET", "/domains/{id}", &dom, sk, None => 200);
     call!(c, "POST", "/domains/{id}/verify", &format!("{dom}/verify"), sk, None => 200);
     call!(c, "PATCH", "/domains/{id}", &dom, sk, Some(json!({"inboundEnabled": true})) => 200);
+
+    // Inbound: a raw message for the verified example.com, once it receives mail.
+    call!(c, "PATCH", "/domains/{id}", &example_domain, sk, Some(json!({"inboundEnabled": true})) => 200);
+    let message = "From: a@sender.example\r\nSubject: hi\r\n\r\nhello\r\n";
+    call_raw!(c, "POST", "/inbound/raw", "/inbound/raw?from=a%40sender.example&to=x%40example.com", sk, Some(message) => 202);
+    call_raw!(c, "POST", "/inbound/raw", "/inbound/raw?to=x%40elsewhere.test", sk, Some(message) => 422);
     call!(c, "DELETE", "/domains/{id}", &dom, sk, None => 204);
     call!(c, "GET", "/domains/{id}", &dom, sk, None => 404);
 

@@ -7,9 +7,12 @@
 
 mod cache;
 mod hickory;
+mod inbound_auth;
 mod static_dns;
+pub mod testing;
 
 pub use hickory::HickoryDns;
+pub use inbound_auth::MailAuthenticator;
 pub use static_dns::StaticDns;
 
 /// How long a lookup may take before it counts as unavailable, unless configured otherwise.

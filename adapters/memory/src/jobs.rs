@@ -98,10 +98,7 @@ impl JobQueue {
 
     fn claim(&mut self, now: DateTime<Utc>, lease: Duration, max: usize) -> Vec<ClaimedJob> {
         self.release_expired(now);
-        let until = TimeDelta::from_std(lease)
-            .ok()
-            .and_then(|lease| now.checked_add_signed(lease))
-            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        let until = lease_end(now, lease);
         let mut claimed = Vec::new();
         while claimed.len() < max {
             let Some(first) = self.waiting.first() else {
@@ -145,6 +142,24 @@ impl JobQueue {
         }
         self.leased.remove(&(*until, job.id.clone()));
         Some(entry)
+    }
+
+    /// Moves `job`'s lease end to `now + lease` if its token is current.
+    fn extend(&mut self, job: &ClaimedJob, now: DateTime<Utc>, lease: Duration) -> bool {
+        let Some(entry) = self.jobs.get_mut(&job.id) else {
+            return false;
+        };
+        let JobState::Leased { token, until } = &mut entry.state else {
+            return false;
+        };
+        if *token != job.lease_token {
+            return false;
+        }
+        let new_until = lease_end(now, lease);
+        self.leased.remove(&(*until, job.id.clone()));
+        self.leased.insert((new_until, job.id.clone()));
+        *until = new_until;
+        true
     }
 
     fn complete(&mut self, job: &ClaimedJob) -> bool {
@@ -228,6 +243,14 @@ impl JobQueue {
     }
 }
 
+/// `now + lease`, or the end of time when that overflows.
+fn lease_end(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
+    TimeDelta::from_std(lease)
+        .ok()
+        .and_then(|lease| now.checked_add_signed(lease))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
 impl MemoryStore {
     fn with_queue<T>(&self, f: impl FnOnce(&mut JobQueue) -> T) -> T {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
@@ -244,6 +267,15 @@ impl Jobs for MemoryStore {
         max: usize,
     ) -> Result<Vec<ClaimedJob>, PortError> {
         Ok(self.with_queue(|q| q.claim(now, lease, max)))
+    }
+
+    async fn extend(
+        &self,
+        job: &ClaimedJob,
+        now: DateTime<Utc>,
+        lease: Duration,
+    ) -> Result<bool, PortError> {
+        Ok(self.with_queue(|q| q.extend(job, now, lease)))
     }
 
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {

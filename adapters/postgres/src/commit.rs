@@ -1,4 +1,5 @@
-//! `Store::commit`: one transaction applying a change set's writes in order.
+//! `Store::commit`'s writes: a change set's writes applied in order inside the transaction
+//! (and savepoint) of its group (see [`crate::group`]).
 
 use posthorn_core::model::{
     Campaign, Contact, DkimKeyPair, Domain, DomainId, EmailRecord, KeySet, Segment, Template,
@@ -6,63 +7,61 @@ use posthorn_core::model::{
 };
 use posthorn_core::ports::{ChangeSet, StoreError, Write};
 use sqlx::types::Json;
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgConnection;
 
 use crate::batch::Inserts;
 use crate::error;
+use crate::idempotency;
+use crate::inbound;
 use crate::rows::{condition_text, enum_text, to_i64};
 use crate::workflow_commit;
 use crate::{ACCESS_CHANNEL, JOBS_CHANNEL};
 
-/// Applies every write of `changes` in one transaction, or none of them.
+/// Applies every write of `changes`, in order, on `conn`, inside a transaction (or a
+/// savepoint) the caller opened and ends: on an error the caller rolls back.
 ///
-/// Guarded writes that find another state than expected roll the transaction back and
-/// return `Conflict`; any other failure rolls back and returns `Unavailable`. A change set
-/// that enqueues jobs also notifies [`JOBS_CHANNEL`], one that changes workspaces or key
-/// sets [`ACCESS_CHANNEL`]; PostgreSQL delivers these notifications only when (and if) the
-/// transaction commits.
-pub(crate) async fn commit(pool: &PgPool, changes: ChangeSet) -> Result<(), StoreError> {
-    if changes.is_empty() {
-        return Ok(());
-    }
-    let mut tx = pool.begin().await.map_err(error::store)?;
+/// Guarded writes that find another state than expected return `Conflict`; any other
+/// failure `Unavailable`. A change set that enqueues jobs also notifies [`JOBS_CHANNEL`],
+/// one that changes workspaces or key sets [`ACCESS_CHANNEL`]; PostgreSQL delivers these
+/// notifications only when (and if) the transaction commits, and drops those of a
+/// savepoint rolled back.
+pub(crate) async fn apply_all(
+    conn: &mut PgConnection,
+    changes: &ChangeSet,
+) -> Result<(), StoreError> {
     let mut held = Inserts::default();
     for write in changes.writes.iter().map(Some).chain([None]) {
-        let result = match write {
-            Some(w) if held.hold(w) => Ok(()),
+        match write {
+            Some(w) if held.hold(w) => {}
             // Any other write (or the end) first writes what was held back, in order.
-            Some(other) => match held.flush(&mut tx).await {
-                Ok(()) => apply(&mut tx, other).await,
-                Err(e) => Err(e),
-            },
-            None => held.flush(&mut tx).await,
-        };
-        if let Err(err) = result {
-            // A failed rollback leaves nothing behind either: the server aborts the
-            // transaction when the connection goes away.
-            if let Err(rollback) = tx.rollback().await {
-                tracing::warn!(error = %rollback, "rollback after a failed write failed");
+            Some(other) => {
+                held.flush(conn).await?;
+                apply(conn, other).await?;
             }
-            return Err(err);
+            None => held.flush(conn).await?,
         }
     }
-    let enqueues = changes
-        .writes
-        .iter()
-        .any(|w| matches!(w, Write::EnqueueJob(_)));
     for (channel, wanted) in [
-        (JOBS_CHANNEL, enqueues),
+        (JOBS_CHANNEL, enqueues(changes)),
         (ACCESS_CHANNEL, changes.changes_access()),
     ] {
         if wanted {
             sqlx::query("SELECT pg_notify($1, '')")
                 .bind(channel)
-                .execute(&mut *tx)
+                .execute(&mut *conn)
                 .await
                 .map_err(error::store)?;
         }
     }
-    tx.commit().await.map_err(error::store)
+    Ok(())
+}
+
+/// Whether `changes` enqueues jobs.
+pub(crate) fn enqueues(changes: &ChangeSet) -> bool {
+    changes
+        .writes
+        .iter()
+        .any(|w| matches!(w, Write::EnqueueJob(_)))
 }
 
 /// Applies one write inside the open transaction.
@@ -177,6 +176,13 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             )
             .await
         }
+        Write::InsertInboundEmail(e) => inbound::insert(conn, e).await,
+        Write::MarkInboundProcessed {
+            workspace_id,
+            id,
+            at,
+        } => inbound::mark_processed(conn, workspace_id, id, *at).await,
+        Write::PurgeInboundRaw { before } => inbound::purge_raw(conn, *before).await,
         Write::PutWorkflow(_)
         | Write::DeleteWorkflow { .. }
         | Write::PutStep(_)
@@ -188,6 +194,11 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
         | Write::InsertStepRun(_)
         | Write::UpdateStepRun(_)
         | Write::PutSigningKeys { .. } => workflow_commit::apply(conn, write).await,
+        Write::PutIdempotency(record) => idempotency::put(conn, record).await,
+        Write::RecordSnsMessage {
+            message_id,
+            processed_at,
+        } => crate::sns::record(conn, message_id, *processed_at).await,
     }
 }
 

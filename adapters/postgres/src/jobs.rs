@@ -57,10 +57,7 @@ impl Jobs for PgStore {
         if max == 0 {
             return Ok(Vec::new());
         }
-        let lease_until = chrono::Duration::from_std(lease)
-            .ok()
-            .and_then(|lease| now.checked_add_signed(lease))
-            .unwrap_or(DateTime::<Utc>::MAX_UTC);
+        let lease_until = lease_end(now, lease);
         let rows = sqlx::query(CLAIM)
             .bind(now)
             .bind(lease_until)
@@ -99,6 +96,25 @@ impl Jobs for PgStore {
         // RETURNING does not keep the CTE's order.
         claimed.sort_by(|(a_at, a), (b_at, b)| a_at.cmp(b_at).then_with(|| a.id.cmp(&b.id)));
         Ok(claimed.into_iter().map(|(_, job)| job).collect())
+    }
+
+    async fn extend(
+        &self,
+        job: &ClaimedJob,
+        now: DateTime<Utc>,
+        lease: Duration,
+    ) -> Result<bool, PortError> {
+        let done = sqlx::query(
+            "UPDATE jobs SET lease_until = $3 \
+             WHERE id = $1 AND lease_token = $2 AND state = 'running'",
+        )
+        .bind(job.id.as_str())
+        .bind(&job.lease_token)
+        .bind(lease_end(now, lease))
+        .execute(&self.pool)
+        .await
+        .map_err(port_error)?;
+        Ok(done.rows_affected() > 0)
     }
 
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
@@ -218,6 +234,14 @@ impl Jobs for PgStore {
         .map_err(port_error)?;
         Ok(!rows.is_empty())
     }
+}
+
+/// `now + lease`, or the end of time when that overflows.
+fn lease_end(now: DateTime<Utc>, lease: Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(lease)
+        .ok()
+        .and_then(|lease| now.checked_add_signed(lease))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
 /// Moves a leased job to `dead`; `false` when the lease token is stale.

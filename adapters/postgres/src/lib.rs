@@ -9,11 +9,15 @@ mod batch;
 mod commit;
 mod contacts;
 mod error;
+mod group;
+mod idempotency;
+mod inbound;
 mod jobs;
 mod matching;
 mod records;
 mod rows;
 mod segments;
+mod sns;
 mod store;
 pub mod testing;
 mod wake;
@@ -38,6 +42,10 @@ pub const ACCESS_CHANNEL: &str = "posthorn_access";
 /// Connections a pool opened by [`PgStore::connect`] keeps at most.
 const MAX_CONNECTIONS: u32 = 16;
 
+/// How long a statement may wait for a connection (a free one, or a new one while the
+/// database is unreachable) before it fails as `Unavailable`.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// The PostgreSQL adapter: implements `Store` and `Jobs` over one pool.
 ///
 /// Cheap to clone; clones share the pool and the job wake-up listener.
@@ -45,6 +53,8 @@ const MAX_CONNECTIONS: u32 = 16;
 pub struct PgStore {
     pool: PgPool,
     wake: Arc<wake::Wake>,
+    /// Commits concurrent change sets together.
+    group: Arc<group::Group>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -66,7 +76,9 @@ impl PgStore {
     pub async fn connect_with(options: PgConnectOptions) -> Result<Self, StoreError> {
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
-            .acquire_timeout(Duration::from_secs(10))
+            // While the database is down sqlx keeps retrying the connection until this
+            // deadline: short, so that requests are refused (503) rather than held.
+            .acquire_timeout(ACQUIRE_TIMEOUT)
             // No ping before each use: a broken connection fails its query, which surfaces
             // as `Unavailable` (and jobs retry); the ping cost a round trip per request.
             .test_before_acquire(false)
@@ -82,6 +94,7 @@ impl PgStore {
     pub fn from_pool(pool: PgPool) -> Self {
         Self {
             wake: Arc::new(wake::Wake::new(pool.clone())),
+            group: Arc::default(),
             pool,
         }
     }

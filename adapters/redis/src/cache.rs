@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use posthorn_core::ports::{Cache, PortError};
 use redis::Script;
 
-use crate::connection::RedisConnection;
-use crate::error::{self, RedisAdapterError};
+use crate::connection::{bounded, RedisConnection};
+use crate::error::RedisAdapterError;
 
 /// Writes the encoded value `ARGV[2]` under `KEYS[1]`, with a Redis expiry of `ARGV[3]` ms,
 /// unless the value stored there expires after `ARGV[1]` (now, ms since the epoch).
@@ -106,11 +106,8 @@ impl Cache for RedisCache {
     async fn get(&self, key: &str, now: DateTime<Utc>) -> Result<Option<Vec<u8>>, PortError> {
         let full_key = self.value_key(key);
         let mut con = self.connection.manager();
-        let stored: Option<Vec<u8>> = redis::cmd("GET")
-            .arg(&full_key)
-            .query_async(&mut con)
-            .await
-            .map_err(error::port)?;
+        let stored: Option<Vec<u8>> =
+            bounded(redis::cmd("GET").arg(&full_key).query_async(&mut con)).await?;
         let Some(stored) = stored else {
             return Ok(None);
         };
@@ -127,14 +124,15 @@ impl Cache for RedisCache {
         now: DateTime<Utc>,
     ) -> Result<(), PortError> {
         let mut con = self.connection.manager();
-        redis::cmd("SET")
-            .arg(self.value_key(key))
-            .arg(encode(expires_ms(now, ttl), &value))
-            .arg("PX")
-            .arg(crate::redis_expiry_ms(ttl))
-            .query_async::<()>(&mut con)
-            .await
-            .map_err(error::port)
+        bounded(
+            redis::cmd("SET")
+                .arg(self.value_key(key))
+                .arg(encode(expires_ms(now, ttl), &value))
+                .arg("PX")
+                .arg(crate::redis_expiry_ms(ttl))
+                .query_async::<()>(&mut con),
+        )
+        .await
     }
 
     async fn put_if_absent(
@@ -146,15 +144,15 @@ impl Cache for RedisCache {
     ) -> Result<bool, PortError> {
         let full_key = self.value_key(key);
         let mut con = self.connection.manager();
-        let wrote: i64 = self
-            .put_if_absent
-            .key(&full_key)
-            .arg(now.timestamp_millis())
-            .arg(encode(expires_ms(now, ttl), &value))
-            .arg(crate::redis_expiry_ms(ttl))
-            .invoke_async(&mut con)
-            .await
-            .map_err(error::port)?;
+        let wrote: i64 = bounded(
+            self.put_if_absent
+                .key(&full_key)
+                .arg(now.timestamp_millis())
+                .arg(encode(expires_ms(now, ttl), &value))
+                .arg(crate::redis_expiry_ms(ttl))
+                .invoke_async(&mut con),
+        )
+        .await?;
         match wrote {
             1 => Ok(true),
             0 => Ok(false),
@@ -164,11 +162,12 @@ impl Cache for RedisCache {
 
     async fn delete(&self, key: &str) -> Result<(), PortError> {
         let mut con = self.connection.manager();
-        redis::cmd("DEL")
-            .arg(self.value_key(key))
-            .query_async::<()>(&mut con)
-            .await
-            .map_err(error::port)
+        bounded(
+            redis::cmd("DEL")
+                .arg(self.value_key(key))
+                .query_async::<()>(&mut con),
+        )
+        .await
     }
 }
 

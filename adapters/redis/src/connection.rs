@@ -1,11 +1,14 @@
 //! `RedisConnection`: one self-healing connection to Redis and the key prefix to use.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use posthorn_core::ports::PortError;
+
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-use crate::error::RedisAdapterError;
+use crate::error::{self, RedisAdapterError};
 use crate::{RedisCache, RedisRateLimiter};
 
 /// How long one attempt to open a connection may take.
@@ -13,6 +16,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a command may wait for its reply before it fails (and the connection is
 /// replaced): rate limits and cache reads sit on request paths.
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest a call may take in all, waiting for a reconnection included: the
+/// connection manager makes calls wait while it reconnects, and a request must be refused
+/// (503) rather than held while Redis is down.
+const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// How often a (re)connection is retried before the pending calls fail. Kept low so that
 /// calls fail fast (within seconds) while Redis is down; the next call after a failed
 /// reconnection starts a new one.
@@ -92,6 +99,19 @@ impl RedisConnection {
     /// A handle to send commands through (clones share the connection).
     pub(crate) fn manager(&self) -> ConnectionManager {
         self.manager.clone()
+    }
+}
+
+/// Runs one Redis call for at most [`CALL_TIMEOUT`]; a call that takes longer fails as
+/// unavailable (the connection keeps reconnecting in the background).
+pub(crate) async fn bounded<T>(
+    call: impl Future<Output = redis::RedisResult<T>>,
+) -> Result<T, PortError> {
+    match tokio::time::timeout(CALL_TIMEOUT, call).await {
+        Ok(result) => result.map_err(error::port),
+        Err(_) => Err(PortError::Unavailable(format!(
+            "Redis unavailable: no answer within {CALL_TIMEOUT:?}"
+        ))),
     }
 }
 

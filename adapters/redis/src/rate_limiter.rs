@@ -7,8 +7,7 @@ use chrono::{DateTime, Utc};
 use posthorn_core::ports::{window_bounds, PortError, Quota, RateDecision, RateLimiter};
 use redis::Script;
 
-use crate::connection::RedisConnection;
-use crate::error;
+use crate::connection::{bounded, RedisConnection};
 
 /// Takes `ARGV[1]` units from the counter `KEYS[1]` if they fit under the limit `ARGV[2]`;
 /// a new counter expires after `ARGV[3]` ms. Returns `{allowed (0|1), units used}`.
@@ -89,15 +88,15 @@ impl RateLimiter for RedisRateLimiter {
         let (index, reset_at) = window_bounds(now, quota.window);
         let counter = counter_key(self.connection.key_prefix(), quota.window, index, key);
         let mut con = self.connection.manager();
-        let (allowed, used): (i64, i64) = self
-            .take
-            .key(&counter)
-            .arg(cost)
-            .arg(quota.limit)
-            .arg(crate::redis_expiry_ms(quota.window))
-            .invoke_async(&mut con)
-            .await
-            .map_err(error::port)?;
+        let (allowed, used): (i64, i64) = bounded(
+            self.take
+                .key(&counter)
+                .arg(cost)
+                .arg(quota.limit)
+                .arg(crate::redis_expiry_ms(quota.window))
+                .invoke_async(&mut con),
+        )
+        .await?;
         Ok(decision(allowed == 1, used, quota, reset_at))
     }
 }

@@ -1,57 +1,47 @@
-//! `Store::commit`: one write transaction on the writer connection, applying a change
-//! set's writes in order.
+//! Applying a change set's writes in order inside an open transaction (the transaction
+//! and its savepoints are [`crate::group`]'s).
 
 use posthorn_core::model::{
     Campaign, Contact, DkimKeyPair, Domain, DomainId, EmailRecord, KeySet, Segment, Template,
     Workspace, WorkspaceId,
 };
 use posthorn_core::ports::{ChangeSet, StoreError, Write};
-use sqlx::{SqliteConnection, SqlitePool};
+use sqlx::SqliteConnection;
 
 use crate::batch::Inserts;
 use crate::error;
+use crate::idempotency;
+use crate::inbound;
 use crate::rows::{condition_text, enum_text, json_text, micros, opt_micros, to_i64};
 use crate::workflow_commit;
 
-/// Applies every write of `changes` in one transaction, or none of them; says whether the
-/// change set enqueued jobs (so the caller wakes workers once it returned).
-///
-/// `BEGIN IMMEDIATE` takes the write lock up front: the transaction never has to upgrade
-/// a read lock, which is where SQLite reports `BUSY` without waiting. Guarded writes that
-/// find another state than expected roll back and return `Conflict`; any other failure
-/// rolls back and returns `Unavailable`.
-pub(crate) async fn commit(writer: &SqlitePool, changes: ChangeSet) -> Result<bool, StoreError> {
-    if changes.is_empty() {
-        return Ok(false);
-    }
-    let mut tx = writer
-        .begin_with("BEGIN IMMEDIATE")
-        .await
-        .map_err(error::store)?;
-    let mut held = Inserts::default();
-    for write in changes.writes.iter().map(Some).chain([None]) {
-        let result = match write {
-            Some(w) if held.hold(w) => Ok(()),
-            // Any other write (or the end) first writes what was held back, in order.
-            Some(other) => match held.flush(&mut tx).await {
-                Ok(()) => apply(&mut tx, other).await,
-                Err(e) => Err(e),
-            },
-            None => held.flush(&mut tx).await,
-        };
-        if let Err(err) = result {
-            if let Err(rollback) = tx.rollback().await {
-                // The connection is reset before reuse, which rolls back as well.
-                tracing::warn!(error = %rollback, "rollback after a failed write failed");
-            }
-            return Err(err);
-        }
-    }
-    tx.commit().await.map_err(error::store)?;
-    Ok(changes
+/// Whether `changes` enqueues jobs.
+pub(crate) fn enqueues(changes: &ChangeSet) -> bool {
+    changes
         .writes
         .iter()
-        .any(|w| matches!(w, Write::EnqueueJob(_))))
+        .any(|w| matches!(w, Write::EnqueueJob(_)))
+}
+
+/// Applies every write of `changes`, in order, inside the open transaction (or savepoint)
+/// of `conn`; on an error the caller rolls back.
+pub(crate) async fn apply_all(
+    conn: &mut SqliteConnection,
+    changes: &ChangeSet,
+) -> Result<(), StoreError> {
+    let mut held = Inserts::default();
+    for write in changes.writes.iter().map(Some).chain([None]) {
+        match write {
+            Some(w) if held.hold(w) => {}
+            // Any other write (or the end) first writes what was held back, in order.
+            Some(other) => {
+                held.flush(&mut *conn).await?;
+                apply(&mut *conn, other).await?;
+            }
+            None => held.flush(&mut *conn).await?,
+        }
+    }
+    Ok(())
 }
 
 /// Applies one write inside the open transaction.
@@ -174,6 +164,13 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             )
             .await
         }
+        Write::InsertInboundEmail(e) => inbound::insert(conn, e).await,
+        Write::MarkInboundProcessed {
+            workspace_id,
+            id,
+            at,
+        } => inbound::mark_processed(conn, workspace_id, id, *at).await,
+        Write::PurgeInboundRaw { before } => inbound::purge_raw(conn, *before).await,
         Write::PutWorkflow(_)
         | Write::DeleteWorkflow { .. }
         | Write::PutStep(_)
@@ -185,6 +182,11 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
         | Write::InsertStepRun(_)
         | Write::UpdateStepRun(_)
         | Write::PutSigningKeys { .. } => workflow_commit::apply(conn, write).await,
+        Write::PutIdempotency(record) => idempotency::put(conn, record).await,
+        Write::RecordSnsMessage {
+            message_id,
+            processed_at,
+        } => crate::sns::record(conn, message_id, *processed_at).await,
     }
 }
 

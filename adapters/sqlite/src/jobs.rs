@@ -49,10 +49,7 @@ impl Jobs for SqliteStore {
             return Ok(Vec::new());
         }
         let writer = self.writer().map_err(store_to_port)?;
-        let lease_until = chrono::Duration::from_std(lease)
-            .ok()
-            .and_then(|lease| now.checked_add_signed(lease))
-            .map_or(i64::MAX, micros);
+        let lease_until = lease_end(now, lease);
         let rows = sqlx::query(CLAIM)
             .bind(micros(now))
             .bind(lease_until)
@@ -91,6 +88,26 @@ impl Jobs for SqliteStore {
         // RETURNING does not keep the subquery's order.
         claimed.sort_by(|(a_at, a), (b_at, b)| a_at.cmp(b_at).then_with(|| a.id.cmp(&b.id)));
         Ok(claimed.into_iter().map(|(_, job)| job).collect())
+    }
+
+    async fn extend(
+        &self,
+        job: &ClaimedJob,
+        now: DateTime<Utc>,
+        lease: Duration,
+    ) -> Result<bool, PortError> {
+        let writer = self.writer().map_err(store_to_port)?;
+        let done = sqlx::query(
+            "UPDATE jobs SET lease_until = ?3 \
+             WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
+        )
+        .bind(job.id.as_str())
+        .bind(job.lease_token.clone())
+        .bind(lease_end(now, lease))
+        .execute(writer)
+        .await
+        .map_err(port_error)?;
+        Ok(done.rows_affected() > 0)
     }
 
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
@@ -214,6 +231,14 @@ impl Jobs for SqliteStore {
         }
         Ok(revived)
     }
+}
+
+/// `now + lease` in stored microseconds, or the end of time when that overflows.
+fn lease_end(now: DateTime<Utc>, lease: Duration) -> i64 {
+    chrono::Duration::from_std(lease)
+        .ok()
+        .and_then(|lease| now.checked_add_signed(lease))
+        .map_or(i64::MAX, micros)
 }
 
 /// Moves a leased job to `dead`; `false` when the lease token is stale.

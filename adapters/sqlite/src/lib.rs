@@ -3,7 +3,8 @@
 //!
 //! One [`SqliteStore`] serves both ports. The file is in WAL mode with **one writer
 //! connection**, through which every commit and every job claim is serialized, and a pool
-//! of read-only connections that never wait for it. A change set's jobs are written in
+//! of read-only connections that never wait for it. Concurrent commits share transactions
+//! (group commit, one WAL sync for many change sets, each in its own savepoint). A change set's jobs are written in
 //! the same transaction as its records (a transactional outbox); idle workers are woken
 //! in process (one process owns the file: [`SqliteStore::open`] locks it).
 //!
@@ -18,6 +19,9 @@ mod batch;
 mod commit;
 mod contacts;
 mod error;
+mod group;
+mod idempotency;
+mod inbound;
 mod jobs;
 mod matching;
 mod open;
@@ -25,6 +29,7 @@ mod options;
 mod records;
 mod rows;
 mod segments;
+mod sns;
 mod store;
 pub mod testing;
 mod wake;
@@ -53,6 +58,8 @@ pub struct SqliteStore {
     /// Read-only connections for every read.
     readers: SqlitePool,
     wake: Arc<wake::Wake>,
+    /// Change sets waiting for the writer, committed together.
+    group: Arc<group::Group>,
     path: PathBuf,
     /// The locked `<db>.lock` file, held open while the store lives.
     _lock: Option<Arc<File>>,

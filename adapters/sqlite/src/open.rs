@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use fs4::fs_std::FileExt;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::{Connection, SqlitePool};
 
 use crate::error::{self, SqliteError};
 use crate::options::{Durability, SqliteOptions};
@@ -104,6 +104,9 @@ pub(crate) async fn open(
         .idle_timeout(None)
         .max_lifetime(None)
         .test_before_acquire(false)
+        // A connection handed back inside one of sqlx's transactions (a cancelled future
+        // whose rollback failed) is closed, not reused: the next commit would not start.
+        .after_release(|conn, _| Box::pin(async move { Ok(!conn.is_in_transaction()) }))
         .connect_with(
             base(path, options)
                 .create_if_missing(true)
@@ -123,6 +126,7 @@ pub(crate) async fn open(
         writer: Some(writer),
         readers,
         wake: Arc::new(wake::Wake::default()),
+        group: Arc::default(),
         path: path.to_path_buf(),
         _lock: Some(Arc::new(lock)),
         _temp_dir: temp_dir,
@@ -146,6 +150,7 @@ pub(crate) async fn open_read_only(
         writer: None,
         readers,
         wake: Arc::new(wake::Wake::default()),
+        group: Arc::default(),
         path: path.to_path_buf(),
         _lock: None,
         _temp_dir: None,

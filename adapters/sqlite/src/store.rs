@@ -10,7 +10,7 @@ use posthorn_core::model::{
     ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, EmailStats, Event,
     KeySet, Segment, Template, Workspace,
 };
-use posthorn_core::model::{EventId, ExecutionId, StepId, WorkflowId};
+use posthorn_core::model::{EventId, ExecutionId, IdempotencyRecord, StepId, WorkflowId};
 use posthorn_core::ports::{
     ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, SigningKeys,
     Store, StoreError, TemplateQuery, WorkflowStore,
@@ -18,13 +18,13 @@ use posthorn_core::ports::{
 use posthorn_core::segment::{Condition, EventFact};
 use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
-use crate::{commit, contacts, matching, records, segments, workflows, SqliteStore};
+use crate::{contacts, matching, records, segments, workflows, SqliteStore};
 
 #[async_trait]
 impl Store for SqliteStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
         let changes_access = changes.changes_access();
-        let committed = commit::commit(self.writer()?, changes).await;
+        let committed = self.group.commit(self.writer()?, changes).await;
         if changes_access {
             // Also when the outcome is unknown (the commit may have happened).
             self.wake.access_changed();
@@ -61,6 +61,14 @@ impl Store for SqliteStore {
 
     async fn inbound_domain(&self, name: &str) -> Result<Option<Domain>, StoreError> {
         records::inbound_domain(&self.readers, name).await
+    }
+
+    async fn inbound_email(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &posthorn_core::model::EmailId,
+    ) -> Result<Option<posthorn_core::model::InboundEmail>, StoreError> {
+        crate::inbound::get(&self.readers, workspace_id, id).await
     }
 
     async fn contact(
@@ -158,11 +166,28 @@ impl Store for SqliteStore {
         records::email_stats(&self.readers, workspace_id.as_str(), query).await
     }
 
+    async fn idempotency_record(
+        &self,
+        scope: &str,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        crate::idempotency::get(&self.readers, scope, key, now).await
+    }
+
+    async fn purge_idempotency(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        crate::idempotency::purge(self.writer()?, now).await
+    }
+
     async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
         if let Some(value) = records::secret(&self.readers, name).await? {
             return Ok(value);
         }
         records::ensure_secret(self.writer()?, name, candidate).await
+    }
+
+    async fn sns_message_seen(&self, message_id: &str) -> Result<bool, StoreError> {
+        crate::sns::seen(&self.readers, message_id).await
     }
 
     async fn events(

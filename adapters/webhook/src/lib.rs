@@ -8,19 +8,26 @@
 //! confines webhooks to named hosts (`allow_hosts`; a listed loopback host such as
 //! `127.0.0.1` or `localhost` may then be reached).
 //!
+//! [`SnsHttpFetcher`] is the `SnsFetcher` port: the certificate and subscribe URLs of SNS
+//! messages, allowed by the SNS host rules instead of the guard.
+//!
 //! [`HostResolver`] is the seam for tests: [`StaticResolver`] feeds any address to the guard
 //! without DNS and without traffic.
 
 pub mod guard;
 mod resolver;
+mod rspamd;
 mod settings;
 mod sink;
+mod sns;
 mod target;
 
 pub use guard::{forbidden_range, AddressPolicy, Range};
 pub use resolver::{HostResolver, StaticResolver, SystemResolver};
+pub use rspamd::{RspamdScanner, RspamdUrlError};
 pub use settings::{
     AllowHosts, SettingsError, WebhookSettings, ALLOW_HOSTS_ENV, ALLOW_PRIVATE_ENV,
 };
 pub use sink::{HttpWebhookSink, USER_AGENT};
+pub use sns::{SnsFetchSettings, SnsHttpFetcher};
 pub use target::{check_target, CheckedTarget};

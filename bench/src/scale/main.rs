@@ -203,6 +203,7 @@ fn engine(store: Arc<dyn Store>, jobs: Arc<dyn Jobs>) -> Engine {
         rate_limiter: Arc::new(MemoryRateLimiter::new()),
         cache: Arc::new(MemoryCache::new()),
         webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
+        inbound: Default::default(),
         settings: Settings::default(),
     }
 }

@@ -2,6 +2,8 @@
 
 mod campaign;
 mod deliver;
+mod heartbeat;
+mod inbound;
 mod workflow;
 
 pub use campaign::{CampaignMessage, BATCHES_PER_JOB, EXPANSION_BATCH};
@@ -30,6 +32,12 @@ impl Engine {
     /// run again: each of those runs ended with its worker (a crash, a kill, a lease run
     /// out), so it is dead-lettered instead of taking down one worker after another.
     ///
+    /// While the handler runs, its lease is renewed every third of `Settings::job_lease`
+    /// (`Jobs::extend`), so a job that outlasts one lease (a slow SMTP server or webhook)
+    /// is not claimed again by another worker meanwhile; the lease then bounds how long a
+    /// crashed worker's job waits, not how long a job may run. Callers of `run_job` get this
+    /// without doing anything; it needs a tokio runtime with time enabled.
+    ///
     /// A handler that fails (a store or limiter error) has its job put back with the retry
     /// backoff at once, counting a failed attempt, rather than left to its lease: the error
     /// is returned for the caller to log.
@@ -37,7 +45,7 @@ impl Engine {
         if job.claims > self.settings.max_job_claims {
             return self.give_up_unsettled(job).await;
         }
-        let result = self.dispatch(job).await;
+        let result = self.with_heartbeat(job, self.dispatch(job)).await;
         if let Err(error) = &result {
             let at = self.clock.now() + self.retry_delay(job.attempts.saturating_add(1));
             // A stale lease (the handler settled before failing) makes this a no-op.
@@ -84,6 +92,14 @@ impl Engine {
                 workspace_id,
                 campaign_id,
             } => self.finish_campaign(job, workspace_id, campaign_id).await,
+            JobPayload::ProcessInboundEmail {
+                workspace_id,
+                email_id,
+            } => {
+                self.process_inbound_email(job, workspace_id, email_id)
+                    .await
+            }
+            JobPayload::PurgeInboundRaw => self.purge_inbound_raw(job).await,
             JobPayload::RecheckDomains => {
                 self.recheck_domains(job).await?;
                 Ok(JobOutcome::Done)

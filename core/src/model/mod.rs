@@ -7,7 +7,9 @@ mod email;
 mod email_address;
 mod event;
 mod event_name;
+mod idempotency;
 mod ids;
+mod inbound;
 mod key;
 mod segment;
 mod template;
@@ -24,10 +26,12 @@ pub use email_address::EMAIL_PATTERN;
 pub use email_address::{EmailAddress, EmailAddressError};
 pub use event::{Event, INTERNAL_EVENT_NAMES};
 pub use event_name::{EventName, EventNameError};
+pub use idempotency::{IdempotencyRecord, IdempotencyTicket, StoredAnswer};
 pub use ids::{
     CampaignId, ContactId, DomainId, EmailId, EventId, ExecutionId, JobId, KeySetId, SegmentId,
     StepId, TemplateId, TransitionId, WorkflowId, WorkspaceId,
 };
+pub use inbound::{InboundEmail, Verdict};
 pub use key::{hash_key, ApiKey, KeyKind, KeySet, NewKeySet};
 pub use segment::{Segment, SegmentType};
 pub use template::{Template, TemplateType};

@@ -95,6 +95,16 @@ pub enum JobPayload {
         /// Members after this contact id are next (a tick's continuation batch).
         after_contact_id: Option<ContactId>,
     },
+    /// Judge a received message (SPF, DKIM, DMARC, spam, virus) and emit its
+    /// `email.received` events; idempotent by the record's processed mark.
+    ProcessInboundEmail {
+        /// The receiving workspace.
+        workspace_id: WorkspaceId,
+        /// The inbound email record.
+        email_id: EmailId,
+    },
+    /// Drop the raw bytes of received messages older than the retention period.
+    PurgeInboundRaw,
 }
 
 /// A job to enqueue (through `Write::EnqueueJob`).
@@ -163,10 +173,11 @@ pub struct JobStats {
 /// A durable queue.
 ///
 /// Contract: a job enqueued by a committed change set is claimed at least once after its
-/// `run_at`. A claim holds a lease until `now + lease`; when it expires without `complete`,
-/// `retry` or `dead_letter`, the job is claimable again (the worker crashed). Each claim
-/// counts in `ClaimedJob::claims`; `retry` starts the count again. Operations with a stale
-/// lease token return `Ok(false)` and change nothing.
+/// `run_at`. A claim holds a lease until `now + lease`, which `extend` renews while the job
+/// runs; when it expires without `complete`, `retry` or `dead_letter`, the job is claimable
+/// again (the worker crashed). Each claim counts in `ClaimedJob::claims`; `retry` starts
+/// the count again. Operations with a stale lease token return `Ok(false)` and change
+/// nothing.
 ///
 /// A dead-lettered job stays parked until an operator looks at it: `dead` lists dead jobs
 /// (and no job in another state), `revive` puts one back in the queue as if newly enqueued
@@ -180,6 +191,18 @@ pub trait Jobs: Send + Sync {
         lease: Duration,
         max: usize,
     ) -> Result<Vec<ClaimedJob>, PortError>;
+    /// Renews the lease of a running job to `now + lease` (a heartbeat, so a job that runs
+    /// longer than one lease is not claimed again while it runs); the token stays the same.
+    /// `Ok(false)` and no change when the claim is no longer current: the job was settled
+    /// (completed, retried, dead-lettered) or claimed again by someone else after its lease
+    /// ran out. A lease that ran out but was not claimed again may or may not be renewable,
+    /// as it may or may not still be completable.
+    async fn extend(
+        &self,
+        job: &ClaimedJob,
+        now: DateTime<Utc>,
+        lease: Duration,
+    ) -> Result<bool, PortError>;
     /// Removes a finished job.
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError>;
     /// Releases the job to run again at `at`; counts a failed attempt when `failed`; resets

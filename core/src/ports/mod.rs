@@ -4,8 +4,10 @@
 mod cache;
 mod clock;
 mod dns;
+mod inbound;
 mod jobs;
 mod rate_limit;
+mod sns;
 mod store;
 mod transport;
 mod webhook;
@@ -14,14 +16,20 @@ mod workflow_store;
 pub use cache::Cache;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dns::{Dns, DnsError, RecordKind};
+pub use inbound::{
+    AuthVerdicts, ContentScanner, InboundAuthenticator, InboundCheckers, InboundContext,
+    StaticVerdicts,
+};
 pub use jobs::{ClaimedJob, DeadJob, JobPayload, JobStats, Jobs, NewJob};
 pub use rate_limit::{window_bounds, Quota, RateDecision, RateLimiter};
+pub use sns::{SnsFetchError, SnsFetcher};
 pub use store::{
     ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
     StoreError, TemplateQuery, Write,
 };
 pub use transport::{
-    Attachment, DkimSigning, MailTransport, Mailbox, OutgoingMessage, TransportError,
+    is_recipient_failure, Attachment, DkimSigning, MailTransport, Mailbox, OutgoingMessage,
+    TransportError,
 };
 pub use webhook::{
     body_excerpt, classify_attempt, classify_status, parse_retry_after, sign, signature_headers,

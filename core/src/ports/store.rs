@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 
 use crate::model::{
     Campaign, CampaignId, CampaignStatus, Contact, ContactId, DkimKeyPair, Domain, DomainId,
-    EmailCounts, EmailId, EmailRecord, EmailStats, Event, KeySet, KeySetId, Segment, SegmentId,
-    Template, TemplateId, TemplateType, Workspace, WorkspaceId,
+    EmailCounts, EmailId, EmailRecord, EmailStats, Event, IdempotencyRecord, InboundEmail, KeySet,
+    KeySetId, Segment, SegmentId, Template, TemplateId, TemplateType, Workspace, WorkspaceId,
 };
 use crate::model::{StepId, TransitionId, WorkflowId};
 use crate::segment::{Condition, EventFact};
@@ -188,12 +188,43 @@ pub enum Write {
     InsertStepRun(StepRun),
     /// Replaces the record of (execution, step); `Conflict` if it is gone.
     UpdateStepRun(StepRun),
+    /// Inserts a received message; `Conflict` if the id exists.
+    InsertInboundEmail(InboundEmail),
+    /// Records that a received message's events were emitted; `Conflict` if it is gone or
+    /// was already processed (so a re-run of its job emits nothing twice).
+    MarkInboundProcessed {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The inbound email.
+        id: EmailId,
+        /// When it was processed.
+        at: DateTime<Utc>,
+    },
+    /// Drops the raw bytes of every processed received message (of any workspace) received
+    /// before `before`; the records stay. Messages still waiting to be processed keep theirs.
+    PurgeInboundRaw {
+        /// The retention cut-off.
+        before: DateTime<Utc>,
+    },
     /// Stores the workspace's webhook signing secrets (inserted or replaced).
     PutSigningKeys {
         /// Owning workspace.
         workspace_id: WorkspaceId,
         /// The secrets.
         keys: SigningKeys,
+    },
+    /// Stores the answer of an `Idempotency-Key`, in the commit of the changes it answers
+    /// for, so that a crash keeps both or neither. `Conflict` if an unexpired record of the
+    /// same (scope, key) exists; an expired one is replaced.
+    PutIdempotency(IdempotencyRecord),
+    /// Records that the SNS message `message_id` was processed (deployment-wide);
+    /// `Conflict` if it already was, so a redelivery racing the first delivery commits
+    /// nothing.
+    RecordSnsMessage {
+        /// The SNS `MessageId`.
+        message_id: String,
+        /// When it was processed.
+        processed_at: DateTime<Utc>,
     },
 }
 
@@ -423,10 +454,20 @@ pub trait Store: WorkflowStore + Send + Sync {
         query: &EmailStatsQuery,
     ) -> Result<EmailStats, StoreError>;
 
+    /// A received message by id (raw bytes included while kept).
+    async fn inbound_email(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<InboundEmail>, StoreError>;
+
     /// The deployment-wide secret called `name`: stores `candidate` when there is none yet
     /// and returns the stored value. Atomic: processes racing to create it all get the same
     /// value (the first stored), so every process of a deployment signs alike.
     async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError>;
+
+    /// Whether the SNS message `message_id` was recorded by [`Write::RecordSnsMessage`].
+    async fn sns_message_seen(&self, message_id: &str) -> Result<bool, StoreError>;
 
     /// Events matching `query`, newest first.
     async fn events(
@@ -531,4 +572,14 @@ pub trait Store: WorkflowStore + Send + Sync {
         workspace_id: &WorkspaceId,
         campaign_id: &CampaignId,
     ) -> Result<EmailCounts, StoreError>;
+
+    /// The record of `key` in `scope`, unless it expired at or before `now`.
+    async fn idempotency_record(
+        &self,
+        scope: &str,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<IdempotencyRecord>, StoreError>;
+    /// Deletes the idempotency records that expired at or before `now`; how many.
+    async fn purge_idempotency(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
 }

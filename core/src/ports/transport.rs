@@ -100,9 +100,16 @@ impl TransportError {
     /// an enhanced code do not, so a misconfigured relay cannot unsubscribe a list.
     pub fn rejected(reply: impl Into<String>) -> Self {
         let reply = reply.into();
-        let recipient = matches!(enhanced_status(&reply), Some((5, 1, _)) | Some((5, 2, 1)));
+        let recipient = is_recipient_failure(&reply);
         TransportError::Rejected { reply, recipient }
     }
+}
+
+/// Whether an SMTP reply or a bare enhanced status code (`5.1.1`) says the recipient itself
+/// cannot receive mail (5.1.x bad mailbox, 5.2.1 mailbox disabled): the only permanent
+/// failures that count as a permanent bounce, whoever reports them.
+pub fn is_recipient_failure(reply: &str) -> bool {
+    matches!(enhanced_status(reply), Some((5, 1, _)) | Some((5, 2, 1)))
 }
 
 /// The enhanced status code (`class.subject.detail`) of an SMTP reply: the first word,

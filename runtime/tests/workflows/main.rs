@@ -1,7 +1,9 @@
-//! Workflow engine tests: in process, on the memory store, with a manual clock.
+//! Runtime tests, in process on the memory store: the workflow engine (with a manual clock)
+//! and the lease heartbeat of a running job (on tokio's paused clock).
 
 mod crud;
 mod harness;
+mod lease;
 mod schedule;
 mod steps;
 mod waits;

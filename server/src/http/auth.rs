@@ -37,15 +37,10 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
-    let quota = Quota {
-        limit: caller.workspace.rate_limit_per_minute.max(1),
-        window: Duration::from_secs(60),
-    };
     let now = state.engine.clock.now();
-    let key = format!("api:{}", caller.workspace.id);
-    let decision = match state.engine.rate_limiter.take(&key, 1, quota, now).await {
+    let decision = match spend_budget(&state, &caller, now).await {
         Ok(d) => d,
-        Err(e) => return ApiError::Domain(e.into()).into_response(),
+        Err(e) => return ApiError::Domain(e).into_response(),
     };
     let mut response = if decision.allowed {
         req.extensions_mut().insert(caller);
@@ -58,7 +53,24 @@ pub async fn require_key(State(state): State<AppState>, mut req: Request, next: 
     response
 }
 
-async fn authenticate(
+/// Takes one unit of the workspace's per-minute request budget, shared by the HTTP API
+/// and the SMTP submission relay (one message counts as one request).
+pub(crate) async fn spend_budget(
+    state: &AppState,
+    caller: &Caller,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<RateDecision, posthorn_core::Error> {
+    let quota = Quota {
+        limit: caller.workspace.rate_limit_per_minute.max(1),
+        window: Duration::from_secs(60),
+    };
+    let key = format!("api:{}", caller.workspace.id);
+    Ok(state.engine.rate_limiter.take(&key, 1, quota, now).await?)
+}
+
+/// Resolves a key through the cache, as every request does; `public_ok` lets a public key
+/// through.
+pub(crate) async fn authenticate(
     state: &AppState,
     token: Option<&str>,
     public_ok: bool,

@@ -261,6 +261,12 @@ impl ApiError {
                 "The operator API needs a valid admin token".into(),
                 "Set POSTHORN_ADMIN_TOKEN and send it as a Bearer token.",
             ),
+            ApiError::Domain(Error::RateLimited { message, .. }) => p(
+                S::TOO_MANY_REQUESTS,
+                "RATE_LIMIT_EXCEEDED",
+                message,
+                "Wait for Retry-After seconds, or ask the operator for a higher limit.",
+            ),
             ApiError::RateLimited { retry_after } => p(
                 S::TOO_MANY_REQUESTS,
                 "RATE_LIMIT_EXCEEDED",
@@ -338,6 +344,9 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
+            ApiError::Domain(Error::RateLimited {
+                retry_after_secs, ..
+            }) => Some(*retry_after_secs),
             ApiError::Domain(Error::Unavailable(_)) | ApiError::TimedOut { .. } => {
                 Some(UNAVAILABLE_RETRY_AFTER_SECS)
             }

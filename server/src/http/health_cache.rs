@@ -104,6 +104,7 @@ mod tests {
             rate_limiter: Arc::new(MemoryRateLimiter::new()),
             cache: Arc::new(MemoryCache::new()),
             webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
+            inbound: Default::default(),
             settings: Settings::default(),
         }
     }

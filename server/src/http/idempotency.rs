@@ -1,12 +1,24 @@
 //! `Idempotency-Key` on every POST (workspace and operator API): replay the first answer for
 //! 24 h, refuse a changed body.
+//!
+//! The answer is kept in the store, so that it outlives the process: handlers whose use case
+//! takes a [`Keyed`](posthorn_core::app::idempotency::Keyed) (`/v1/send`) commit it in the
+//! same change set as the request's changes, and every other answer is stored in a commit
+//! of its own right after the handler returned. The cache holds the in-flight marker (409
+//! for a second request while the first runs) and a copy of finished answers in front of
+//! the store.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use chrono::TimeDelta;
 use posthorn_core::app::Caller;
+use posthorn_core::model::{IdempotencyRecord, IdempotencyTicket, StoredAnswer};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::time::Duration;
@@ -33,6 +45,33 @@ enum Record {
     },
 }
 
+/// The key of the POST being handled, for handlers whose use case commits the key's record
+/// with its own changes. A handler that did so calls [`IdempotentRequest::recorded`], so
+/// that the record is not written a second time.
+#[derive(Clone)]
+pub struct IdempotentRequest {
+    /// The key, its scope, the request's fingerprint and the record's expiry.
+    pub ticket: IdempotencyTicket,
+    recorded: Arc<AtomicBool>,
+}
+
+impl IdempotentRequest {
+    /// Notes that the use case committed the record with its changes.
+    pub fn recorded(&self) {
+        self.recorded.store(true, Ordering::Release);
+    }
+}
+
+/// The answer as the API sends `value` with `status` (JSON, the bytes `axum::Json` writes).
+pub fn json_answer(status: StatusCode, value: &impl Serialize) -> StoredAnswer {
+    StoredAnswer {
+        status: status.as_u16(),
+        content_type: Some("application/json".to_string()),
+        // Answer types serialize infallibly (string keys only, no custom serializers).
+        body: serde_json::to_vec(value).unwrap_or_default(),
+    }
+}
+
 fn valid_key(key: &str) -> bool {
     (1..=255).contains(&key.len()) && key.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
@@ -54,7 +93,7 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         .extensions()
         .get::<Caller>()
         .map_or_else(|| "admin".to_string(), |c| c.workspace.id.to_string());
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let bytes = match read_limited(body, state.max_body_bytes).await {
         Ok(b) => b,
         Err(e) => return e.into_response(),
@@ -70,6 +109,27 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
     let cache_key = format!("idem:{scope}:{key}");
     let cache = &state.engine.cache;
     let now = state.engine.clock.now();
+
+    // A finished answer: from the cache, else from the store (it outlives the process).
+    match cache.get(&cache_key, now).await {
+        Ok(Some(bytes)) => {
+            if let Ok(done @ Record::Done { .. }) = serde_json::from_slice::<Record>(&bytes) {
+                return answer_from(done, &body_hash);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => return ApiError::Domain(e.into()).into_response(),
+    }
+    match state.engine.idempotency_record(&scope, &key).await {
+        Ok(Some(stored)) => {
+            let done = done_record(stored);
+            cache_done(&state, &cache_key, &done).await;
+            return answer_from(done, &body_hash);
+        }
+        Ok(None) => {}
+        Err(e) => return ApiError::Domain(e).into_response(),
+    }
+
     let marker = match serde_json::to_vec(&Record::InFlight {
         body_hash: body_hash.clone(),
     }) {
@@ -86,6 +146,17 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         Ok(false) => return replay(&state, &cache_key, &body_hash).await,
         Err(e) => return ApiError::Domain(e.into()).into_response(),
     }
+    let ticket = IdempotencyTicket {
+        scope,
+        key,
+        fingerprint: body_hash.clone(),
+        expires_at: now + TimeDelta::from_std(TTL).unwrap_or(TimeDelta::days(1)),
+    };
+    let request = IdempotentRequest {
+        ticket: ticket.clone(),
+        recorded: Arc::new(AtomicBool::new(false)),
+    };
+    parts.extensions.insert(request.clone());
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -93,33 +164,66 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
     let resp_bytes = axum::body::to_bytes(resp_body, usize::MAX)
         .await
         .unwrap_or_default();
-    let outcome = if resp_parts.status.is_server_error() {
-        // A failure may succeed on retry: forget the key.
-        cache.delete(&cache_key).await
-    } else {
-        let record = Record::Done {
-            body_hash,
-            status: resp_parts.status.as_u16(),
-            content_type: resp_parts
-                .headers
-                .get("content-type")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string),
-            body: resp_bytes.to_vec(),
-        };
-        match serde_json::to_vec(&record) {
-            Ok(v) => {
-                cache
-                    .put(&cache_key, v, TTL, state.engine.clock.now())
-                    .await
-            }
-            Err(_) => cache.delete(&cache_key).await,
+    if resp_parts.status.is_server_error() {
+        // A failure may succeed on retry: forget the key. (A record committed before the
+        // failure, e.g. a time limit hit after the commit, is still replayed from the store.)
+        if let Err(e) = cache.delete(&cache_key).await {
+            tracing::error!(error = %e, "could not drop the idempotency marker");
         }
+        return Response::from_parts(resp_parts, Body::from(resp_bytes));
+    }
+    let answer = StoredAnswer {
+        status: resp_parts.status.as_u16(),
+        content_type: resp_parts
+            .headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string),
+        body: resp_bytes.to_vec(),
+    };
+    if !request.recorded.load(Ordering::Acquire) {
+        let record = ticket.record(answer.clone(), state.engine.clock.now());
+        match state.engine.keep_idempotency_record(record).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!("another request stored this idempotency key first"),
+            Err(e) => tracing::error!(error = %e, "could not store the idempotency record"),
+        }
+    }
+    let done = Record::Done {
+        body_hash,
+        status: answer.status,
+        content_type: answer.content_type,
+        body: answer.body,
+    };
+    cache_done(&state, &cache_key, &done).await;
+    Response::from_parts(resp_parts, Body::from(resp_bytes))
+}
+
+/// The cache's form of a stored record.
+fn done_record(stored: IdempotencyRecord) -> Record {
+    Record::Done {
+        body_hash: stored.fingerprint,
+        status: stored.answer.status,
+        content_type: stored.answer.content_type,
+        body: stored.answer.body,
+    }
+}
+
+/// Keeps `done` in the cache for the key's lifetime (best effort: the store has it).
+async fn cache_done(state: &AppState, cache_key: &str, done: &Record) {
+    let outcome = match serde_json::to_vec(done) {
+        Ok(v) => {
+            state
+                .engine
+                .cache
+                .put(cache_key, v, TTL, state.engine.clock.now())
+                .await
+        }
+        Err(_) => state.engine.cache.delete(cache_key).await,
     };
     if let Err(e) = outcome {
-        tracing::error!(error = %e, "could not store the idempotency record");
+        tracing::error!(error = %e, "could not cache the idempotency record");
     }
-    Response::from_parts(resp_parts, Body::from(resp_bytes))
 }
 
 async fn replay(state: &AppState, cache_key: &str, body_hash: &str) -> Response {
@@ -129,26 +233,35 @@ async fn replay(state: &AppState, cache_key: &str, body_hash: &str) -> Response 
         Err(e) => return ApiError::Domain(e.into()).into_response(),
     };
     match stored {
-        Some(Record::Done {
-            body_hash: h,
-            status,
-            content_type,
-            body,
-        }) if h == body_hash => {
-            let mut response = Response::new(Body::from(body));
-            *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-            if let Some(ct) = content_type.and_then(|ct| HeaderValue::from_str(&ct).ok()) {
-                response.headers_mut().insert("content-type", ct);
-            }
-            response
-                .headers_mut()
-                .insert("idempotent-replayed", HeaderValue::from_static("true"));
-            response
-        }
-        Some(Record::Done { .. }) => ApiError::IdempotencyKeyReused.into_response(),
+        Some(done @ Record::Done { .. }) => answer_from(done, body_hash),
         Some(Record::InFlight { body_hash: h }) if h != body_hash => {
             ApiError::IdempotencyKeyReused.into_response()
         }
         Some(Record::InFlight { .. }) | None => ApiError::IdempotencyInFlight.into_response(),
     }
+}
+
+/// The replay of a finished record, or 422 when the request is another one.
+fn answer_from(done: Record, body_hash: &str) -> Response {
+    let Record::Done {
+        body_hash: h,
+        status,
+        content_type,
+        body,
+    } = done
+    else {
+        return ApiError::IdempotencyInFlight.into_response();
+    };
+    if h != body_hash {
+        return ApiError::IdempotencyKeyReused.into_response();
+    }
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    if let Some(ct) = content_type.and_then(|ct| HeaderValue::from_str(&ct).ok()) {
+        response.headers_mut().insert("content-type", ct);
+    }
+    response
+        .headers_mut()
+        .insert("idempotent-replayed", HeaderValue::from_static("true"));
+    response
 }

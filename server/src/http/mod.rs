@@ -44,6 +44,8 @@ pub struct Shared {
     pub request_time_limit: std::time::Duration,
     /// What `GET /health` answers from.
     pub health: health_cache::HealthCache,
+    /// The receiver of `POST /webhooks/sns`; unset, the endpoint refuses every message.
+    pub sns: std::sync::OnceLock<posthorn_core::app::sns::SnsReceiver>,
 }
 
 impl std::ops::Deref for AppState {
@@ -88,7 +90,17 @@ impl AppState {
             auth_cache: auth_cache::AuthCache::default(),
             request_time_limit,
             health: health_cache::HealthCache::default(),
+            sns: std::sync::OnceLock::new(),
         }))
+    }
+
+    /// The state with `receiver` answering `POST /webhooks/sns` (set once, at start-up;
+    /// a second receiver is ignored).
+    pub fn with_sns(self, receiver: posthorn_core::app::sns::SnsReceiver) -> Self {
+        if self.0.sns.set(receiver).is_err() {
+            tracing::warn!("an SNS receiver was already set; the new one is ignored");
+        }
+        self
     }
 }
 
@@ -169,6 +181,7 @@ pub fn workspace_routes() -> OpenApiRouter<AppState> {
         ))
         .routes(routes!(routes::domains::verify))
         .routes(routes!(routes::stats::stats))
+        .routes(routes!(routes::inbound::raw))
 }
 
 /// The links in sent mail (open pixel, click redirect, unsubscribe): no key, no API rate
@@ -181,6 +194,12 @@ pub fn link_routes() -> OpenApiRouter<AppState> {
             routes::links::unsubscribe_page,
             routes::links::unsubscribe
         ))
+}
+
+/// Provider notifications (Amazon SNS): no key and no API rate limit; the signature of
+/// each message, checked against its topic's certificate, is the authority.
+pub fn provider_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(routes::sns::receive))
 }
 
 /// The operator API (the admin token): every route with its documentation.
@@ -213,8 +232,11 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
     let links =
         link_routes().route_layer(from_fn_with_state(state.clone(), time_limit::within_limit));
+    let providers =
+        provider_routes().route_layer(from_fn_with_state(state.clone(), time_limit::within_limit));
     let (app, _) = system_routes()
         .merge(links)
+        .merge(providers)
         .merge(workspace_api)
         .merge(admin_api)
         .split_for_parts();

@@ -200,6 +200,7 @@ impl TestApp {
             rate_limiter,
             cache,
             webhooks,
+            inbound: Default::default(),
             settings,
         };
         let router = router(AppState::new(engine.clone(), Some(ADMIN.to_string())));
@@ -404,6 +405,15 @@ impl TestApp {
     pub fn set_dns(&mut self, dns: StaticDns) {
         self.engine = Engine {
             dns: Arc::new(dns),
+            ..self.engine.clone()
+        };
+        self.router = router(AppState::new(self.engine.clone(), Some(ADMIN.to_string())));
+    }
+
+    /// Judges received mail with `checkers` from now on (HTTP handlers and jobs alike).
+    pub fn set_inbound(&mut self, checkers: posthorn_core::ports::InboundCheckers) {
+        self.engine = Engine {
+            inbound: checkers,
             ..self.engine.clone()
         };
         self.router = router(AppState::new(self.engine.clone(), Some(ADMIN.to_string())));

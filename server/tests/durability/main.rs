@@ -8,6 +8,7 @@
 //! (see `scripts/services.sh`); without them the tests print a note and pass, except under
 //! `CI=true`, where they fail.
 
+mod faults;
 mod graceful;
 mod revocation;
 mod secrets;

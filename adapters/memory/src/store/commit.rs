@@ -4,7 +4,8 @@ use std::collections::{BTreeSet, HashSet};
 
 use posthorn_core::model::{
     Campaign, CampaignId, Contact, ContactId, Domain, DomainId, EmailId, EmailRecord, Event,
-    KeySet, KeySetId, Segment, SegmentId, Template, TemplateId, Workspace, WorkspaceId,
+    IdempotencyRecord, InboundEmail, KeySet, KeySetId, Segment, SegmentId, Template, TemplateId,
+    Workspace, WorkspaceId,
 };
 use posthorn_core::ports::{NewJob, StoreError, Write};
 
@@ -29,8 +30,13 @@ pub(crate) enum Undo {
     /// The memberships a deleted contact had: (workspace, contact, segment ids).
     Memberships(WorkspaceId, ContactId, HashSet<SegmentId>),
     Campaign(WorkspaceId, CampaignId, Option<Campaign>),
+    Inbound(WorkspaceId, EmailId, Option<InboundEmail>),
     /// A change to a workspace's workflow records.
     Workflow(WorkspaceId, WorkflowUndo),
+    /// An `Idempotency-Key` record: (scope, key) and what was stored before.
+    Idempotency((String, String), Option<IdempotencyRecord>),
+    /// An SNS message recorded as processed.
+    SnsMessage(String),
 }
 
 /// Refuses an inbound-enabled `domain` whose name another workspace receives mail for.
@@ -321,6 +327,58 @@ fn apply(
             let old = state.data_mut(&workspace_id).replace_campaign(&id, None);
             undo.push(Undo::Campaign(workspace_id, id, old));
         }
+        Write::InsertInboundEmail(email) => {
+            let (ws, id) = (email.workspace_id.clone(), email.id.clone());
+            let data = state.data_mut(&ws);
+            if data.inbound.contains_key(&id) {
+                return Err(conflict(format!("inbound email {id} already exists")));
+            }
+            data.inbound.insert(id.clone(), email);
+            undo.push(Undo::Inbound(ws, id, None));
+        }
+        Write::MarkInboundProcessed {
+            workspace_id,
+            id,
+            at,
+        } => {
+            let data = state.data_mut(&workspace_id);
+            let Some(email) = data.inbound.get_mut(&id) else {
+                return Err(conflict(format!("inbound email {id} is gone")));
+            };
+            if email.processed_at.is_some() {
+                return Err(conflict(format!(
+                    "inbound email {id} was already processed"
+                )));
+            }
+            let old = email.clone();
+            email.processed_at = Some(at);
+            undo.push(Undo::Inbound(workspace_id, id, Some(old)));
+        }
+        Write::PurgeInboundRaw { before } => {
+            for (ws, data) in state.data.iter_mut() {
+                for email in data.inbound.values_mut() {
+                    if email.processed_at.is_some()
+                        && email.received_at < before
+                        && email.raw.is_some()
+                    {
+                        undo.push(Undo::Inbound(
+                            ws.clone(),
+                            email.id.clone(),
+                            Some(email.clone()),
+                        ));
+                        email.raw = None;
+                    }
+                }
+            }
+        }
+        Write::RecordSnsMessage { message_id, .. } => {
+            if !state.sns_messages.insert(message_id.clone()) {
+                return Err(conflict(format!(
+                    "SNS message {message_id} was already processed"
+                )));
+            }
+            undo.push(Undo::SnsMessage(message_id));
+        }
         write @ (Write::PutWorkflow(_)
         | Write::DeleteWorkflow { .. }
         | Write::PutStep(_)
@@ -332,6 +390,21 @@ fn apply(
         | Write::InsertStepRun(_)
         | Write::UpdateStepRun(_)
         | Write::PutSigningKeys { .. }) => apply_workflow(state, write, undo)?,
+        Write::PutIdempotency(record) => {
+            let id = (record.scope.clone(), record.key.clone());
+            if state
+                .idempotency
+                .get(&id)
+                .is_some_and(|stored| stored.expires_at > record.created_at)
+            {
+                return Err(conflict(format!(
+                    "idempotency key {:?} is already recorded",
+                    record.key
+                )));
+            }
+            let old = state.idempotency.insert(id.clone(), record);
+            undo.push(Undo::Idempotency(id, old));
+        }
     }
     Ok(())
 }
@@ -401,8 +474,26 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
             Undo::Campaign(ws, id, old) => {
                 state.data_mut(&ws).replace_campaign(&id, old);
             }
+            Undo::Inbound(ws, id, old) => {
+                let data = state.data_mut(&ws);
+                match old {
+                    Some(email) => data.inbound.insert(id, email),
+                    None => data.inbound.remove(&id),
+                };
+            }
             Undo::Workflow(ws, step) => {
                 state.workflows.entry(ws).or_default().undo(step);
+            }
+            Undo::Idempotency(id, old) => match old {
+                Some(old) => {
+                    state.idempotency.insert(id, old);
+                }
+                None => {
+                    state.idempotency.remove(&id);
+                }
+            },
+            Undo::SnsMessage(message_id) => {
+                state.sns_messages.remove(&message_id);
             }
         }
     }

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
     ApiKey, Campaign, CampaignStatus, Contact, Domain, EmailCounts, EmailRecord, EmailStats, Event,
-    KeySet, Segment, Template, Workspace,
+    IdempotencyRecord, InboundEmail, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{
     ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
@@ -150,6 +150,19 @@ impl Store for MemoryStore {
         Ok(reads::inbound_domain(&self.read(), name))
     }
 
+    async fn inbound_email(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<InboundEmail>, StoreError> {
+        Ok(self
+            .read()
+            .data
+            .get(workspace_id)
+            .and_then(|d| d.inbound.get(id))
+            .cloned())
+    }
+
     async fn contact(
         &self,
         workspace_id: &WorkspaceId,
@@ -261,6 +274,27 @@ impl Store for MemoryStore {
         Ok(reads::email_stats(&self.read(), workspace_id, query))
     }
 
+    async fn idempotency_record(
+        &self,
+        scope: &str,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<IdempotencyRecord>, StoreError> {
+        Ok(self
+            .read()
+            .idempotency
+            .get(&(scope.to_owned(), key.to_owned()))
+            .filter(|r| r.expires_at > now)
+            .cloned())
+    }
+
+    async fn purge_idempotency(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let before = state.idempotency.len();
+        state.idempotency.retain(|_, r| r.expires_at > now);
+        Ok((before - state.idempotency.len()) as u64)
+    }
+
     async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         let stored = state
@@ -268,6 +302,10 @@ impl Store for MemoryStore {
             .entry(name.to_owned())
             .or_insert_with(|| candidate.to_vec());
         Ok(stored.clone())
+    }
+
+    async fn sns_message_seen(&self, message_id: &str) -> Result<bool, StoreError> {
+        Ok(self.read().sns_messages.contains(message_id))
     }
 
     async fn events(

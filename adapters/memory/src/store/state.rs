@@ -9,8 +9,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
     Campaign, CampaignId, CampaignStatus, Contact, ContactId, ContactStatus, Domain, DomainId,
-    EmailCounts, EmailId, EmailRecord, EmailStatus, Event, EventId, KeyKind, KeySet, KeySetId,
-    Segment, SegmentId, Template, TemplateId, Workspace, WorkspaceId,
+    EmailCounts, EmailId, EmailRecord, EmailStatus, Event, EventId, IdempotencyRecord,
+    InboundEmail, KeyKind, KeySet, KeySetId, Segment, SegmentId, Template, TemplateId, Workspace,
+    WorkspaceId,
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
 
@@ -46,8 +47,12 @@ pub(crate) struct State {
     pub(crate) message_ids: HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
     /// Deployment-wide secrets by name.
     pub(crate) secrets: HashMap<String, Vec<u8>>,
+    /// SNS messages already processed, by `MessageId`.
+    pub(crate) sns_messages: HashSet<String>,
     /// Workflow records per workspace.
     pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
+    /// `Idempotency-Key` records by (scope, key).
+    pub(crate) idempotency: HashMap<(String, String), IdempotencyRecord>,
 }
 
 /// The records of one workspace.
@@ -67,6 +72,8 @@ pub(crate) struct WorkspaceData {
     pub(crate) subscribed_count: u64,
     pub(crate) templates: HashMap<TemplateId, Template>,
     pub(crate) emails: HashMap<EmailId, EmailRecord>,
+    /// Received messages by id.
+    pub(crate) inbound: HashMap<EmailId, InboundEmail>,
     pub(crate) events: BTreeMap<EventKey, Event>,
     /// Event name → keys of the events with that name (never empty).
     pub(crate) events_by_name: BTreeMap<String, BTreeSet<EventKey>>,

@@ -7,4 +7,5 @@
 mod delivery;
 mod guard;
 mod server;
+mod sns;
 mod verifier;

@@ -14,6 +14,7 @@ use serde_json::json;
 pub use decide::{Decision, MAX_STORED_ENGAGEMENT_EVENTS};
 pub use links::STATS_WINDOWS;
 
+use crate::app::StepError;
 use crate::error::Result;
 use crate::model::{BounceType, EmailId, EmailRecord, Event, WorkspaceId};
 use crate::ports::{ChangeSet, Write};
@@ -68,62 +69,83 @@ impl Engine {
         feedback: &Feedback,
         at: DateTime<Utc>,
     ) -> Result<Option<Recorded>> {
-        self.on_conflict_retry(|| async {
-            let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
-                return Ok(None);
-            };
-            let decision = decide::apply(&mut email, feedback, at);
-            let Some(decision) = decision else {
-                return Ok(Some(Recorded {
-                    email,
-                    changed: false,
-                    event: None,
-                    unsubscribed: false,
-                }));
-            };
-            let now = self.clock.now();
-            email.updated_at = now;
-            let mut changes = ChangeSet::new();
-            changes.push(Write::UpdateEmail(email.clone()));
-            if let Some((name, data)) = &decision.event {
+        self.on_conflict_retry(|| {
+            self.record_feedback_step(workspace_id, email_id, feedback, at, &[])
+        })
+        .await
+    }
+
+    /// One attempt of [`Engine::record_feedback`] that also commits `extra` (in the same
+    /// change set, even when the feedback changes nothing): a `Conflict` is the caller's to
+    /// retry, so a caller whose `extra` is guarded can re-read before trying again.
+    pub(crate) async fn record_feedback_step(
+        &self,
+        workspace_id: &WorkspaceId,
+        email_id: &EmailId,
+        feedback: &Feedback,
+        at: DateTime<Utc>,
+        extra: &[Write],
+    ) -> std::result::Result<Option<Recorded>, StepError> {
+        let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
+            return Ok(None);
+        };
+        let decision = decide::apply(&mut email, feedback, at);
+        let Some(decision) = decision else {
+            if !extra.is_empty() {
+                self.commit(ChangeSet {
+                    writes: extra.to_vec(),
+                })
+                .await?;
+            }
+            return Ok(Some(Recorded {
+                email,
+                changed: false,
+                event: None,
+                unsubscribed: false,
+            }));
+        };
+        let now = self.clock.now();
+        email.updated_at = now;
+        let mut changes = ChangeSet::new();
+        changes.writes.extend_from_slice(extra);
+        changes.push(Write::UpdateEmail(email.clone()));
+        if let Some((name, data)) = &decision.event {
+            changes.push(Write::AppendEvent(Event::new(
+                &*self.clock,
+                workspace_id,
+                *name,
+                data.clone(),
+                Some(email.contact_id.clone()),
+                Some(email.id.clone()),
+                at,
+            )));
+        }
+        let mut unsubscribed = false;
+        if let Some(reason) = decision.unsubscribe {
+            let contact = self.store.contact(workspace_id, &email.contact_id).await?;
+            if let Some(mut contact) = contact.filter(|c| c.subscribed) {
+                contact.subscribed = false;
+                contact.updated_at = now;
                 changes.push(Write::AppendEvent(Event::new(
                     &*self.clock,
                     workspace_id,
-                    *name,
-                    data.clone(),
-                    Some(email.contact_id.clone()),
-                    Some(email.id.clone()),
-                    at,
+                    "contact.unsubscribed",
+                    json!({ "reason": reason }),
+                    Some(contact.id.clone()),
+                    None,
+                    now,
                 )));
+                changes.push(Write::UpdateContact(contact));
+                unsubscribed = true;
             }
-            let mut unsubscribed = false;
-            if let Some(reason) = decision.unsubscribe {
-                let contact = self.store.contact(workspace_id, &email.contact_id).await?;
-                if let Some(mut contact) = contact.filter(|c| c.subscribed) {
-                    contact.subscribed = false;
-                    contact.updated_at = now;
-                    changes.push(Write::AppendEvent(Event::new(
-                        &*self.clock,
-                        workspace_id,
-                        "contact.unsubscribed",
-                        json!({ "reason": reason }),
-                        Some(contact.id.clone()),
-                        None,
-                        now,
-                    )));
-                    changes.push(Write::UpdateContact(contact));
-                    unsubscribed = true;
-                }
-            }
-            self.commit(changes).await?;
-            Ok(Some(Recorded {
-                email,
-                changed: true,
-                event: decision.event.map(|(name, _)| name),
-                unsubscribed,
-            }))
-        })
-        .await
+        }
+        self.commit(changes).await?;
+        Ok(Some(Recorded {
+            email,
+            changed: true,
+            event: decision.event.map(|(name, _)| name),
+            unsubscribed,
+        }))
     }
 
     /// The provider confirmed delivery; emits `email.delivery {deliveredAt}` once.

@@ -88,6 +88,9 @@ pub struct SendEmail {
     pub attachments: Vec<Attachment>,
     /// `Some(false)` turns open and click tracking off for this send.
     pub tracking: Option<bool>,
+    /// Subject, body and text are final, not templates: a message composed elsewhere (the
+    /// SMTP submission relay) goes out as written, `{{` and all.
+    pub verbatim: bool,
 }
 
 impl SendEmail {

@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::contacts::{plan_upsert, ActiveRoom, Upsert};
+use super::idempotency::Keyed;
 use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
@@ -57,6 +58,17 @@ struct Resolved {
 impl Engine {
     /// Validates and accepts a send: contacts, email records and delivery jobs in one commit.
     pub async fn send(&self, caller: &Caller, req: SendEmail) -> Result<Accepted> {
+        self.send_keyed(caller, req, None).await
+    }
+
+    /// [`Engine::send`] that, given a key, commits the key's record (the answer `keyed`
+    /// renders from the result) in the same change set as the emails and their jobs.
+    pub async fn send_keyed(
+        &self,
+        caller: &Caller,
+        req: SendEmail,
+        keyed: Option<Keyed<'_, Accepted>>,
+    ) -> Result<Accepted> {
         req.validate()?;
         let ws = &caller.workspace;
         let template = match &req.template {
@@ -70,7 +82,7 @@ impl Engine {
         };
         let resolved = resolve(&req, template)?;
         self.check_sender(caller, &resolved.from).await?;
-        self.on_conflict_retry(|| self.accept_send(ws, &req, &resolved))
+        self.on_conflict_retry(|| self.accept_send(ws, &req, &resolved, keyed.as_ref()))
             .await
     }
 
@@ -111,6 +123,7 @@ impl Engine {
         ws: &Workspace,
         req: &SendEmail,
         resolved: &Resolved,
+        keyed: Option<&Keyed<'_, Accepted>>,
     ) -> Result<Accepted, StepError> {
         let now = self.clock.now();
         let mut changes = ChangeSet::new();
@@ -174,8 +187,12 @@ impl Engine {
                 unsubscribed.join(", ")
             ))));
         }
+        let accepted = Accepted { emails, at: now };
+        if let Some(keyed) = keyed {
+            changes.push(Write::PutIdempotency(keyed.record(self, &accepted)));
+        }
         self.commit(changes).await?;
-        Ok(Accepted { emails, at: now })
+        Ok(accepted)
     }
 }
 
@@ -323,7 +340,23 @@ fn build_record(
         render(source, ctx, escape)
             .map_err(|e| Error::field(field, "invalid_template", e.to_string()))
     };
-    let subject = rendered("subject", &resolved.subject, Escape::None)?;
+    let (subject, html, text) = if req.verbatim {
+        (
+            resolved.subject.clone(),
+            resolved.body.clone(),
+            resolved.text.clone(),
+        )
+    } else {
+        let subject = rendered("subject", &resolved.subject, Escape::None)?;
+        let html = rendered("body", &resolved.body, Escape::Html)?;
+        // No text given: delivery derives it from the HTML (see `EmailRecord::text`).
+        let text = match resolved.text.as_deref() {
+            Some("") => Some(String::new()),
+            Some(source) => Some(rendered("text", source, Escape::None)?),
+            None => None,
+        };
+        (subject, html, text)
+    };
     if subject.chars().any(|c| c.is_control() && c != '\t') {
         return Err(Error::field(
             "subject",
@@ -331,13 +364,6 @@ fn build_record(
             "the rendered subject contains a line break",
         ));
     }
-    let html = rendered("body", &resolved.body, Escape::Html)?;
-    // No text given: delivery derives it from the HTML (see `EmailRecord::text`).
-    let text = match resolved.text.as_deref() {
-        Some("") => Some(String::new()),
-        Some(source) => Some(rendered("text", source, Escape::None)?),
-        None => None,
-    };
     let id = EmailId::generate(clock);
     let mut record = EmailRecord {
         message_id: format!("{id}@{}", resolved.from.domain()),

@@ -18,6 +18,8 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, Secur
 use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder};
 use utoipa::{Modify, OpenApi, PartialSchema};
 
+mod links;
+
 /// The document's root: its description, tags, security schemes and the error envelope;
 /// the operations come from the routers ([`document`]).
 #[derive(OpenApi)]
@@ -48,7 +50,9 @@ use utoipa::{Modify, OpenApi, PartialSchema};
         (name = "Keys", description = "The workspace's API key sets."),
         (name = "Domains", description = "The workspace's domains, the DNS records to publish, DKIM keys and verification."),
         (name = "Stats", description = "Sending reputation: delivery, engagement, bounce and complaint rates."),
+        (name = "Inbound", description = "Received mail: raw messages relayed by an MTA over HTTP; each produces `email.received`."),
         (name = "Tracking", description = "The links in sent mail: open pixel, click redirect and one-click unsubscribe; no key, the signed token is the authority."),
+        (name = "Providers", description = "Notifications from mail providers (Amazon SES through SNS); no key, the message signature and the listed topics are the authority."),
         (name = "Operator", description = "Workspaces, their key sets and domains, and dead-lettered jobs; admin token only."),
         (name = "System", description = "Readiness and this document; no key."),
     ),
@@ -97,6 +101,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = ApiDoc::openapi();
     doc.merge(crate::http::system_routes().into_openapi());
     doc.merge(crate::http::link_routes().into_openapi());
+    doc.merge(crate::http::provider_routes().into_openapi());
     doc.merge(layered(
         crate::http::workspace_routes().into_openapi(),
         "secretKey",
@@ -106,6 +111,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
         "adminToken",
     ));
     optional_bodies(&mut doc);
+    links::add_links(&mut doc);
     drop_unreferenced_schemas(&mut doc);
     doc
 }

@@ -1,6 +1,9 @@
 //! `/v1/send`, `/v1/track`, `/v1/verify`.
 
 use axum::extract::{Extension, State};
+use axum::http::StatusCode;
+use posthorn_core::app::idempotency::Keyed;
+use posthorn_core::app::send::Accepted;
 use posthorn_core::app::Caller;
 
 use axum::Json;
@@ -8,6 +11,7 @@ use posthorn_core::verify::VerificationResult;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::idempotency::{json_answer, IdempotentRequest};
 use crate::http::wire::send::{SendInput, SendResult};
 use crate::http::wire::track::{TrackBody, TrackResult, VerifyBody};
 use crate::http::wire::V1;
@@ -32,9 +36,28 @@ use crate::http::AppState;
 pub async fn send(
     State(state): State<AppState>,
     Extension(caller): Extension<Caller>,
+    keyed: Option<Extension<IdempotentRequest>>,
     Wire(body): Wire<SendInput>,
 ) -> ApiResult<Json<V1<SendResult>>> {
-    let accepted = state.engine.send(&caller, body.into()).await?;
+    let accepted = match keyed {
+        // The key's answer is committed with the emails: a retry after a crash replays it.
+        Some(Extension(keyed)) => {
+            let answer = |accepted: &Accepted| {
+                json_answer(StatusCode::OK, &V1::new(SendResult::from(accepted.clone())))
+            };
+            let ticket = Keyed {
+                ticket: &keyed.ticket,
+                answer: &answer,
+            };
+            let accepted = state
+                .engine
+                .send_keyed(&caller, body.into(), Some(ticket))
+                .await?;
+            keyed.recorded();
+            accepted
+        }
+        None => state.engine.send(&caller, body.into()).await?,
+    };
     Ok(Json(V1::new(accepted.into())))
 }
 

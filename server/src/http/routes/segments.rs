@@ -10,9 +10,9 @@ use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
 use crate::http::query::WireQuery;
 use crate::http::wire::segments::{
-    PageQuery, Segment, SegmentContactPage, SegmentCreateBody, SegmentCreateInput,
-    SegmentMembersAddBody, SegmentMembersAdded, SegmentMembersRemoveBody, SegmentMembersRemoved,
-    SegmentPage, SegmentPatchBody,
+    PageQuery, Segment, SegmentContactPage, SegmentCreateInput, SegmentMembersAddBody,
+    SegmentMembersAdded, SegmentMembersRemoveBody, SegmentMembersRemoved, SegmentPage,
+    SegmentPatchBody,
 };
 use crate::http::AppState;
 
@@ -23,7 +23,7 @@ use crate::http::AppState;
 /// `segment.<slug>.entry|exit` events are emitted; the first snapshot is quiet.
 #[utoipa::path(
     post, path = "/segments", operation_id = "createSegment", tag = "Segments",
-    request_body = SegmentCreateBody,
+    request_body = SegmentCreateInput,
     responses(
         (status = 201, description = "Created, with `memberCount`", body = Segment),
         (status = 400, description = "Malformed JSON or body (`VALIDATION_ERROR`) or a malformed `Idempotency-Key` (`BAD_REQUEST`)", body = ErrorResponse),

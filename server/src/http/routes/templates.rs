@@ -131,6 +131,7 @@ pub async fn replace(
     responses(
         (status = 204, description = "Deleted"),
         (status = 404, description = "No such template in this workspace (`TEMPLATE_NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A workflow step sends this template (`CONFLICT`): change or delete that step first", body = ErrorResponse),
     ),
 )]
 pub async fn delete(

@@ -278,6 +278,7 @@ impl From<SendInput> for SendEmail {
             headers: b.headers.map(|h| h.0).unwrap_or_default(),
             reply: b.reply.map(|e| e.0),
             attachments: b.attachments.map(|a| a.0).unwrap_or_default(),
+            verbatim: false,
         }
     }
 }

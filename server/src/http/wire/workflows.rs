@@ -29,6 +29,8 @@ type Name = Line<MAX_WORKFLOW_NAME_CHARS>;
 type Description = Line<MAX_WORKFLOW_DESCRIPTION_CHARS>;
 /// An id in a body (one line).
 type IdText = Line<255>;
+/// A transition's priority: any 32-bit integer, `3.0` included (JSON has one number type).
+type Priority = super::admin::Integer<{ i32::MIN as i64 }, { i32::MAX as i64 }>;
 
 /// `EVENT`, `MANUAL` or `SCHEDULE` (exact case), parsed by core's `TriggerType::parse`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -161,8 +163,21 @@ impl Deserr<WireErrors> for EdgeCondition {
 
 impl PartialSchema for EdgeCondition {
     fn schema() -> RefOr<Schema> {
-        ObjectBuilder::new()
-            .schema_type(Type::Object)
+        // One key and its values, as `TransitionCondition` reads them (other keys ignored).
+        let one = |key: &str, values: [&str; 2]| {
+            ObjectBuilder::new()
+                .property(
+                    key,
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(values)),
+                )
+                .required(key)
+        };
+        // anyOf: with both keys, the first that reads wins, as serde's untagged enum does.
+        utoipa::openapi::schema::AnyOfBuilder::new()
+            .item(one("branch", ["yes", "no"]))
+            .item(one("outcome", ["EVENT", "TIMEOUT"]))
             .description(Some(
                 "`{\"branch\": \"yes\"|\"no\"}` out of a CONDITION step, `{\"outcome\": \
                  \"EVENT\"|\"TIMEOUT\"}` out of a WAIT_FOR_EVENT step; null or absent for the \
@@ -237,10 +252,10 @@ impl TryFrom<WorkflowCreateBody> for CreateWorkflow {
 #[serde(rename_all = "camelCase")]
 #[schema(as = WorkflowPatch)]
 pub struct WorkflowPatchBody {
-    /// Name.
+    /// Name (one line, not blank).
     #[deserr(default)]
     #[schema(inline)]
-    pub name: Option<Name>,
+    pub name: Option<Filled<Name>>,
     /// Description; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
@@ -281,7 +296,7 @@ impl WorkflowPatchBody {
             None => None,
         };
         Ok(WorkflowPatch {
-            name: self.name.map(|n| n.0),
+            name: self.name.map(|n| n.0 .0),
             description: self.description.into_patch().map(|d| d.0),
             trigger,
             enabled: self.enabled,
@@ -342,10 +357,10 @@ impl TryFrom<StepCreateBody> for CreateStep {
 #[serde(rename_all = "camelCase")]
 #[schema(as = StepPatch)]
 pub struct StepPatchBody {
-    /// Name.
+    /// Name (one line, not blank).
     #[deserr(default)]
     #[schema(inline)]
-    pub name: Option<Name>,
+    pub name: Option<Filled<Name>>,
     /// A new configuration, checked for the step's kind (the kind never changes).
     #[deserr(default)]
     #[schema(inline)]
@@ -370,7 +385,7 @@ impl StepPatchBody {
             _ => None,
         };
         Ok(StepPatch {
-            name: self.name.map(|n| n.0),
+            name: self.name.map(|n| n.0 .0),
             config,
             position: self.position.map(|p| Value::Object(p.0)),
             template_id: self.template_id.into_patch().map(|t| TemplateId::from(t.0)),
@@ -397,7 +412,8 @@ pub struct TransitionCreateBody {
     pub condition: Option<EdgeCondition>,
     /// Lower wins when several edges could be taken (default 0).
     #[deserr(default)]
-    pub priority: Option<i32>,
+    #[schema(inline)]
+    pub priority: Option<Priority>,
 }
 
 impl From<TransitionCreateBody> for CreateTransition {
@@ -406,7 +422,7 @@ impl From<TransitionCreateBody> for CreateTransition {
             from_step_id: StepId::from(b.from_step_id.0 .0),
             to_step_id: StepId::from(b.to_step_id.0 .0),
             condition: b.condition.map(|c| c.0),
-            priority: b.priority,
+            priority: b.priority.and_then(|p| i32::try_from(p.0).ok()),
         }
     }
 }

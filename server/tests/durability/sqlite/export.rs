@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::http::Request;
 use http_body_util::BodyExt;
 use hyper::Method;
-use posthorn_core::ports::SystemClock;
+use posthorn_core::ports::{ChangeSet, Store, SystemClock, Write};
 use posthorn_core::{Engine, Settings};
 use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter};
 use posthorn_server::{router, AppState};
@@ -38,6 +38,7 @@ const TABLES: &[&str] = &[
     "key_sets",
     "segment_members",
     "segments",
+    "sns_messages",
     "templates",
     "workspaces",
 ];
@@ -100,6 +101,7 @@ async fn fill(db: &Path) -> (SqliteStore, String, String) {
         rate_limiter: Arc::new(MemoryRateLimiter::new()),
         cache: Arc::new(MemoryCache::new()),
         webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
+        inbound: Default::default(),
         settings: Settings::default(),
     };
     let (_, keys) = engine
@@ -201,6 +203,16 @@ async fn fill(db: &Path) -> (SqliteStore, String, String) {
         (200..300).contains(&status),
         "sending the campaign: {status} {sent}"
     );
+    // A processed SNS message (POST /webhooks/sns records them).
+    store
+        .commit(ChangeSet {
+            writes: vec![Write::RecordSnsMessage {
+                message_id: "sns-message-1".into(),
+                processed_at: chrono::Utc::now(),
+            }],
+        })
+        .await
+        .expect("record an SNS message");
     drop(app);
     (store, pk, sk)
 }

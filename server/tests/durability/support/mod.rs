@@ -2,6 +2,7 @@
 
 pub mod http;
 pub mod posthorn;
+pub mod private;
 pub mod receiver;
 pub mod sink;
 

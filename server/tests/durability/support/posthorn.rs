@@ -26,7 +26,7 @@ pub fn note(message: &str) {
 }
 
 /// Whether `CI` is true: then a missing service fails the test instead of skipping it.
-fn on_ci() -> bool {
+pub fn on_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
 }
 
@@ -91,6 +91,14 @@ impl TestDb {
             url,
             store,
         })
+    }
+
+    /// Rows of a query returning two text columns, on this database.
+    pub async fn text_pairs(&self, sql: &str) -> Vec<(String, String)> {
+        sqlx::query_as::<_, (String, String)>(sqlx::AssertSqlSafe(sql.to_string()))
+            .fetch_all(self.store.pool())
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
     }
 
     /// Jobs currently leased (`running`), with the email id of delivery jobs.

@@ -1,0 +1,282 @@
+//! Group commit on a real server: concurrent commits share transactions, a change set that
+//! fails inside its savepoint fails alone, and a lost transaction (a killed backend, a
+//! failed `COMMIT`) fails every member with `Unavailable`, commits none of them, and
+//! leaves the store committing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use posthorn_core::model::{Contact, EmailAddress, WorkspaceId};
+use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{ConnectOptions, Connection, PgConnection};
+
+use super::transaction::commit_all;
+use crate::{testing, PgStore};
+
+fn admin_url() -> String {
+    std::env::var("POSTHORN_TEST_DATABASE_URL").unwrap_or_else(|_| {
+        panic!("POSTHORN_TEST_DATABASE_URL was set at build time but is unset now")
+    })
+}
+
+async fn fresh() -> (PgStore, String) {
+    testing::fresh_database(&admin_url())
+        .await
+        .unwrap_or_else(|e| panic!("cannot create a test database: {e}"))
+}
+
+async fn finish(store: PgStore, name: String) {
+    store.pool().close().await;
+    drop(store);
+    if let Err(e) = testing::drop_database(&admin_url(), &name).await {
+        eprintln!("note: could not drop test database {name}: {e}");
+    }
+}
+
+/// Another connection to the store's database (to set up faults from outside).
+async fn raw(name: &str) -> PgConnection {
+    let options: PgConnectOptions = admin_url().parse().expect("admin URL");
+    options
+        .database(name)
+        .connect()
+        .await
+        .expect("raw connection")
+}
+
+fn workspace() -> WorkspaceId {
+    WorkspaceId::generate(&SystemClock)
+}
+
+fn insert(ws: &WorkspaceId, email: &str) -> ChangeSet {
+    let email = EmailAddress::parse(email).expect("email");
+    let contact = Contact::new(
+        &SystemClock,
+        ws,
+        email,
+        true,
+        Default::default(),
+        false,
+        Utc::now(),
+    );
+    let mut changes = ChangeSet::new();
+    changes.push(Write::InsertContact(contact));
+    changes
+}
+
+async fn visible(store: &PgStore, ws: &WorkspaceId, email: &str) -> bool {
+    store
+        .contact_by_email(ws, email)
+        .await
+        .expect("read")
+        .is_some()
+}
+
+/// Commits one new contact and checks a reader sees it: the store is not stuck.
+async fn still_commits(store: &PgStore, ws: &WorkspaceId, email: &str) {
+    store
+        .commit(insert(ws, email))
+        .await
+        .unwrap_or_else(|e| panic!("commit after the fault: {e}"));
+    assert!(
+        visible(store, ws, email).await,
+        "{email} committed but not visible"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_commits_share_transactions() {
+    let (store, name) = fresh().await;
+    let store = Arc::new(store);
+    let ws = workspace();
+    let n = 200;
+    let tasks: Vec<_> = (0..n)
+        .map(|i| {
+            let (store, ws) = (Arc::clone(&store), ws.clone());
+            tokio::spawn(async move {
+                store
+                    .commit(insert(&ws, &format!("c{i}@example.com")))
+                    .await
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task").expect("commit");
+    }
+    for i in 0..n {
+        assert!(visible(&store, &ws, &format!("c{i}@example.com")).await);
+    }
+    let groups = store.group.groups();
+    assert!(
+        groups < n / 4,
+        "{n} concurrent commits took {groups} transactions"
+    );
+    let store = Arc::into_inner(store).expect("sole owner");
+    finish(store, name).await;
+}
+
+#[tokio::test]
+async fn a_failing_change_set_fails_alone() {
+    let (store, name) = fresh().await;
+    let ws = workspace();
+    store
+        .commit(insert(&ws, "taken@example.com"))
+        .await
+        .expect("first");
+    // The middle one breaks the unique email: an error that aborts the transaction until
+    // ROLLBACK TO SAVEPOINT.
+    let group = [
+        insert(&ws, "a@example.com"),
+        insert(&ws, "taken@example.com"),
+        insert(&ws, "b@example.com"),
+    ];
+    let outcomes = commit_all(store.pool(), &group.iter().collect::<Vec<_>>()).await;
+    assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
+    assert!(
+        matches!(outcomes[1], Err(StoreError::Conflict(_))),
+        "{:?}",
+        outcomes[1]
+    );
+    assert!(outcomes[2].is_ok(), "{:?}", outcomes[2]);
+    assert!(visible(&store, &ws, "a@example.com").await);
+    assert!(visible(&store, &ws, "b@example.com").await);
+    still_commits(&store, &ws, "after@example.com").await;
+    finish(store, name).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_backend_fails_the_whole_group() {
+    let (store, name) = fresh().await;
+    let ws = workspace();
+    // An open transaction elsewhere holds the email the group's second change set
+    // inserts, so the group's backend waits on it until it is terminated.
+    let mut holder = raw(&name).await;
+    sqlx::query("BEGIN")
+        .execute(&mut holder)
+        .await
+        .expect("begin");
+    let held = insert(&ws, "held@example.com");
+    crate::commit::apply_all(&mut holder, &held)
+        .await
+        .expect("held insert");
+
+    let group = [
+        insert(&ws, "first@example.com"),
+        insert(&ws, "held@example.com"),
+        insert(&ws, "third@example.com"),
+    ];
+    let pool = store.pool().clone();
+    let task = tokio::spawn(async move {
+        let refs: Vec<&ChangeSet> = group.iter().collect();
+        commit_all(&pool, &refs).await
+    });
+    let mut killer = raw(&name).await;
+    let mut killed = false;
+    for _ in 0..200 {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock' \
+             AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&mut killer)
+        .await
+        .expect("terminate");
+        if n > 0 {
+            killed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(killed, "the group never waited on the held row");
+    let outcomes = task.await.expect("task");
+    for outcome in &outcomes {
+        assert!(
+            matches!(outcome, Err(StoreError::Unavailable(_))),
+            "{outcome:?}"
+        );
+    }
+    sqlx::query("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .expect("rollback");
+    assert!(!visible(&store, &ws, "first@example.com").await);
+    assert!(!visible(&store, &ws, "held@example.com").await);
+    assert!(!visible(&store, &ws, "third@example.com").await);
+    still_commits(&store, &ws, "after@example.com").await;
+    let _ = holder.close().await;
+    let _ = killer.close().await;
+    finish(store, name).await;
+}
+
+#[tokio::test]
+async fn a_failed_commit_fails_every_member() {
+    let (store, name) = fresh().await;
+    let ws = workspace();
+    // A deferred constraint trigger runs at COMMIT: it fails the COMMIT of any
+    // transaction that inserted this address.
+    let mut setup = raw(&name).await;
+    sqlx::raw_sql(
+        "CREATE FUNCTION fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN IF NEW.email = 'doomed@example.com' THEN \
+         RAISE EXCEPTION 'refused at commit'; END IF; RETURN NEW; END $$; \
+         CREATE CONSTRAINT TRIGGER fail_at_commit AFTER INSERT ON contacts \
+         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fail_at_commit();",
+    )
+    .execute(&mut setup)
+    .await
+    .expect("trigger");
+    let _ = setup.close().await;
+
+    let group = [
+        insert(&ws, "one@example.com"),
+        insert(&ws, "doomed@example.com"),
+        insert(&ws, "two@example.com"),
+    ];
+    let outcomes = commit_all(store.pool(), &group.iter().collect::<Vec<_>>()).await;
+    for outcome in &outcomes {
+        assert!(
+            matches!(outcome, Err(StoreError::Unavailable(_))),
+            "{outcome:?}"
+        );
+    }
+    for email in ["one@example.com", "doomed@example.com", "two@example.com"] {
+        assert!(!visible(&store, &ws, email).await, "{email} was stored");
+    }
+    // Alone, too.
+    let alone = commit_all(store.pool(), &[&insert(&ws, "doomed@example.com")]).await;
+    assert!(
+        matches!(alone[0], Err(StoreError::Unavailable(_))),
+        "{alone:?}"
+    );
+    still_commits(&store, &ws, "after@example.com").await;
+    finish(store, name).await;
+}
+
+#[tokio::test]
+async fn jobs_enqueued_in_a_group_wake_workers() {
+    use posthorn_core::ports::Jobs;
+    let (store, name) = fresh().await;
+    let ws = workspace();
+    // Start listening before the commits.
+    let waiting = {
+        let store = store.clone();
+        tokio::spawn(async move { store.wait_for_work(Duration::from_secs(10)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let mut with_job = insert(&ws, "job@example.com");
+    with_job.push(Write::EnqueueJob(posthorn_conformance::fixtures::job(
+        &ws,
+        Utc::now(),
+    )));
+    let group = [insert(&ws, "plain@example.com"), with_job];
+    let outcomes = commit_all(store.pool(), &group.iter().collect::<Vec<_>>()).await;
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    waiting.await.expect("wait");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the worker was not woken by the group's commit"
+    );
+    finish(store, name).await;
+}

@@ -1,0 +1,148 @@
+//! Group commit: change sets that arrive while the writer is busy are committed together,
+//! in one transaction with one sync of the WAL, each in its own savepoint.
+//!
+//! Every commit waits for the one writer connection anyway; committing the waiting change
+//! sets together divides the transaction's fixed cost (with `synchronous=FULL`, an fsync)
+//! by their number. Each change set is applied in a savepoint, so a guarded write that
+//! fails (`Conflict`) or any other error rolls back that change set alone, as if it had
+//! been committed on its own; the others still commit. Nobody is answered before the
+//! `COMMIT` that holds its writes returned. Change sets are applied in arrival order, so a
+//! later one sees an earlier one's writes, as with one transaction each.
+//!
+//! One committer task at a time drains the queue ([`State::running`]); it is spawned, so a
+//! caller that gives up (its request is cancelled) abandons nobody else's change set, and
+//! never leaves the writer inside a transaction. The transaction itself is
+//! [`transaction`]'s, which makes sure the writer is never handed back inside one.
+
+mod transaction;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use posthorn_core::ports::{ChangeSet, StoreError};
+use sqlx::SqlitePool;
+use tokio::sync::oneshot;
+
+/// Most change sets committed in one transaction.
+const MAX_GROUP: usize = 256;
+
+/// A change set waiting for a transaction, and where its outcome goes.
+struct Pending {
+    changes: ChangeSet,
+    reply: oneshot::Sender<Result<bool, StoreError>>,
+}
+
+/// The change sets waiting for the writer, and whether a committer task works them off.
+#[derive(Default)]
+struct State {
+    queue: Vec<Pending>,
+    running: bool,
+}
+
+/// The queue of change sets waiting for the writer.
+#[derive(Default)]
+pub(crate) struct Group {
+    state: Arc<Mutex<State>>,
+    /// Transactions started (for tests: commits under load share transactions).
+    groups: Arc<AtomicU64>,
+}
+
+fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
+    // The state stays consistent across a panic (a push or a drain), so a poisoned lock
+    // is still usable.
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Group {
+    /// Commits `changes` (all or nothing), possibly together with others; says whether it
+    /// enqueued jobs. Answers only once the transaction holding `changes` committed (or
+    /// with the error that kept `changes` from being committed).
+    pub(crate) async fn commit(
+        &self,
+        writer: &SqlitePool,
+        changes: ChangeSet,
+    ) -> Result<bool, StoreError> {
+        if changes.is_empty() {
+            return Ok(false);
+        }
+        let (reply, outcome) = oneshot::channel();
+        let start = {
+            let mut state = lock(&self.state);
+            state.queue.push(Pending { changes, reply });
+            !std::mem::replace(&mut state.running, true)
+        };
+        if start {
+            let mut committer = Committer {
+                state: Arc::clone(&self.state),
+                finished: false,
+            };
+            let writer = writer.clone();
+            let groups = Arc::clone(&self.groups);
+            tokio::spawn(async move { committer.run(&writer, &groups).await });
+        }
+        outcome.await.unwrap_or_else(|_| Err(abandoned()))
+    }
+
+    /// Transactions started so far.
+    #[cfg(test)]
+    pub(crate) fn groups(&self) -> u64 {
+        self.groups.load(Ordering::Relaxed)
+    }
+}
+
+fn abandoned() -> StoreError {
+    StoreError::Unavailable("the commit was abandoned (the store is closing)".to_string())
+}
+
+/// The one task that commits the queue, group after group, until it is empty.
+struct Committer {
+    state: Arc<Mutex<State>>,
+    /// Set when it stopped because the queue was empty (not by a panic or a shutdown).
+    finished: bool,
+}
+
+impl Committer {
+    async fn run(&mut self, writer: &SqlitePool, groups: &AtomicU64) {
+        loop {
+            let group: Vec<Pending> = {
+                let mut state = lock(&self.state);
+                let n = state.queue.len().min(MAX_GROUP);
+                if n == 0 {
+                    state.running = false;
+                    self.finished = true;
+                    return;
+                }
+                state.queue.drain(..n).collect()
+            };
+            // A caller that gave up before its group started is not committed at all.
+            let group: Vec<Pending> = group.into_iter().filter(|p| !p.reply.is_closed()).collect();
+            if group.is_empty() {
+                continue;
+            }
+            groups.fetch_add(1, Ordering::Relaxed);
+            let changes: Vec<&ChangeSet> = group.iter().map(|p| &p.changes).collect();
+            let outcomes = transaction::commit_all(writer, &changes).await;
+            for (pending, outcome) in group.into_iter().zip(outcomes) {
+                // A caller that gave up meanwhile no longer listens.
+                let _ = pending.reply.send(outcome);
+            }
+        }
+    }
+}
+
+impl Drop for Committer {
+    /// Also when the task ends without emptying the queue (a panic, the runtime shutting
+    /// down): the next caller starts a new committer, and the change sets left in the
+    /// queue are answered `Unavailable` (their senders are dropped) instead of waiting
+    /// forever.
+    fn drop(&mut self) {
+        if !self.finished {
+            let mut state = lock(&self.state);
+            state.running = false;
+            state.queue.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,258 @@
+//! Group commit under faults: a statement that aborts the whole transaction mid-group, a
+//! `COMMIT` that fails, a lock held past the busy timeout, callers that give up, and a
+//! writer connection left inside a transaction. After each, every change set answered `Ok`
+//! is stored and visible to readers, and the store keeps committing.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use posthorn_core::model::{Contact, EmailAddress, WorkspaceId};
+use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use sqlx::Connection;
+
+use crate::options::SqliteOptions;
+use crate::{testing, SqliteStore};
+
+fn workspace() -> WorkspaceId {
+    WorkspaceId::generate(&SystemClock)
+}
+
+fn insert(ws: &WorkspaceId, email: &str) -> ChangeSet {
+    let email = EmailAddress::parse(email).expect("email");
+    let contact = Contact::new(
+        &SystemClock,
+        ws,
+        email,
+        true,
+        Default::default(),
+        false,
+        Utc::now(),
+    );
+    let mut changes = ChangeSet::new();
+    changes.push(Write::InsertContact(contact));
+    changes
+}
+
+/// A second read-write connection to the store's file (for faults set up from outside).
+async fn raw(store: &SqliteStore) -> SqliteConnection {
+    SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(store.path()))
+        .await
+        .expect("raw connection")
+}
+
+async fn visible(store: &SqliteStore, ws: &WorkspaceId, email: &str) -> bool {
+    store
+        .contact_by_email(ws, email)
+        .await
+        .expect("read")
+        .is_some()
+}
+
+/// Commits one new contact and checks a reader sees it: the store is not stuck.
+async fn still_commits(store: &SqliteStore, ws: &WorkspaceId, email: &str) {
+    store
+        .commit(insert(ws, email))
+        .await
+        .unwrap_or_else(|e| panic!("commit after the fault: {e}"));
+    assert!(
+        visible(store, ws, email).await,
+        "{email} was committed but readers do not see it"
+    );
+}
+
+/// Commits `n` change sets at once, those with `i % every == 0` for `faulty`, the others
+/// for `c{i}@example.org`; checks that exactly the faulty ones failed and the others are
+/// stored, and that they shared transactions.
+async fn concurrent(store: &SqliteStore, ws: &WorkspaceId, n: usize, every: usize, faulty: &str) {
+    let before = store.group.groups();
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let store = store.clone();
+        let ws = ws.clone();
+        let email = if i % every == 0 {
+            faulty.to_string()
+        } else {
+            format!("c{i}@example.org")
+        };
+        tasks.push(tokio::spawn(async move {
+            store.commit(insert(&ws, &email)).await
+        }));
+    }
+    for (i, task) in tasks.into_iter().enumerate() {
+        match task.await.expect("task") {
+            Ok(()) => assert!(i % every != 0, "faulty change set {i} was answered Ok"),
+            Err(e) => assert_eq!(i % every, 0, "change set {i} failed: {e}"),
+        }
+    }
+    for i in (0..n).filter(|i| i % every != 0) {
+        let email = format!("c{i}@example.org");
+        assert!(
+            visible(store, ws, &email).await,
+            "{email} was answered Ok but is not stored"
+        );
+    }
+    let groups = store.group.groups() - before;
+    assert!(
+        groups < n as u64,
+        "{groups} transactions for {n} change sets: nothing was grouped"
+    );
+}
+
+/// Concurrent change sets share transactions, and one that conflicts fails alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflict_fails_only_its_own_change_set_of_a_group() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    store
+        .commit(insert(&ws, "taken@example.org"))
+        .await
+        .expect("first");
+    concurrent(&store, &ws, 200, 10, "taken@example.org").await;
+    still_commits(&store, &ws, "after@example.org").await;
+    store.close().await;
+}
+
+/// A statement that makes SQLite roll back the whole transaction (as `SQLITE_FULL`,
+/// `SQLITE_IOERR` or `SQLITE_NOMEM` may), here `RAISE(ROLLBACK)` in a trigger: its change
+/// set fails, the others of its group are committed anyway, and the store keeps working.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_that_aborts_the_transaction_fails_only_its_own_change_set() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    let mut raw = raw(&store).await;
+    sqlx::query(
+        "CREATE TRIGGER fault_abort AFTER INSERT ON contacts \
+         WHEN NEW.email = 'abort@fault.test' BEGIN SELECT RAISE(ROLLBACK, 'injected'); END",
+    )
+    .execute(&mut raw)
+    .await
+    .expect("trigger");
+    // Alone first: it fails, and the next commit must not find the writer in a state
+    // left over from it.
+    assert!(store.commit(insert(&ws, "abort@fault.test")).await.is_err());
+    still_commits(&store, &ws, "alone@example.org").await;
+    concurrent(&store, &ws, 200, 10, "abort@fault.test").await;
+    still_commits(&store, &ws, "after@example.org").await;
+    raw.close().await.expect("close");
+    store.close().await;
+}
+
+/// A `COMMIT` that fails (a deferred constraint checked only then; the transaction stays
+/// open, as after a failed sync): the change set that caused it fails, the others of its
+/// group are committed, and the writer is not left inside the failed transaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_commit_fails_only_its_own_change_set() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    let mut raw = raw(&store).await;
+    for sql in [
+        "CREATE TABLE fault_parent (id TEXT PRIMARY KEY)",
+        "CREATE TABLE fault_child (parent TEXT REFERENCES fault_parent (id) \
+         DEFERRABLE INITIALLY DEFERRED)",
+        "CREATE TRIGGER fault_commit AFTER INSERT ON contacts \
+         WHEN NEW.email = 'commit@fault.test' \
+         BEGIN INSERT INTO fault_child (parent) VALUES ('missing'); END",
+    ] {
+        sqlx::query(sql).execute(&mut raw).await.expect("fault");
+    }
+    let writer = store.writer.as_ref().expect("writer");
+    sqlx::query("PRAGMA foreign_keys = ON")
+        .execute(writer)
+        .await
+        .expect("pragma");
+    concurrent(&store, &ws, 200, 10, "commit@fault.test").await;
+    still_commits(&store, &ws, "after@example.org").await;
+    raw.close().await.expect("close");
+    store.close().await;
+}
+
+/// Another connection holds the write lock past the busy timeout: the commits waiting
+/// meanwhile fail with `Unavailable`, and once the lock is free the store commits again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_held_past_the_busy_timeout_fails_the_group_and_passes() {
+    let options = SqliteOptions {
+        busy_timeout: Duration::from_millis(300),
+        ..SqliteOptions::default()
+    };
+    let store = testing::temporary_with(options).await.expect("store");
+    let ws = workspace();
+    let mut raw = raw(&store).await;
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut raw)
+        .await
+        .expect("lock");
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let store = store.clone();
+        let ws = ws.clone();
+        tasks.push(tokio::spawn(async move {
+            store
+                .commit(insert(&ws, &format!("busy{i}@example.org")))
+                .await
+        }));
+    }
+    for task in tasks {
+        match task.await.expect("task") {
+            Err(StoreError::Unavailable(_)) => {}
+            other => panic!("a commit while the lock is held: {other:?}"),
+        }
+    }
+    sqlx::query("ROLLBACK")
+        .execute(&mut raw)
+        .await
+        .expect("unlock");
+    still_commits(&store, &ws, "after@example.org").await;
+    raw.close().await.expect("close");
+    store.close().await;
+}
+
+/// Callers that give up (a request cancelled by its time limit) do not disturb the
+/// others: what was answered `Ok` is stored, and the store keeps committing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_that_give_up_leave_the_writer_usable() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    let mut tasks = Vec::new();
+    for i in 0..300u64 {
+        let store = store.clone();
+        let ws = ws.clone();
+        let email = format!("c{i}@example.org");
+        tasks.push(tokio::spawn(async move {
+            let commit = store.commit(insert(&ws, &email));
+            // Every other caller gives up after 0 to 2 ms, some mid-group.
+            let outcome = if i % 2 == 0 {
+                tokio::time::timeout(Duration::from_micros((i % 5) * 500), commit)
+                    .await
+                    .ok()
+            } else {
+                Some(commit.await)
+            };
+            (email, outcome)
+        }));
+    }
+    for task in tasks {
+        let (email, outcome) = task.await.expect("task");
+        match outcome {
+            Some(Ok(())) => assert!(visible(&store, &ws, &email).await, "{email} lost"),
+            Some(Err(e)) => panic!("{email}: {e}"),
+            None => {}
+        }
+    }
+    still_commits(&store, &ws, "after@example.org").await;
+    store.close().await;
+}
+
+/// The writer connection handed back inside an open transaction (what a bug, a panic or a
+/// cancelled future could leave): the next commit rolls it back and commits, and readers
+/// see it (a writer stuck in a transaction would hide every later commit from them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_left_inside_a_transaction_is_recovered() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    let writer = store.writer.as_ref().expect("writer");
+    sqlx::query("BEGIN").execute(writer).await.expect("begin");
+    still_commits(&store, &ws, "after@example.org").await;
+    still_commits(&store, &ws, "again@example.org").await;
+    store.close().await;
+}

@@ -1,0 +1,231 @@
+//! One group's transaction on the writer connection, and what happens when it fails.
+//!
+//! The transaction is driven with plain statements (`BEGIN IMMEDIATE`, `SAVEPOINT`,
+//! `COMMIT`), not sqlx's `Transaction`: sqlx counts the nesting depth itself and does not
+//! notice when SQLite rolls a whole transaction back on its own (it may on `SQLITE_FULL`,
+//! `SQLITE_IOERR`, `SQLITE_NOMEM`, `SQLITE_BUSY`, and does on `RAISE(ROLLBACK)`). Then
+//! `ROLLBACK TO` its savepoint fails, the depth stays above zero for good, and every later
+//! `begin` on the connection fails: that is how the first version of group commit fell
+//! into answering 503 to everything.
+//!
+//! Here every failure ends with the connection provably outside a transaction
+//! ([`Writer::reset`]) or closed; the change sets of a transaction that was lost are
+//! committed again without the one that lost it; and when `COMMIT` itself fails, the
+//! group's change sets are committed again one per transaction, so only the one that
+//! cannot be committed fails.
+
+use posthorn_core::ports::{ChangeSet, StoreError};
+use sqlx::pool::PoolConnection;
+use sqlx::{Sqlite, SqlitePool};
+
+use crate::{commit, error};
+
+/// A change set's outcome: whether it enqueued jobs, or why it was not committed.
+pub(super) type Outcome = Result<bool, StoreError>;
+
+/// Commits `changes` in as few transactions as their failures allow, in order; the
+/// outcome of each, in the same order. Returns only after the commits.
+pub(super) async fn commit_all(writer: &SqlitePool, changes: &[&ChangeSet]) -> Vec<Outcome> {
+    let mut writer = match writer.acquire().await {
+        Ok(conn) => Writer { conn, open: false },
+        Err(err) => return vec![Err(error::store(err)); changes.len()],
+    };
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; changes.len()];
+    // The change sets still to commit, by index.
+    let mut left: Vec<usize> = (0..changes.len()).collect();
+    while !left.is_empty() {
+        let batch: Vec<&ChangeSet> = left.iter().map(|&i| changes[i]).collect();
+        match attempt(&mut writer, &batch).await {
+            Ok(results) => {
+                for (&i, result) in left.iter().zip(results) {
+                    outcomes[i] = Some(result);
+                }
+                left.clear();
+            }
+            Err(Abort::Begin(err)) => {
+                for &i in &left {
+                    outcomes[i] = Some(Err(err.clone()));
+                }
+                left.clear();
+            }
+            Err(Abort::Lost { at, err }) => {
+                outcomes[left[at]] = Some(Err(err));
+                left.remove(at);
+                if !writer.reset().await {
+                    fail(&mut outcomes, &left, &writer_reset());
+                    left.clear();
+                }
+                // Otherwise the others go again, in a new transaction.
+            }
+            Err(Abort::Commit { err, within }) => {
+                let mut applied = Vec::new();
+                for (&i, result) in left.iter().zip(within) {
+                    match result {
+                        Ok(_) => applied.push(i),
+                        Err(own) => outcomes[i] = Some(Err(own)),
+                    }
+                }
+                left.clear();
+                if !writer.reset().await {
+                    fail(&mut outcomes, &applied, &writer_reset());
+                } else if applied.len() == 1 {
+                    fail(&mut outcomes, &applied, &err);
+                } else {
+                    tracing::warn!(error = %err, change_sets = applied.len(),
+                        "a group's COMMIT failed; committing its change sets one by one");
+                    for i in applied {
+                        outcomes[i] = Some(alone(&mut writer, changes[i]).await);
+                    }
+                }
+            }
+        }
+    }
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Err(writer_reset())))
+        .collect()
+}
+
+/// Commits one change set in its own transaction.
+async fn alone(writer: &mut Writer, changes: &ChangeSet) -> Outcome {
+    match attempt(writer, &[changes]).await {
+        Ok(mut results) => results.pop().unwrap_or_else(|| Err(writer_reset())),
+        Err(Abort::Begin(err)) => Err(err),
+        Err(Abort::Lost { err, .. } | Abort::Commit { err, .. }) => {
+            writer.reset().await;
+            Err(err)
+        }
+    }
+}
+
+fn fail(outcomes: &mut [Option<Outcome>], which: &[usize], err: &StoreError) {
+    for &i in which {
+        outcomes[i] = Some(Err(err.clone()));
+    }
+}
+
+fn writer_reset() -> StoreError {
+    StoreError::Unavailable(
+        "the writer connection failed and was reset; the change set was not committed".to_string(),
+    )
+}
+
+/// Why an attempt committed nothing.
+enum Abort {
+    /// `BEGIN` failed (the lock stayed taken past the busy timeout, I/O): nothing applied.
+    Begin(StoreError),
+    /// The change set at `at` failed with `err`, and with it the whole transaction (or its
+    /// savepoint could not be undone): nothing was committed, the others can go again.
+    Lost { at: usize, err: StoreError },
+    /// `COMMIT` failed with `err`; `within` are the change sets' outcomes inside the
+    /// transaction (the `Ok` ones were not committed).
+    Commit {
+        err: StoreError,
+        within: Vec<Outcome>,
+    },
+}
+
+/// One transaction for `changes`, each in a savepoint when there are several.
+async fn attempt(writer: &mut Writer, changes: &[&ChangeSet]) -> Result<Vec<Outcome>, Abort> {
+    writer.begin().await.map_err(Abort::Begin)?;
+    let savepoints = changes.len() > 1;
+    let mut outcomes = Vec::with_capacity(changes.len());
+    for (at, changes) in changes.iter().enumerate() {
+        if savepoints {
+            if let Err(err) = writer.exec("SAVEPOINT change_set").await {
+                return Err(Abort::Lost { at, err });
+            }
+        }
+        match commit::apply_all(&mut writer.conn, changes).await {
+            Ok(()) => {
+                if savepoints {
+                    if let Err(err) = writer.exec("RELEASE change_set").await {
+                        return Err(Abort::Lost { at, err });
+                    }
+                }
+                outcomes.push(Ok(commit::enqueues(changes)));
+            }
+            Err(err) if savepoints => {
+                // Fails when the error took the whole transaction with it.
+                let undone = writer.exec("ROLLBACK TO change_set").await.is_ok()
+                    && writer.exec("RELEASE change_set").await.is_ok();
+                if !undone {
+                    return Err(Abort::Lost { at, err });
+                }
+                outcomes.push(Err(err));
+            }
+            Err(err) => return Err(Abort::Lost { at, err }),
+        }
+    }
+    match writer.exec("COMMIT").await {
+        Ok(()) => {
+            writer.open = false;
+            Ok(outcomes)
+        }
+        Err(err) => Err(Abort::Commit {
+            err,
+            within: outcomes,
+        }),
+    }
+}
+
+/// The writer connection while a group holds it.
+///
+/// Dropped while `open` (a panic, a cancelled task, a reset that failed), the connection
+/// is closed instead of going back to the pool: closing rolls back, and the pool opens a
+/// new one, so no later commit or claim ever runs inside a transaction left over.
+struct Writer {
+    conn: PoolConnection<Sqlite>,
+    /// Possibly inside a transaction.
+    open: bool,
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if self.open {
+            self.conn.close_on_drop();
+        }
+    }
+}
+
+impl Writer {
+    async fn exec(&mut self, sql: &'static str) -> Result<(), StoreError> {
+        sqlx::query(sql)
+            .execute(&mut *self.conn)
+            .await
+            .map(|_| ())
+            .map_err(error::store)
+    }
+
+    /// `BEGIN IMMEDIATE` (the write lock up front, so no statement has to upgrade a read
+    /// lock, which is where SQLite answers `BUSY` without waiting). A connection found
+    /// inside a transaction (which should never happen) has it rolled back first.
+    async fn begin(&mut self) -> Result<(), StoreError> {
+        self.open = true;
+        let Err(err) = self.exec("BEGIN IMMEDIATE").await else {
+            return Ok(());
+        };
+        if self.exec("ROLLBACK").await.is_ok() {
+            tracing::error!("the writer connection was inside a transaction; rolled it back");
+            if self.exec("BEGIN IMMEDIATE").await.is_ok() {
+                return Ok(());
+            }
+        }
+        self.reset().await;
+        Err(err)
+    }
+
+    /// Rolls back whatever is open and checks that the connection is outside any
+    /// transaction: a deferred `BEGIN` succeeds only there. `false` when it cannot be
+    /// made so (the connection is then closed when dropped).
+    async fn reset(&mut self) -> bool {
+        let _ = self.exec("ROLLBACK").await;
+        let clean = self.exec("BEGIN").await.is_ok() && self.exec("ROLLBACK").await.is_ok();
+        if clean {
+            self.open = false;
+        } else {
+            tracing::error!("the writer connection cannot leave its transaction; closing it");
+        }
+        clean
+    }
+}

@@ -1,0 +1,255 @@
+use std::sync::Mutex;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use proptest::prelude::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::*;
+
+/// Accepts recipients at example.com, refuses the rest; keeps what DATA brings.
+#[derive(Default)]
+struct Recorder {
+    messages: Mutex<Vec<(Envelope, Vec<u8>)>>,
+}
+
+#[async_trait]
+impl Handler for Recorder {
+    type Identity = String;
+
+    fn offers_auth(&self) -> bool {
+        true
+    }
+
+    async fn authenticate(&self, credentials: Credentials) -> Result<String, Reply> {
+        if credentials.secret == "sk_good" {
+            Ok(credentials.user)
+        } else {
+            Err(Reply::new(535, [5, 7, 8], "Authentication failed"))
+        }
+    }
+
+    async fn mail_from(&self, _: Option<&String>, _: &Envelope) -> Result<(), Reply> {
+        Ok(())
+    }
+
+    async fn rcpt_to(&self, _: Option<&String>, _: &Envelope, to: &str) -> Result<(), Reply> {
+        if to.ends_with("@example.com") {
+            Ok(())
+        } else {
+            Err(Reply::new(550, [5, 1, 1], "No such user"))
+        }
+    }
+
+    async fn data(&self, _: Option<&String>, envelope: Envelope, message: Vec<u8>) -> Reply {
+        let mut messages = self.messages.lock().unwrap_or_else(|e| e.into_inner());
+        messages.push((envelope, message));
+        Reply::new(250, [2, 0, 0], "Queued")
+    }
+}
+
+fn config() -> SessionConfig {
+    SessionConfig {
+        hostname: "mx.test".into(),
+        max_message_bytes: 1000,
+        max_recipients: 3,
+        command_timeout: Duration::from_secs(5),
+        max_bad_commands: 5,
+        starttls: false,
+        auth_without_tls: true,
+        auth_required: false,
+    }
+}
+
+/// Runs a session fed `input` in chunks of the given sizes; returns what the server wrote.
+async fn converse(
+    handler: &Recorder,
+    config: &SessionConfig,
+    input: Vec<u8>,
+    chunks: Vec<usize>,
+) -> String {
+    let (mut client, mut server) = tokio::io::duplex(1 << 20);
+    let (_stop_tx, stop) = watch::channel(false);
+    let writer = tokio::spawn(async move {
+        let mut rest = input.as_slice();
+        for size in chunks.into_iter().chain(std::iter::repeat(usize::MAX)) {
+            if rest.is_empty() {
+                break;
+            }
+            let (head, tail) = rest.split_at(size.clamp(1, rest.len()));
+            if client.write_all(head).await.is_err() {
+                break;
+            }
+            let _ = client.flush().await;
+            tokio::task::yield_now().await;
+            rest = tail;
+        }
+        let _ = client.shutdown().await;
+        let mut out = Vec::new();
+        let _ = client.read_to_end(&mut out).await;
+        out
+    });
+    let end = run(&mut server, handler, config, Peer::default(), true, stop).await;
+    assert!(end.is_ok(), "{end:?}");
+    drop(server);
+    let out = writer.await.unwrap_or_default();
+    String::from_utf8(out).unwrap_or_else(|e| panic!("replies are ASCII: {e}"))
+}
+
+fn codes(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.len() >= 4 && &l[3..4] == " ")
+        .map(|l| &l[..3])
+        .collect()
+}
+
+#[tokio::test]
+async fn a_message_goes_through_with_dot_stuffing_undone() {
+    let handler = Recorder::default();
+    let input = b"EHLO client.test\r\nMAIL FROM:<a@sender.test>\r\nRCPT TO:<b@example.com>\r\n\
+                  RCPT TO:<c@elsewhere.test>\r\nDATA\r\nSubject: x\r\n\r\n..dotted\r\n.\r\nQUIT\r\n";
+    let out = converse(&handler, &config(), input.to_vec(), vec![]).await;
+    assert_eq!(
+        codes(&out),
+        ["220", "250", "250", "250", "550", "354", "250", "221"],
+        "{out}"
+    );
+    assert!(out.contains("SIZE 1000"), "{out}");
+    assert!(
+        out.contains("AUTH PLAIN LOGIN") || out.contains("AUTH LOGIN PLAIN"),
+        "{out}"
+    );
+    let messages = handler.messages.lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(messages.len(), 1);
+    let (envelope, message) = &messages[0];
+    assert_eq!(envelope.from.as_deref(), Some("a@sender.test"));
+    assert_eq!(envelope.recipients, ["b@example.com"]);
+    assert_eq!(envelope.helo.as_deref(), Some("client.test"));
+    assert_eq!(message, b"Subject: x\r\n\r\n.dotted\r\n");
+}
+
+#[tokio::test]
+async fn limits_answer_552_and_452_and_the_session_goes_on() {
+    let handler = Recorder::default();
+    let big = "x".repeat(1500);
+    let input = format!(
+        "EHLO c\r\nMAIL FROM:<a@s.test> SIZE=5000\r\nMAIL FROM:<a@s.test>\r\n\
+         RCPT TO:<1@example.com>\r\nRCPT TO:<2@example.com>\r\nRCPT TO:<3@example.com>\r\n\
+         RCPT TO:<4@example.com>\r\nDATA\r\n{big}\r\n.\r\nNOOP\r\n"
+    );
+    let out = converse(&handler, &config(), input.into_bytes(), vec![7, 300, 11]).await;
+    assert_eq!(
+        codes(&out),
+        ["220", "250", "552", "250", "250", "250", "250", "452", "354", "552", "250"],
+        "{out}"
+    );
+    assert!(handler
+        .messages
+        .lock()
+        .map(|m| m.is_empty())
+        .unwrap_or(false));
+}
+
+#[tokio::test]
+async fn auth_plain_and_login_and_what_needs_it() {
+    let handler = Recorder::default();
+    let mut required = config();
+    required.auth_required = true;
+    let plain = STANDARD.encode("\0me\0sk_good");
+    let input = format!(
+        "EHLO c\r\nMAIL FROM:<a@s.test>\r\nAUTH PLAIN {}\r\nAUTH PLAIN {plain}\r\n\
+         MAIL FROM:<a@s.test>\r\nQUIT\r\n",
+        STANDARD.encode("\0me\0sk_bad")
+    );
+    let out = converse(&handler, &required, input.into_bytes(), vec![]).await;
+    assert_eq!(
+        codes(&out),
+        ["220", "250", "530", "535", "235", "250", "221"],
+        "{out}"
+    );
+    let input = format!(
+        "EHLO c\r\nAUTH LOGIN\r\n{}\r\n{}\r\nMAIL FROM:<a@s.test>\r\n",
+        STANDARD.encode("me"),
+        STANDARD.encode("sk_good")
+    );
+    let out = converse(&handler, &required, input.into_bytes(), vec![3]).await;
+    assert!(
+        out.contains("334 VXNlcm5hbWU6\r\n334 UGFzc3dvcmQ6\r\n235 "),
+        "{out}"
+    );
+    assert!(out.ends_with("250 2.1.0 Sender OK\r\n"), "{out}");
+    // Without TLS on a listener that is not loopback, AUTH is neither offered nor taken.
+    let mut remote = required.clone();
+    remote.auth_without_tls = false;
+    let out = converse(
+        &handler,
+        &remote,
+        format!("EHLO c\r\nAUTH PLAIN {plain}\r\n").into_bytes(),
+        vec![],
+    )
+    .await;
+    assert!(!out.contains("AUTH"), "{out}");
+    assert_eq!(codes(&out), ["220", "250", "538"], "{out}");
+}
+
+#[tokio::test]
+async fn garbage_closes_the_session_after_the_error_budget() {
+    let handler = Recorder::default();
+    let input =
+        "HELLO\r\nFOO BAR\r\nMAIL\r\nRCPT TO:<x@example.com>\r\n\u{0}\u{1}\r\nDATA\r\nNOOP\r\n";
+    let out = converse(&handler, &config(), input.as_bytes().to_vec(), vec![]).await;
+    let codes = codes(&out);
+    assert_eq!(codes.last(), Some(&"421"), "{out}");
+    assert!(!codes.contains(&"354"), "{out}");
+}
+
+/// Lines a client might send, well formed or not.
+fn line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("EHLO client".to_string()),
+        Just("HELO client".to_string()),
+        Just("MAIL FROM:<a@s.test>".to_string()),
+        Just("MAIL FROM:<>".to_string()),
+        Just("RCPT TO:<b@example.com>".to_string()),
+        Just("RCPT TO:<b@other.test>".to_string()),
+        Just("DATA".to_string()),
+        Just(".".to_string()),
+        Just("RSET".to_string()),
+        Just("AUTH LOGIN".to_string()),
+        Just("AUTH PLAIN".to_string()),
+        Just("BDAT 5 LAST".to_string()),
+        Just("STARTTLS".to_string()),
+        "[ -~]{0,80}",
+        "\\PC{0,40}",
+        proptest::collection::vec(any::<u8>(), 0..60)
+            .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Random lines never panic or hang the session, every reply is a well-formed line,
+    /// and how the bytes are cut into reads changes nothing.
+    #[test]
+    fn random_input_gets_well_formed_replies_however_it_is_cut(
+        lines in proptest::collection::vec(line(), 0..30),
+        chunks in proptest::collection::vec(1usize..64, 0..40),
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let input: Vec<u8> = lines.join("\r\n").into_bytes();
+        let (whole, cut) = runtime.block_on(async {
+            let whole = converse(&Recorder::default(), &config(), input.clone(), vec![]).await;
+            let cut = converse(&Recorder::default(), &config(), input, chunks).await;
+            (whole, cut)
+        });
+        for reply in whole.split("\r\n").filter(|l| !l.is_empty()) {
+            let code = reply.get(..3).and_then(|c| c.parse::<u16>().ok());
+            prop_assert!(code.is_some_and(|c| (200..600).contains(&c)), "bad line {reply:?}");
+        }
+        prop_assert_eq!(whole, cut);
+    }
+}

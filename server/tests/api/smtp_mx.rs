@@ -1,0 +1,61 @@
+//! The inbound MX over a real socket: accepted and refused recipients, the message becoming
+//! `email.received`, and the size limit.
+
+use crate::harness::TestApp;
+use crate::inbound::{enable_inbound, received, MESSAGE};
+use crate::smtp_support::{self, code, RawClient};
+
+#[tokio::test]
+async fn accepted_mail_becomes_email_received_and_others_are_refused_at_rcpt() {
+    let app = TestApp::new().await;
+    enable_inbound(&app).await;
+    let listener = smtp_support::mx(&app, 1024 * 1024).await;
+    let (mut smtp, greeting) = RawClient::connect(listener.addr).await;
+    code(&greeting, "220");
+    let ehlo = smtp.cmd("EHLO mail.sender.example").await;
+    assert!(!ehlo.contains("AUTH"), "{ehlo}");
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    code(&smtp.cmd("RCPT TO:<support@example.com>").await, "250");
+    let refused = smtp.cmd("RCPT TO:<someone@not-ours.test>").await;
+    code(&refused, "550");
+    code(&smtp.cmd("DATA").await, "354");
+    smtp.send(MESSAGE.trim_end_matches("\r\n")).await;
+    let queued = smtp.cmd(".").await;
+    code(&queued, "250");
+    code(&smtp.cmd("QUIT").await, "221");
+    app.run_jobs().await;
+    let events = received(&app).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let data = &events[0]["data"];
+    assert_eq!(data["from"], "ada@sender.example", "{data}");
+    assert_eq!(data["to"], "support@example.com", "{data}");
+    assert_eq!(data["subject"], "Help with my order", "{data}");
+    assert_eq!(
+        data["recipients"],
+        serde_json::json!(["support@example.com"]),
+        "{data}"
+    );
+}
+
+#[tokio::test]
+async fn a_message_over_the_size_limit_is_552_and_nothing_is_received() {
+    let app = TestApp::new().await;
+    enable_inbound(&app).await;
+    let listener = smtp_support::mx(&app, 2000).await;
+    let (mut smtp, _) = RawClient::connect(listener.addr).await;
+    assert!(smtp.cmd("EHLO c").await.contains("SIZE 2000"));
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    code(&smtp.cmd("RCPT TO:<support@example.com>").await, "250");
+    code(&smtp.cmd("DATA").await, "354");
+    smtp.send(MESSAGE).await;
+    smtp.send(&"y".repeat(3000)).await;
+    code(&smtp.cmd(".").await, "552");
+    // The session goes on: a small message still gets through.
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    code(&smtp.cmd("RCPT TO:<support@example.com>").await, "250");
+    code(&smtp.cmd("DATA").await, "354");
+    smtp.send(MESSAGE.trim_end_matches("\r\n")).await;
+    code(&smtp.cmd(".").await, "250");
+    app.run_jobs().await;
+    assert_eq!(received(&app).await.len(), 1);
+}
