@@ -17,7 +17,8 @@
 # Environment: FUZZ_PORT (default 18089); FUZZ_BIN, a built `posthorn` to use instead of
 # building one (CI passes the debug build its tests made); FUZZ_KEEP=1 keeps the temporary
 # directory (server log, resolver and receiver logs, each run's report); FUZZ_WORKERS
-# (default 1), schemathesis workers; FUZZ_SCENARIOS, stateful scenarios per run.
+# (default 1), schemathesis workers; FUZZ_SCENARIOS, stateful scenarios per run; FUZZ_SEED,
+# another seed than the fixed one (to look for findings the fixed seed does not reach).
 # schemathesis is pinned (SCHEMATHESIS_VERSION); when that version is not the installed
 # one, pip installs it once into ~/.cache/posthorn (needs the network that once).
 # Strings are generated without NUL characters: the server refuses U+0000 anywhere in a JSON
@@ -27,7 +28,7 @@
 set -euo pipefail
 
 SCHEMATHESIS_VERSION="4.32.5"
-SEED=20261123
+SEED="${FUZZ_SEED:-20261123}"
 MAX_EXAMPLES="${1:-40}"
 STATEFUL_SCENARIOS="${FUZZ_SCENARIOS:-$((MAX_EXAMPLES * 5))}"
 PORT="${FUZZ_PORT:-18089}"

@@ -143,6 +143,7 @@ def before_call(context, case, **kwargs):
 # refused with stays a finding.
 _STATE = (400, "INVALID_STATE", None, None)
 _FILTERED = (400, "BAD_REQUEST", None, None, "audienceType FILTERED needs an audienceCondition")
+_SEGMENT = (400, "BAD_REQUEST", None, None, "audienceType SEGMENT needs a segmentId")
 _CONDITION = [
     (422, "VALIDATION_ERROR", field, code)
     for field in ("condition", "audienceCondition")
@@ -153,8 +154,8 @@ _CURSOR = [(422, "VALIDATION_ERROR", "cursor", "invalid_cursor")]
 # no tag after it) is refused, which a JSON Schema pattern cannot express.
 _TEMPLATE = [(422, "VALIDATION_ERROR", ("subject", "body", "text"), "invalid_template")]
 DOCUMENTED_REFUSALS = {
-    "PUT /campaigns/{id}": [_STATE, _FILTERED, *_CONDITION, *_TEMPLATE],
-    "PATCH /campaigns/{id}": [_STATE, _FILTERED, *_CONDITION, *_TEMPLATE],
+    "PUT /campaigns/{id}": [_STATE, _FILTERED, _SEGMENT, *_CONDITION, *_TEMPLATE],
+    "PATCH /campaigns/{id}": [_STATE, _FILTERED, _SEGMENT, *_CONDITION, *_TEMPLATE],
     "POST /templates": _TEMPLATE,
     "PUT /templates/{id}": _TEMPLATE,
     "PATCH /templates/{id}": _TEMPLATE,
@@ -175,6 +176,11 @@ DOCUMENTED_REFUSALS = {
     "POST /workflows": [(422, "VALIDATION_ERROR", "triggerConfig.segmentId", "not_found")],
     "PATCH /workflows/{id}": [(422, "VALIDATION_ERROR", "triggerConfig.segmentId", "not_found")],
     "POST /workflows/{id}/transitions": [_STATE],
+    "PATCH /workflows/{id}/steps/{stepId}": [
+        _STATE,
+        (422, "VALIDATION_ERROR", "config", "type_mismatch"),
+    ],
+    "DELETE /workflows/{id}/steps/{stepId}": [_STATE],
     "POST /workflows/{id}/executions": [_STATE],
     "GET /contacts": _CURSOR,
     "GET /templates": _CURSOR,

@@ -488,3 +488,28 @@ pub struct RevivedJob {
     /// The job's id.
     pub id: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create_body(text: &str) -> Result<WorkspaceCreateBody, WireErrors> {
+        let value: Value = serde_json::from_str(text).expect("test JSON parses");
+        deserr::deserialize::<WorkspaceCreateBody, Value, WireErrors>(value)
+    }
+
+    #[test]
+    fn a_whole_float_is_the_integer_it_names_even_past_two_to_the_fifty_one() {
+        // A fast float parser reads this number a half off; the exact one does not.
+        let body = create_body(r#"{"name":"x","activeContactLimit":3752449908438922.0}"#)
+            .expect("whole number accepted");
+        assert_eq!(body.active_contact_limit, Some(Integer(3_752_449_908_438_922)));
+        let body = create_body(r#"{"name":"x","rateLimitPerMinute":211.0}"#).expect("accepted");
+        assert_eq!(body.rate_limit_per_minute, Some(Integer(211)));
+    }
+
+    #[test]
+    fn a_fraction_is_not_an_integer() {
+        assert!(create_body(r#"{"name":"x","activeContactLimit":2.5}"#).is_err());
+    }
+}

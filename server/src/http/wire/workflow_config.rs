@@ -210,7 +210,12 @@ fn int<T: TryFrom<i64>>(
 ) -> Option<T> {
     let field = join(CONFIG, key);
     let value = c.value(obj, key, CONFIG, required)?;
-    let Some(n) = value.as_i64() else {
+    // JSON has one number type: `5.0` is the integer 5, as JSON Schema says.
+    let whole = value
+        .as_f64()
+        .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+        .map(|f| f as i64);
+    let Some(n) = value.as_i64().or(whole) else {
         let message = match value {
             // A whole number too large for i64 is a range problem, not a type problem.
             Value::Number(n) if n.is_u64() => {
@@ -322,6 +327,26 @@ mod tests {
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_whole_float_is_an_integer_and_a_fraction_is_not() {
+        let whole = read_action(
+            StepType::Delay,
+            Some(&json!({"amount": 3.0, "unit": "hours"})),
+        );
+        assert_eq!(
+            whole.ok(),
+            Some(StepAction::Delay {
+                amount: 3,
+                unit: DelayUnit::Hours
+            })
+        );
+        let fraction = read_action(
+            StepType::Delay,
+            Some(&json!({"amount": 2.5, "unit": "hours"})),
+        );
+        assert_eq!(fields(fraction), ["config.amount"]);
     }
 
     #[test]
