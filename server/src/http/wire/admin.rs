@@ -503,7 +503,10 @@ mod tests {
         // A fast float parser reads this number a half off; the exact one does not.
         let body = create_body(r#"{"name":"x","activeContactLimit":3752449908438922.0}"#)
             .expect("whole number accepted");
-        assert_eq!(body.active_contact_limit, Some(Integer(3_752_449_908_438_922)));
+        assert_eq!(
+            body.active_contact_limit,
+            Some(Integer(3_752_449_908_438_922))
+        );
         let body = create_body(r#"{"name":"x","rateLimitPerMinute":211.0}"#).expect("accepted");
         assert_eq!(body.rate_limit_per_minute, Some(Integer(211)));
     }
