@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request};
@@ -54,6 +54,32 @@ struct Args {
     /// Size of each message's body in bytes.
     #[arg(long, default_value_t = 10 * 1024)]
     size: usize,
+    /// Paths to measure, one after the other (repeat the flag; default: all three).
+    /// `bench/smtp.sh` measures each on a fresh server, so that deliveries one path queued
+    /// are not worked off while the next is measured.
+    #[arg(long = "path", value_enum)]
+    paths: Vec<Path>,
+}
+
+/// A way into the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Path {
+    /// `POST /v1/send`.
+    Send,
+    /// The SMTP submission relay.
+    Relay,
+    /// The inbound MX.
+    Mx,
+}
+
+impl Path {
+    fn label(self) -> &'static str {
+        match self {
+            Path::Send => "POST /v1/send",
+            Path::Relay => "SMTP submission relay",
+            Path::Mx => "SMTP inbound MX",
+        }
+    }
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -102,13 +128,63 @@ async fn run(args: Args) -> Result<(), BoxError> {
     let duration = Duration::from_secs_f64(args.duration);
     let n = args.connections.max(1);
 
+    let paths = if args.paths.is_empty() {
+        vec![Path::Send, Path::Relay, Path::Mx]
+    } else {
+        args.paths.clone()
+    };
+    let message = format!(
+        "From: news@bench.example\r\nTo: reader@example.org\r\nSubject: Bench\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\n{}\r\n",
+        wrap(&text)
+    );
+    let mut rates = Vec::new();
+    for path in paths {
+        let rate = match path {
+            Path::Send => measure_send(&http, &base, &sk, &text, n, duration).await?,
+            Path::Relay => measure_relay(&args.submission, &sk, &message, n, duration).await?,
+            Path::Mx => measure_mx(&args.inbound, &message, n, duration).await?,
+        };
+        // One line per path for scripts (bench/smtp.sh), before the table.
+        println!("rate: {path:?} {rate:.1}");
+        rates.push((path, rate));
+    }
+
+    println!(
+        "\n{} connections, {} s each, {} byte bodies\n",
+        n, args.duration, args.size
+    );
+    let http_rate = rates
+        .iter()
+        .find(|(p, _)| *p == Path::Send)
+        .map(|(_, r)| *r);
+    println!("| path | messages/s | vs /v1/send |");
+    println!("|---|---:|---:|");
+    for (path, rate) in rates {
+        let ratio = match http_rate {
+            Some(h) if h > 0.0 => format!("{:.2}", rate / h),
+            _ => "n/a".to_string(),
+        };
+        println!("| {} | {rate:.0} | {ratio} |", path.label());
+    }
+    Ok(())
+}
+
+async fn measure_send(
+    http: &Http,
+    base: &str,
+    sk: &str,
+    text: &str,
+    n: usize,
+    duration: Duration,
+) -> Result<f64, BoxError> {
     let send_body = Bytes::from(
         json!({"to": "reader@example.org", "from": "news@bench.example", "subject": "Bench",
                "body": format!("<p>{text}</p>")})
         .to_string(),
     );
     let auth = format!("Bearer {sk}");
-    let http_rate = measure(n, duration, |count| {
+    measure(n, duration, |count| {
         let http = http.clone();
         let url = format!("{base}/v1/send");
         let body = send_body.clone();
@@ -132,17 +208,20 @@ async fn run(args: Args) -> Result<(), BoxError> {
             Ok(())
         }
     })
-    .await?;
+    .await
+}
 
-    let message = format!(
-        "From: news@bench.example\r\nTo: reader@example.org\r\nSubject: Bench\r\n\
-         Content-Type: text/plain; charset=utf-8\r\n\r\n{}\r\n",
-        wrap(&text)
-    );
+async fn measure_relay(
+    addr: &str,
+    sk: &str,
+    message: &str,
+    n: usize,
+    duration: Duration,
+) -> Result<f64, BoxError> {
     let plain = STANDARD.encode(format!("\0bench\0{sk}"));
-    let submission_rate = measure(n, duration, |count| {
-        let addr = args.submission.clone();
-        let message = message.clone();
+    measure(n, duration, |count| {
+        let addr = addr.to_string();
+        let message = message.to_string();
         let auth = format!("AUTH PLAIN {plain}");
         async move {
             let mut smtp = Smtp::connect(&addr).await?;
@@ -160,11 +239,18 @@ async fn run(args: Args) -> Result<(), BoxError> {
             Ok(())
         }
     })
-    .await?;
+    .await
+}
 
-    let inbound_rate = measure(n, duration, |count| {
-        let addr = args.inbound.clone();
-        let message = message.clone();
+async fn measure_mx(
+    addr: &str,
+    message: &str,
+    n: usize,
+    duration: Duration,
+) -> Result<f64, BoxError> {
+    measure(n, duration, |count| {
+        let addr = addr.to_string();
+        let message = message.to_string();
         async move {
             let mut smtp = Smtp::connect(&addr).await?;
             smtp.expect(&["EHLO sender.test"], "250").await?;
@@ -183,27 +269,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
             Ok(())
         }
     })
-    .await?;
-
-    println!(
-        "\n{} connections, {} s each, {} byte bodies\n",
-        n, args.duration, args.size
-    );
-    println!("| path | messages/s | vs /v1/send |");
-    println!("|---|---:|---:|");
-    for (name, rate) in [
-        ("POST /v1/send", http_rate),
-        ("SMTP submission relay", submission_rate),
-        ("SMTP inbound MX", inbound_rate),
-    ] {
-        let ratio = if http_rate > 0.0 {
-            rate / http_rate
-        } else {
-            0.0
-        };
-        println!("| {name} | {rate:.0} | {ratio:.2} |");
-    }
-    Ok(())
+    .await
 }
 
 /// Runs `n` copies of `task` for about `duration`; the rate of what they counted.
