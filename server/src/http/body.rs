@@ -36,7 +36,9 @@ impl FromRequest<AppState> for JsonBody {
             .and_then(|v| v.to_str().ok())
             .map(|v| v.to_ascii_lowercase());
         let bytes = read_limited(req.into_body(), state.max_body_bytes).await?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        // Only a body of no bytes is "no body" (as Express's JSON parser has it); whitespace
+        // alone is not JSON text and is refused below like any other syntax error.
+        if bytes.is_empty() {
             return Ok(JsonBody(Value::Object(Default::default())));
         }
         let is_json = content_type.as_deref().is_some_and(|ct| {

@@ -18,6 +18,53 @@ async fn unknown_routes_and_methods_use_the_envelope() {
 }
 
 #[tokio::test]
+async fn an_empty_body_is_no_body_but_whitespace_is_not_json() {
+    let app = TestApp::new().await;
+    let sk = app.sk.clone();
+    let created = app
+        .call(
+            Method::POST,
+            "/segments",
+            Some(&sk),
+            Some(json!({"name": "Static", "type": "STATIC"})),
+            &[],
+        )
+        .await
+        .expect(201);
+    let path = format!(
+        "/segments/{}",
+        created.body["id"].as_str().unwrap_or_default()
+    );
+    // No bytes: an empty patch, which changes nothing.
+    app.raw(
+        Method::PATCH,
+        &path,
+        Some(&sk),
+        Some(""),
+        Some("application/json"),
+        &[],
+    )
+    .await
+    .expect(200);
+    for blank in ["\r", " ", "\n\t"] {
+        let res = app
+            .raw(
+                Method::PATCH,
+                &path,
+                Some(&sk),
+                Some(blank),
+                Some("application/json"),
+                &[],
+            )
+            .await
+            .expect_error(400, "VALIDATION_ERROR");
+        assert!(res.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Invalid JSON in request body")));
+    }
+}
+
+#[tokio::test]
 async fn malformed_json_and_wrong_content_type_are_400() {
     let app = TestApp::new().await;
     let sk = app.sk.clone();
