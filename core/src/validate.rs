@@ -289,39 +289,6 @@ impl Checker {
         }
     }
 
-    /// An integer field within `min..=max`.
-    pub fn integer(
-        &mut self,
-        obj: &Map<String, Value>,
-        key: &str,
-        path: &str,
-        required: bool,
-        min: i64,
-        max: i64,
-    ) -> Option<i64> {
-        let field = join(path, key);
-        let value = self.value(obj, key, path, required)?;
-        match value.as_i64() {
-            Some(n) if (min..=max).contains(&n) => Some(n),
-            Some(_) => {
-                self.fail(
-                    field,
-                    "out_of_range",
-                    format!("{key} must be between {min} and {max}"),
-                );
-                None
-            }
-            None => {
-                self.fail(
-                    field,
-                    "invalid_type",
-                    format!("{key} must be an integer, got {}", type_name(value)),
-                );
-                None
-            }
-        }
-    }
-
     /// A number field greater than zero and at most `max`.
     pub fn positive_number(
         &mut self,
