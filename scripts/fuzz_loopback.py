@@ -15,6 +15,7 @@ The resolver answers at once, authoritatively:
 Usage: python3 scripts/fuzz_loopback.py PORTS_FILE
 """
 
+import errno
 import os
 import socket
 import socketserver
@@ -155,19 +156,34 @@ class WebhookHandler(BaseHTTPRequestHandler):
         pass
 
 
+def dns_servers(attempts=50):
+    """A UDP and a TCP server on one free loopback port (TCP for truncated answers and
+    resolvers that prefer it). The port the system gives the UDP socket can be taken for TCP
+    (an outgoing connection of an earlier run uses it): then another port is tried."""
+    socketserver.ThreadingTCPServer.allow_reuse_address = True
+    for _ in range(attempts):
+        udp = socketserver.ThreadingUDPServer(("127.0.0.1", 0), UdpHandler)
+        try:
+            tcp = socketserver.ThreadingTCPServer(("127.0.0.1", udp.server_address[1]), TcpHandler)
+        except OSError as error:
+            udp.server_close()
+            if error.errno != errno.EADDRINUSE:
+                raise
+            continue
+        return udp, tcp
+    raise OSError(errno.EADDRINUSE, f"no loopback port free for both UDP and TCP in {attempts} tries")
+
+
 def main():
     ports_file = sys.argv[1]
     here = os.path.dirname(os.path.abspath(ports_file))
     dns_log = Log(os.path.join(here, "dns.log"))
     hook_log = Log(os.path.join(here, "webhook.log"))
 
-    udp = socketserver.ThreadingUDPServer(("127.0.0.1", 0), UdpHandler)
+    udp, tcp = dns_servers()
     udp.log = dns_log
-    port = udp.server_address[1]
-    # TCP on the same port, for truncated answers and resolvers that prefer it.
-    socketserver.ThreadingTCPServer.allow_reuse_address = True
-    tcp = socketserver.ThreadingTCPServer(("127.0.0.1", port), TcpHandler)
     tcp.log = dns_log
+    port = udp.server_address[1]
     hooks = ThreadingHTTPServer(("127.0.0.1", 0), WebhookHandler)
     hooks.log = hook_log
     for server in (udp, tcp, hooks):
