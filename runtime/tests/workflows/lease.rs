@@ -65,6 +65,7 @@ struct CountingJobs {
     inner: Arc<MemoryStore>,
     refuse: bool,
     extends: AtomicUsize,
+    claims: AtomicUsize,
 }
 
 #[async_trait]
@@ -75,6 +76,7 @@ impl Jobs for CountingJobs {
         lease: Duration,
         max: usize,
     ) -> Result<Vec<ClaimedJob>, PortError> {
+        self.claims.fetch_add(1, Ordering::SeqCst);
         self.inner.claim(now, lease, max).await
     }
     async fn extend(
@@ -152,6 +154,7 @@ async fn claimed_delivery(hold: Duration, refuse: bool) -> (Slow, ClaimedJob) {
         inner: store.clone(),
         refuse,
         extends: AtomicUsize::new(0),
+        claims: AtomicUsize::new(0),
     });
     let engine = Engine::builder()
         .store(store)
@@ -290,5 +293,91 @@ async fn a_lost_lease_stops_the_beats_and_the_handler_finishes() {
         slow.jobs.extends.load(Ordering::SeqCst),
         1,
         "no renewal after the first refused one"
+    );
+}
+
+/// A transport whose n-th message takes `(n % 16 + 1) × 3 ms`: sixteen jobs in flight end
+/// at sixteen different instants, as real deliveries do.
+struct StaggeredTransport {
+    sent: AtomicUsize,
+}
+
+#[async_trait]
+impl MailTransport for StaggeredTransport {
+    async fn send(&self, message: &OutgoingMessage) -> Result<String, TransportError> {
+        let n = self.sent.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(3 * (n as u64 % 16 + 1))).await;
+        Ok(message.message_id.clone())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_busy_queue_is_claimed_in_batches_not_one_claim_per_finished_job() {
+    const EMAILS: usize = 160;
+    let store = Arc::new(MemoryStore::new());
+    let clock = Arc::new(TokioClock {
+        start: Utc
+            .with_ymd_and_hms(2026, 3, 2, 10, 0, 0)
+            .single()
+            .expect("date"),
+        origin: Instant::now(),
+    });
+    let transport = Arc::new(StaggeredTransport {
+        sent: AtomicUsize::new(0),
+    });
+    let jobs = Arc::new(CountingJobs {
+        inner: store.clone(),
+        refuse: false,
+        extends: AtomicUsize::new(0),
+        claims: AtomicUsize::new(0),
+    });
+    let engine = Engine::builder()
+        .store(store)
+        .jobs(jobs.clone())
+        .transport(transport.clone())
+        .clock(clock.clone())
+        .build()
+        .expect("engine");
+    let mut create = CreateWorkspace::named("batches");
+    // No throttle: every delivery is due at once, a burst.
+    create.send_rate_per_second = Some(100_000.0);
+    let (ws, keys) = engine.create_workspace(create).await.expect("workspace");
+    engine
+        .admin_add_domain(&ws.id, AddDomain::verified("example.com"))
+        .await
+        .expect("domain");
+    let caller = Caller::with_secret_key(ws, keys.record);
+    for i in 0..EMAILS {
+        let to = EmailAddress::parse(&format!("reader{i}@example.org")).expect("to");
+        let mut send = SendEmail::to(to);
+        send.from = Some((EmailAddress::parse("team@example.com").expect("from"), None));
+        send.subject = Some("Burst".into());
+        send.body = Some("<p>burst</p>".into());
+        engine.send(&caller, send).await.expect("send");
+    }
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let workers = tokio::spawn(run_workers(
+        engine.clone(),
+        WorkerOptions { concurrency: 16 },
+        stopped,
+    ));
+    while transport.sent.load(Ordering::SeqCst) < EMAILS {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    stop.send(true).expect("workers listen");
+    workers.await.expect("workers stop");
+
+    assert_eq!(
+        transport.sent.load(Ordering::SeqCst),
+        EMAILS,
+        "each email sent once"
+    );
+    let claims = jobs.claims.load(Ordering::SeqCst);
+    // One claim per finished job would be about 150; gathering half the slots (8) per
+    // claim while the queue is busy makes it about EMAILS / 8, plus the idle claims at the end.
+    assert!(
+        claims <= EMAILS / 4,
+        "{claims} claims for {EMAILS} jobs: the busy queue was claimed one job at a time"
     );
 }
