@@ -194,6 +194,7 @@ macro_rules! store_suite {
                 idempotency_record_all_or_nothing,
                 idempotency_records_expire_and_are_purged,
                 sns_message_recorded_once,
+                sns_messages_purged_by_age,
                 events_newest_first_with_filters,
                 event_names_distinct_sorted,
                 isolation_between_workspaces,

@@ -12,7 +12,7 @@ const IDLE_POLL: Duration = Duration::from_millis(500);
 /// free before it claims: one claim for several jobs instead of one per finished job.
 const GATHER: Duration = Duration::from_millis(10);
 /// How often maintenance (PENDING contacts, time-based segments, expired idempotency
-/// records) runs.
+/// records, old SNS message records) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(60);
 
 /// How workers run.
@@ -135,6 +135,9 @@ async fn gather(
 async fn maintain(engine: &Engine) {
     if let Err(e) = engine.purge_idempotency_records().await {
         tracing::error!(error = %e, "purging expired idempotency records failed");
+    }
+    if let Err(e) = engine.purge_sns_messages().await {
+        tracing::error!(error = %e, "purging old SNS message records failed");
     }
     let workspaces = match engine.workspaces().await {
         Ok(ws) => ws,

@@ -30,3 +30,15 @@ pub(crate) async fn record(
         .map_err(error::store)?;
     Ok(())
 }
+
+/// Deletes the records of messages processed before `before`; how many.
+pub(crate) async fn purge(pool: &PgPool, before: DateTime<Utc>) -> Result<u64, StoreError> {
+    Ok(
+        sqlx::query("DELETE FROM sns_messages WHERE processed_at < $1")
+            .bind(before)
+            .execute(pool)
+            .await
+            .map_err(error::store)?
+            .rows_affected(),
+    )
+}

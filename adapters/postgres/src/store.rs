@@ -180,6 +180,10 @@ impl Store for PgStore {
         records::ensure_secret(&self.pool, name, candidate).await
     }
 
+    async fn purge_sns_messages(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        crate::sns::purge(&self.pool, before).await
+    }
+
     async fn sns_message_seen(&self, message_id: &str) -> Result<bool, StoreError> {
         crate::sns::seen(&self.pool, message_id).await
     }

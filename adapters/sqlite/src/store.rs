@@ -186,6 +186,10 @@ impl Store for SqliteStore {
         records::ensure_secret(self.writer()?, name, candidate).await
     }
 
+    async fn purge_sns_messages(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        crate::sns::purge(self.writer()?, before).await
+    }
+
     async fn sns_message_seen(&self, message_id: &str) -> Result<bool, StoreError> {
         crate::sns::seen(&self.readers, message_id).await
     }

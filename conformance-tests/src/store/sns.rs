@@ -1,6 +1,7 @@
 //! The record of processed SNS messages: recorded once, deployment-wide, and rolled back
 //! with the change set it came in.
 
+use chrono::TimeDelta;
 use posthorn_core::model::{EmailId, EmailStatus};
 use posthorn_core::ports::Write;
 
@@ -55,4 +56,42 @@ pub async fn sns_message_recorded_once(p: &StorePorts) {
     )
     .await;
     assert_eq!(p.store.sns_message_seen(&other).await, Ok(false));
+}
+
+/// The purge deletes the records processed before its cut-off (they read as unseen again)
+/// and keeps the others. Far in the past, so the records of other tests stay.
+pub async fn sns_messages_purged_by_age(p: &StorePorts) {
+    let now = now_ms();
+    let old = format!("sns-old-{}", unique());
+    let kept = format!("sns-kept-{}", unique());
+    for (id, days) in [(&old, 400), (&kept, 300)] {
+        commit(
+            p.store.as_ref(),
+            "record",
+            vec![Write::RecordSnsMessage {
+                message_id: id.clone(),
+                processed_at: now - TimeDelta::days(days),
+            }],
+        )
+        .await;
+    }
+    let purged = p
+        .store
+        .purge_sns_messages(now - TimeDelta::days(350))
+        .await
+        .expect("purge");
+    assert!(purged >= 1, "the 400-day-old record is purged");
+    assert_eq!(p.store.sns_message_seen(&old).await, Ok(false));
+    assert_eq!(p.store.sns_message_seen(&kept).await, Ok(true));
+    // Once purged, the message can be recorded again.
+    commit(
+        p.store.as_ref(),
+        "record again",
+        vec![Write::RecordSnsMessage {
+            message_id: old.clone(),
+            processed_at: now,
+        }],
+    )
+    .await;
+    assert_eq!(p.store.sns_message_seen(&old).await, Ok(true));
 }

@@ -582,4 +582,7 @@ pub trait Store: WorkflowStore + Send + Sync {
     ) -> Result<Option<IdempotencyRecord>, StoreError>;
     /// Deletes the idempotency records that expired at or before `now`; how many.
     async fn purge_idempotency(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
+    /// Deletes the records of SNS messages processed before `before`; how many. Afterwards
+    /// [`Store::sns_message_seen`] answers `false` for them.
+    async fn purge_sns_messages(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
 }

@@ -642,3 +642,19 @@ async fn without_a_receiver_every_message_is_refused() {
         .await;
     res.expect_error(403, "FORBIDDEN");
 }
+
+#[tokio::test]
+async fn a_message_older_than_seven_days_is_refused_and_changes_nothing() {
+    let sns = setup().await;
+    let email = sns.sent_email("ada@example.org", true).await;
+    let mut stale = sns.notification("m-stale", &delivery(&email, false), 1);
+    // Eight days before the test clock (2026-11-21T10:00Z), signed as SNS would have.
+    stale["Timestamp"] = json!("2026-11-13T10:00:00.000Z");
+    sign(&mut stale, 1);
+    let res = sns.post(&stale).await.expect_error(403, "FORBIDDEN");
+    assert!(res.body["error"]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("older than 7 days")));
+    assert_eq!(sns.email(email.id.as_str()).await.status, EmailStatus::Sent);
+    assert!(sns.events("email.delivery").await.is_empty());
+}

@@ -371,8 +371,15 @@ fn apply(
                 }
             }
         }
-        Write::RecordSnsMessage { message_id, .. } => {
-            if !state.sns_messages.insert(message_id.clone()) {
+        Write::RecordSnsMessage {
+            message_id,
+            processed_at,
+        } => {
+            if state
+                .sns_messages
+                .insert(message_id.clone(), processed_at)
+                .is_some()
+            {
                 return Err(conflict(format!(
                     "SNS message {message_id} was already processed"
                 )));

@@ -295,6 +295,13 @@ impl Store for MemoryStore {
         Ok((before - state.idempotency.len()) as u64)
     }
 
+    async fn purge_sns_messages(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let count = state.sns_messages.len();
+        state.sns_messages.retain(|_, at| *at >= before);
+        Ok((count - state.sns_messages.len()) as u64)
+    }
+
     async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
         let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
         let stored = state
@@ -305,7 +312,7 @@ impl Store for MemoryStore {
     }
 
     async fn sns_message_seen(&self, message_id: &str) -> Result<bool, StoreError> {
-        Ok(self.read().sns_messages.contains(message_id))
+        Ok(self.read().sns_messages.contains_key(message_id))
     }
 
     async fn events(

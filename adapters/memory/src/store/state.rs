@@ -48,7 +48,8 @@ pub(crate) struct State {
     /// Deployment-wide secrets by name.
     pub(crate) secrets: HashMap<String, Vec<u8>>,
     /// SNS messages already processed, by `MessageId`.
-    pub(crate) sns_messages: HashSet<String>,
+    /// Processed SNS messages, with when each was processed.
+    pub(crate) sns_messages: HashMap<String, DateTime<Utc>>,
     /// Workflow records per workspace.
     pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
     /// `Idempotency-Key` records by (scope, key).

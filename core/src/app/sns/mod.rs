@@ -7,6 +7,8 @@ mod ses;
 
 use std::sync::Arc;
 
+use chrono::{DateTime, TimeDelta, Utc};
+
 pub use ses::SesOutcome;
 
 use crate::error::{Error, Result};
@@ -15,6 +17,16 @@ use crate::sns::{
     verify_signature, SesNotification, SnsEnvelope, SnsHostRules, SnsKind, TopicAllowList,
 };
 use crate::Engine;
+
+/// How long the ids of processed SNS messages are kept, so that a redelivery is applied
+/// once. SNS stops redelivering an HTTP(S) notification within hours; two weeks leave room.
+pub const SNS_MESSAGES_KEPT: TimeDelta = TimeDelta::days(14);
+
+/// The oldest `Timestamp` an SNS message may carry. Older messages are refused: once their
+/// ids are purged ([`SNS_MESSAGES_KEPT`]), a replay of a captured message could not be told
+/// from a first delivery. Half the time ids are kept, so a message is refused before its id
+/// can be forgotten.
+pub const SNS_MAX_AGE: TimeDelta = TimeDelta::days(7);
 
 /// What receiving one SNS message did.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +93,7 @@ impl SnsReceiver {
             .map_err(|e| fetch_error("the signing certificate", e))?;
         verify_signature(&envelope, &cert, engine.clock.now())
             .map_err(|e| Error::Forbidden(e.to_string()))?;
+        check_age(&envelope.timestamp, engine.clock.now())?;
 
         match &envelope.kind {
             SnsKind::SubscriptionConfirmation { subscribe_url, .. } => {
@@ -131,7 +144,31 @@ impl SnsReceiver {
     }
 }
 
+/// Refuses a signed message older than [`SNS_MAX_AGE`] (a replay whose id may be forgotten).
+fn check_age(timestamp: &str, now: DateTime<Utc>) -> Result<()> {
+    let sent = DateTime::parse_from_rfc3339(timestamp).map_err(|_| {
+        Error::BadRequest(format!("the SNS Timestamp {timestamp:?} is not RFC 3339"))
+    })?;
+    let age = now.signed_duration_since(sent.with_timezone(&Utc));
+    if age > SNS_MAX_AGE {
+        return Err(Error::Forbidden(format!(
+            "the SNS message was sent {} days ago; messages older than {} days are refused, \
+             as a replay could no longer be told from a first delivery",
+            age.num_days(),
+            SNS_MAX_AGE.num_days()
+        )));
+    }
+    Ok(())
+}
+
 impl Engine {
+    /// Forgets the SNS messages processed more than [`SNS_MESSAGES_KEPT`] ago; how many.
+    /// Run by the workers' maintenance.
+    pub async fn purge_sns_messages(&self) -> Result<u64> {
+        let before = self.clock.now() - SNS_MESSAGES_KEPT;
+        Ok(self.store.purge_sns_messages(before).await?)
+    }
+
     /// Records that SNS message `message_id` was handled; `Ok(false)` when it already was.
     pub(crate) async fn mark_sns_message(&self, message_id: &str) -> Result<bool> {
         let mut changes = crate::ports::ChangeSet::new();
@@ -153,5 +190,31 @@ fn fetch_error(what: &str, e: SnsFetchError) -> Error {
         SnsFetchError::Failed(why) => {
             Error::Unavailable(format!("{what} could not be fetched: {why}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 21, 10, 0, 0)
+            .single()
+            .expect("date")
+    }
+
+    #[test]
+    fn messages_up_to_seven_days_old_pass_older_ones_are_forbidden() {
+        assert_eq!(check_age("2026-11-21T10:05:00.000Z", now()), Ok(()));
+        assert_eq!(check_age("2026-11-14T10:00:00Z", now()), Ok(()));
+        assert!(matches!(
+            check_age("2026-11-14T09:59:59Z", now()),
+            Err(Error::Forbidden(_))
+        ));
+        assert!(matches!(
+            check_age("yesterday", now()),
+            Err(Error::BadRequest(_))
+        ));
     }
 }
