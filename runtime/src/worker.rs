@@ -111,9 +111,10 @@ pub async fn run_workers(
     let _ = permits.acquire_many(concurrency as u32).await;
 }
 
-/// `first` plus up to `want - 1` more slots, as many as free within [`GATHER`]: under a
-/// burst each claim is a statement that walks the queue's index (on PostgreSQL past the
-/// entries of jobs just taken), so one claim per finished job costs more than the jobs.
+/// `first` plus `want - 1` more slots if that many free within [`GATHER`], else `first`
+/// alone (the claim counts every free slot either way): under a burst each claim is a
+/// statement that walks the queue's index (on PostgreSQL past the entries of jobs just
+/// taken), so one claim per finished job costs more than the jobs.
 async fn gather(
     permits: &Arc<Semaphore>,
     mut first: OwnedSemaphorePermit,
