@@ -123,6 +123,46 @@ impl Jobs for CountingJobs {
     }
 }
 
+/// The engine's clock on tokio's paused time, from a fixed date.
+fn tokio_clock() -> Arc<TokioClock> {
+    Arc::new(TokioClock {
+        start: Utc
+            .with_ymd_and_hms(2026, 3, 2, 10, 0, 0)
+            .single()
+            .expect("date"),
+        origin: Instant::now(),
+    })
+}
+
+/// `store`'s job queue, counting claims and renewals.
+fn counting_jobs(store: &Arc<MemoryStore>, refuse: bool) -> Arc<CountingJobs> {
+    Arc::new(CountingJobs {
+        inner: store.clone(),
+        refuse,
+        extends: AtomicUsize::new(0),
+        claims: AtomicUsize::new(0),
+    })
+}
+
+/// A workspace made by `create` with example.com verified, and its secret-key caller.
+async fn sender(engine: &Engine, create: CreateWorkspace) -> Caller {
+    let (ws, keys) = engine.create_workspace(create).await.expect("workspace");
+    engine
+        .admin_add_domain(&ws.id, AddDomain::verified("example.com"))
+        .await
+        .expect("domain");
+    Caller::with_secret_key(ws, keys.record)
+}
+
+/// An email from team@example.com to `to`.
+fn email(to: &str, subject: &str) -> SendEmail {
+    let mut send = SendEmail::to(EmailAddress::parse(to).expect("to"));
+    send.from = Some((EmailAddress::parse("team@example.com").expect("from"), None));
+    send.subject = Some(subject.into());
+    send.body = Some(format!("<p>{}</p>", subject.to_lowercase()));
+    send
+}
+
 struct Slow {
     engine: Engine,
     clock: Arc<TokioClock>,
@@ -139,23 +179,12 @@ async fn one_claimed_delivery() -> (Slow, ClaimedJob) {
 /// one delivery job claimed; with `refuse`, lease renewals answer that the lease was lost.
 async fn claimed_delivery(hold: Duration, refuse: bool) -> (Slow, ClaimedJob) {
     let store = Arc::new(MemoryStore::new());
-    let clock = Arc::new(TokioClock {
-        start: Utc
-            .with_ymd_and_hms(2026, 3, 2, 10, 0, 0)
-            .single()
-            .expect("date"),
-        origin: Instant::now(),
-    });
+    let clock = tokio_clock();
     let transport = Arc::new(SlowTransport {
         hold,
         sent: AtomicUsize::new(0),
     });
-    let jobs = Arc::new(CountingJobs {
-        inner: store.clone(),
-        refuse,
-        extends: AtomicUsize::new(0),
-        claims: AtomicUsize::new(0),
-    });
+    let jobs = counting_jobs(&store, refuse);
     let engine = Engine::builder()
         .store(store)
         .jobs(jobs.clone())
@@ -167,20 +196,11 @@ async fn claimed_delivery(hold: Duration, refuse: bool) -> (Slow, ClaimedJob) {
         })
         .build()
         .expect("engine");
-    let (ws, keys) = engine
-        .create_workspace(CreateWorkspace::named("lease"))
-        .await
-        .expect("workspace");
+    let caller = sender(&engine, CreateWorkspace::named("lease")).await;
     engine
-        .admin_add_domain(&ws.id, AddDomain::verified("example.com"))
+        .send(&caller, email("ada@example.org", "Slow"))
         .await
-        .expect("domain");
-    let caller = Caller::with_secret_key(ws, keys.record);
-    let mut send = SendEmail::to(EmailAddress::parse("ada@example.org").expect("to"));
-    send.from = Some((EmailAddress::parse("team@example.com").expect("from"), None));
-    send.subject = Some("Slow".into());
-    send.body = Some("<p>slow</p>".into());
-    engine.send(&caller, send).await.expect("send");
+        .expect("send");
 
     let mut claimed = engine
         .jobs
@@ -315,22 +335,11 @@ impl MailTransport for StaggeredTransport {
 async fn a_busy_queue_is_claimed_in_batches_not_one_claim_per_finished_job() {
     const EMAILS: usize = 160;
     let store = Arc::new(MemoryStore::new());
-    let clock = Arc::new(TokioClock {
-        start: Utc
-            .with_ymd_and_hms(2026, 3, 2, 10, 0, 0)
-            .single()
-            .expect("date"),
-        origin: Instant::now(),
-    });
+    let clock = tokio_clock();
     let transport = Arc::new(StaggeredTransport {
         sent: AtomicUsize::new(0),
     });
-    let jobs = Arc::new(CountingJobs {
-        inner: store.clone(),
-        refuse: false,
-        extends: AtomicUsize::new(0),
-        claims: AtomicUsize::new(0),
-    });
+    let jobs = counting_jobs(&store, false);
     let engine = Engine::builder()
         .store(store)
         .jobs(jobs.clone())
@@ -341,18 +350,9 @@ async fn a_busy_queue_is_claimed_in_batches_not_one_claim_per_finished_job() {
     let mut create = CreateWorkspace::named("batches");
     // No throttle: every delivery is due at once, a burst.
     create.send_rate_per_second = Some(100_000.0);
-    let (ws, keys) = engine.create_workspace(create).await.expect("workspace");
-    engine
-        .admin_add_domain(&ws.id, AddDomain::verified("example.com"))
-        .await
-        .expect("domain");
-    let caller = Caller::with_secret_key(ws, keys.record);
+    let caller = sender(&engine, create).await;
     for i in 0..EMAILS {
-        let to = EmailAddress::parse(&format!("reader{i}@example.org")).expect("to");
-        let mut send = SendEmail::to(to);
-        send.from = Some((EmailAddress::parse("team@example.com").expect("from"), None));
-        send.subject = Some("Burst".into());
-        send.body = Some("<p>burst</p>".into());
+        let send = email(&format!("reader{i}@example.org"), "Burst");
         engine.send(&caller, send).await.expect("send");
     }
 
