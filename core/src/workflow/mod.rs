@@ -5,6 +5,7 @@ mod condition;
 mod config;
 mod execution;
 mod graph;
+mod inline;
 mod model;
 mod schedule;
 mod trigger_rules;
@@ -21,6 +22,9 @@ pub use config::{
 };
 pub use execution::{Execution, ExecutionStatus, StepRun, StepRunStatus, Wait, WebhookAttempt};
 pub use graph::{check_transition, next_transition, GraphRule};
+pub use inline::{
+    move_past, needs_job, new_step_run, pure_outcome, run_pure_steps, PureOutcome, MAX_INLINE_STEPS,
+};
 pub use model::{
     Branch, DelayUnit, Recipient, Step, StepAction, StepCondition, StepType, SubscriptionAction,
     Transition, TransitionCondition, Trigger, WaitOutcome, Workflow,

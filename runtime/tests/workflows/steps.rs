@@ -9,7 +9,7 @@ use posthorn_core::workflow::{
 };
 use serde_json::json;
 
-use crate::harness::{delay, exit, send_to_contact, World};
+use crate::harness::{delay, exit, send_to_contact, webhook, World};
 
 #[tokio::test]
 async fn an_event_starts_the_workflow_and_sends_the_template_as_a_workflow_email() {
@@ -436,4 +436,106 @@ async fn a_send_from_an_unverified_sender_fails_the_execution() {
         .as_deref()
         .is_some_and(|e| e.contains("not a verified domain")));
     assert!(w.transport.messages().is_empty());
+}
+
+/// trigger → `event.plan` equals "pro"? → yes: WEBHOOK, no: EXIT "free".
+async fn plan_flow(w: &World) -> posthorn_core::app::workflows::WorkflowView {
+    let wf = w.event_workflow("signup", true).await;
+    let cond = w
+        .step(
+            &wf,
+            StepAction::Condition(StepCondition {
+                field: "event.plan".into(),
+                operator: Operator::Equals,
+                value: Some(json!("pro")),
+            }),
+        )
+        .await;
+    let hook = w.step(&wf, webhook("https://hooks.example/in")).await;
+    let free = w.step(&wf, exit(Some("free"))).await;
+    w.edge(&wf, &World::trigger(&wf), &cond, None).await;
+    w.edge(&wf, &cond.id, &hook, Some(json!({"branch": "yes"})))
+        .await;
+    w.edge(&wf, &cond.id, &free, Some(json!({"branch": "no"})))
+        .await;
+    wf
+}
+
+async fn queued(w: &World) -> u64 {
+    w.engine.jobs.stats(w.now()).await.expect("stats").queued
+}
+
+#[tokio::test]
+async fn pure_steps_run_in_the_commit_that_reaches_them_one_job_per_side_effect() {
+    let w = World::new().await;
+    let wf = plan_flow(&w).await;
+    w.contact("pro@example.org", json!({})).await;
+    w.track("pro@example.org", "signup", json!({"plan": "pro"}))
+        .await;
+    w.track("free@example.org", "signup", json!({"plan": "free"}))
+        .await;
+    // Each event queues its dispatch; the dispatch enrols, runs the trigger and the
+    // condition, and queues one job only where a webhook is to be called.
+    assert_eq!(queued(&w).await, 2);
+    let ran = w.engine.run_due_jobs().await.expect("jobs run");
+    assert_eq!(
+        ran, 3,
+        "two dispatches and one webhook step, no job per pure step"
+    );
+    assert_eq!(queued(&w).await, 0);
+    assert_eq!(w.hooks.requests().len(), 1);
+
+    let executions = w.executions(&wf).await;
+    for (plan, reason) in [("pro", None), ("free", Some("free"))] {
+        let execution = executions
+            .iter()
+            .find(|e| e.event["plan"] == json!(plan))
+            .expect("enrolled");
+        let view = w.execution(&wf.workflow.id, &execution.id).await;
+        assert_eq!(view.execution.status, ExecutionStatus::Completed);
+        assert_eq!(view.execution.reason.as_deref(), reason);
+        let statuses: Vec<_> = view.steps.iter().map(|s| s.status).collect();
+        assert_eq!(statuses, [StepRunStatus::Completed; 3]);
+        let branch = if plan == "pro" { "yes" } else { "no" };
+        assert_eq!(view.steps[1].output, Some(json!({ "branch": branch })));
+    }
+}
+
+#[tokio::test]
+async fn a_condition_after_update_contact_reads_the_updated_contact() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let update = w
+        .step(
+            &wf,
+            StepAction::UpdateContact {
+                updates: [("plan".to_string(), json!("pro"))].into_iter().collect(),
+                subscription_action: SubscriptionAction::None,
+            },
+        )
+        .await;
+    let cond = w
+        .step(
+            &wf,
+            StepAction::Condition(StepCondition {
+                field: "data.plan".into(),
+                operator: Operator::Equals,
+                value: Some(json!("pro")),
+            }),
+        )
+        .await;
+    let pro = w.step(&wf, exit(Some("pro"))).await;
+    let free = w.step(&wf, exit(Some("free"))).await;
+    w.edge(&wf, &World::trigger(&wf), &update, None).await;
+    w.edge(&wf, &update.id, &cond, None).await;
+    w.edge(&wf, &cond.id, &pro, Some(json!({"branch": "yes"})))
+        .await;
+    w.edge(&wf, &cond.id, &free, Some(json!({"branch": "no"})))
+        .await;
+    let contact = w.contact("flip@example.org", json!({"plan": "free"})).await;
+    let exec = w.start(&wf, &contact, json!({})).await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(view.execution.reason.as_deref(), Some("pro"));
 }

@@ -8,31 +8,60 @@ use super::{ExecutionView, ListExecutions, StartExecution};
 use crate::app::segments::Page;
 use crate::app::{check_page, Caller, PageRequest, StepError};
 use crate::error::{Error, Resource, Result};
-use crate::model::{ContactId, ExecutionId, StepId, WorkflowId, WorkspaceId};
+use crate::model::{Contact, ContactId, ExecutionId, StepId, WorkflowId, WorkspaceId};
 use crate::ports::{ChangeSet, Clock, JobPayload, NewJob, StoreError, Write};
-use crate::workflow::{Execution, ExecutionStatus, Step, StepAction, StepRunStatus, Workflow};
+use crate::workflow::{
+    needs_job, new_step_run, run_pure_steps, Execution, ExecutionStatus, Step, StepAction,
+    StepRunStatus, Transition, Workflow,
+};
 use crate::Engine;
 
-/// The writes that enrol `contact_id` in `workflow`: the RUNNING execution at the TRIGGER
-/// step, and the job that runs that step. The store refuses the execution (`Conflict`) when
-/// the re-entry rule forbids it.
+/// A workflow's steps and transitions (by priority), read together to run its executions.
+pub(crate) struct WorkflowGraph {
+    /// Every step.
+    pub(crate) steps: Vec<Step>,
+    /// Every edge, by priority then age.
+    pub(crate) transitions: Vec<Transition>,
+}
+
+/// Who is enrolled, and with what: the contact (`None` when it was deleted meanwhile; its
+/// steps then fail in their job) and the execution's `event`.
+pub(crate) struct Enrolee<'a> {
+    /// The contact's id.
+    pub(crate) contact_id: ContactId,
+    /// The contact, when it still exists.
+    pub(crate) contact: Option<&'a Contact>,
+    /// The trigger's data: the event's, a manual start's context, a schedule's time.
+    pub(crate) event: Value,
+}
+
+/// The writes that enrol a contact in `workflow`: the execution, run at once through its
+/// pure steps (TRIGGER, CONDITION, EXIT; see [`run_pure_steps`]), their records, and the job
+/// of the first step that needs one. The store refuses the execution (`Conflict`) when the
+/// re-entry rule forbids it.
 pub(crate) fn enrolment(
     clock: &dyn Clock,
     workflow: &Workflow,
-    trigger_step: &StepId,
-    contact_id: ContactId,
-    event: Value,
+    graph: &WorkflowGraph,
+    enrolee: Enrolee<'_>,
     id: ExecutionId,
     now: DateTime<Utc>,
-) -> (Execution, ChangeSet) {
-    let execution = Execution {
+) -> Result<(Execution, ChangeSet), StoreError> {
+    let trigger = graph
+        .steps
+        .iter()
+        .find(|s| matches!(s.action, StepAction::Trigger { .. }))
+        .ok_or_else(|| {
+            StoreError::Corrupt(format!("workflow {} has no TRIGGER step", workflow.id))
+        })?;
+    let mut execution = Execution {
         id,
         workspace_id: workflow.workspace_id.clone(),
         workflow_id: workflow.id.clone(),
-        contact_id,
+        contact_id: enrolee.contact_id,
         status: ExecutionStatus::Running,
-        event,
-        current_step_id: Some(trigger_step.clone()),
+        event: enrolee.event,
+        current_step_id: Some(trigger.id.clone()),
         waiting: None,
         reason: None,
         single_entry: !workflow.allow_reentry,
@@ -41,14 +70,42 @@ pub(crate) fn enrolment(
         updated_at: now,
         version: 0,
     };
+    let writes = advance(clock, &mut execution, graph, enrolee.contact, now);
     let mut changes = ChangeSet::new();
+    // The execution first: the records of its steps refer to it.
     changes.push(Write::InsertExecution(execution.clone()));
-    changes.push(Write::EnqueueJob(NewJob::at(
+    for write in writes {
+        changes.push(write);
+    }
+    Ok((execution, changes))
+}
+
+/// Takes `execution`, at a step it has just reached, through the pure steps from there
+/// (see [`run_pure_steps`]); returns the writes of their records and of the job of the step
+/// it then stands at. A WEBHOOK step there gets its RUNNING record in the same commit, so its
+/// job goes straight to the call (each attempt is recorded on that record).
+pub(crate) fn advance(
+    clock: &dyn Clock,
+    execution: &mut Execution,
+    graph: &WorkflowGraph,
+    contact: Option<&Contact>,
+    now: DateTime<Utc>,
+) -> Vec<Write> {
+    let runs = run_pure_steps(execution, &graph.steps, &graph.transitions, contact, now);
+    let mut writes: Vec<Write> = runs.into_iter().map(Write::InsertStepRun).collect();
+    let Some(step_id) = needs_job(execution) else {
+        return writes;
+    };
+    let step = graph.steps.iter().find(|s| &s.id == step_id);
+    if let Some(step) = step.filter(|s| matches!(s.action, StepAction::Webhook { .. })) {
+        writes.push(Write::InsertStepRun(new_step_run(execution, step, now)));
+    }
+    writes.push(Write::EnqueueJob(NewJob::at(
         clock,
-        step_job(&execution, trigger_step),
+        step_job(execution, step_id),
         now,
     )));
-    (execution, changes)
+    writes
 }
 
 /// The job that runs `step` of `execution`.
@@ -61,16 +118,16 @@ pub(crate) fn step_job(execution: &Execution, step: &StepId) -> JobPayload {
 }
 
 impl Engine {
-    /// The TRIGGER step of a workflow (every workflow has one, made with it).
-    pub(crate) async fn trigger_step(&self, workflow: &Workflow) -> Result<Step, StoreError> {
-        self.store
-            .workflow_steps(&workflow.workspace_id, &workflow.id)
-            .await?
-            .into_iter()
-            .find(|s| matches!(s.action, StepAction::Trigger { .. }))
-            .ok_or_else(|| {
-                StoreError::Corrupt(format!("workflow {} has no TRIGGER step", workflow.id))
-            })
+    /// A workflow's steps and transitions.
+    pub(crate) async fn workflow_graph(
+        &self,
+        workflow: &Workflow,
+    ) -> Result<WorkflowGraph, StoreError> {
+        let ws = &workflow.workspace_id;
+        Ok(WorkflowGraph {
+            steps: self.store.workflow_steps(ws, &workflow.id).await?,
+            transitions: self.store.workflow_transitions(ws, &workflow.id).await?,
+        })
     }
 
     /// `POST /workflows/{id}/executions {contactId, context?}`: starts an execution now; the
@@ -94,18 +151,15 @@ impl Engine {
             .contact(caller.workspace_id(), &cmd.contact_id)
             .await?
             .ok_or(Error::NotFound(Resource::Contact))?;
-        let trigger = self.trigger_step(&workflow).await?;
+        let graph = self.workflow_graph(&workflow).await?;
         let now = self.clock.now();
-        let event = Value::Object(cmd.context.unwrap_or_default());
-        let (execution, changes) = enrolment(
-            &*self.clock,
-            &workflow,
-            &trigger.id,
-            contact.id,
-            event,
-            ExecutionId::generate(&*self.clock),
-            now,
-        );
+        let enrolee = Enrolee {
+            contact_id: contact.id.clone(),
+            contact: Some(&contact),
+            event: Value::Object(cmd.context.unwrap_or_default()),
+        };
+        let id = ExecutionId::generate(&*self.clock);
+        let (execution, changes) = enrolment(&*self.clock, &workflow, &graph, enrolee, id, now)?;
         match self.commit(changes).await {
             Ok(()) => Ok(execution),
             Err(StoreError::Conflict(_)) => Err(Error::Conflict(if workflow.allow_reentry {

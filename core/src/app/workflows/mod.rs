@@ -13,7 +13,7 @@ pub use command::{
     SigningSecretView, StartExecution, StepPatch, StepView, TemplateRef, TriggerType,
     WorkflowPatch, WorkflowView,
 };
-pub(crate) use executions::{enrolment, step_job};
+pub(crate) use executions::{advance, enrolment, step_job, Enrolee, WorkflowGraph};
 pub use trigger::trigger_type;
 
 use serde_json::json;

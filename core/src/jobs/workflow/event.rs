@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::ids::derived_id;
 use super::settle::Decision;
-use crate::app::workflows::enrolment;
+use crate::app::workflows::{enrolment, Enrolee};
 use crate::app::StepError;
 use crate::jobs::JobOutcome;
 use crate::model::{ContactId, Event, EventId, ExecutionId, WorkspaceId};
@@ -50,22 +50,24 @@ impl Engine {
         event: &Event,
         contact_id: &ContactId,
     ) -> crate::Result<()> {
-        for workflow in self.store.event_workflows(ws, &event.name).await? {
-            let trigger = self.trigger_step(&workflow).await?;
+        let workflows = self.store.event_workflows(ws, &event.name).await?;
+        if workflows.is_empty() {
+            return Ok(());
+        }
+        let contact = self.store.contact(ws, contact_id).await?;
+        for workflow in workflows {
+            let graph = self.workflow_graph(&workflow).await?;
             let id = derived_id(event.created_at, &[event.id.as_str(), workflow.id.as_str()]);
-            let data = match &event.data {
-                Value::Object(_) => event.data.clone(),
-                _ => json!({}),
+            let enrolee = Enrolee {
+                contact_id: contact_id.clone(),
+                contact: contact.as_ref(),
+                event: match &event.data {
+                    Value::Object(_) => event.data.clone(),
+                    _ => json!({}),
+                },
             };
-            let (_, changes) = enrolment(
-                &*self.clock,
-                &workflow,
-                &trigger.id,
-                contact_id.clone(),
-                data,
-                id,
-                self.clock.now(),
-            );
+            let now = self.clock.now();
+            let (_, changes) = enrolment(&*self.clock, &workflow, &graph, enrolee, id, now)?;
             match self.commit(changes).await {
                 Ok(()) | Err(StoreError::Conflict(_)) => {}
                 Err(e) => return Err(e.into()),

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::ids::derived_id;
 use crate::app::campaigns::member_of;
-use crate::app::workflows::enrolment;
+use crate::app::workflows::{enrolment, Enrolee};
 use crate::jobs::JobOutcome;
 use crate::model::{ContactId, SegmentType, WorkflowId, WorkspaceId};
 use crate::ports::{ChangeSet, ClaimedJob, JobPayload, MatchQuery, NewJob, StoreError, Write};
@@ -114,22 +114,19 @@ impl Engine {
                 .store
                 .contacts_matching(ws, &condition, &query, now)
                 .await?;
-            let trigger = self.trigger_step(&workflow).await?;
+            let graph = self.workflow_graph(&workflow).await?;
             let stamp = crate::model::timestamp::format(&fire_at);
             for contact in &members {
                 let id = derived_id(
                     fire_at,
                     &[workflow.id.as_str(), &stamp, contact.id.as_str()],
                 );
-                let (_, changes) = enrolment(
-                    &*self.clock,
-                    &workflow,
-                    &trigger.id,
-                    contact.id.clone(),
-                    json!({ "scheduledAt": stamp }),
-                    id,
-                    now,
-                );
+                let enrolee = Enrolee {
+                    contact_id: contact.id.clone(),
+                    contact: Some(contact),
+                    event: json!({ "scheduledAt": stamp }),
+                };
+                let (_, changes) = enrolment(&*self.clock, &workflow, &graph, enrolee, id, now)?;
                 match self.commit(changes).await {
                     Ok(()) | Err(StoreError::Conflict(_)) => {}
                     Err(e) => return Err(e.into()),

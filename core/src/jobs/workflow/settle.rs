@@ -1,16 +1,17 @@
-//! Ending a step: its record, the execution's new state and the next step's job, committed
-//! together with the step's side effects.
+//! Ending a step: its record, the execution's new state, the pure steps after it and the
+//! next job, committed together with the step's side effects.
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::app::workflows::step_job;
+use super::step::StepContext;
+use crate::app::workflows::{advance, step_job};
 use crate::app::StepError;
 use crate::model::EmailId;
 use crate::ports::{ChangeSet, NewJob, Write};
 use crate::workflow::{
-    next_transition, Execution, ExecutionStatus, Step, StepAction, StepRun, StepRunStatus,
-    Transition, TransitionCondition, Wait,
+    move_past, new_step_run, ExecutionStatus, StepAction, StepRun, StepRunStatus,
+    TransitionCondition, Wait,
 };
 use crate::Engine;
 
@@ -32,41 +33,30 @@ pub(crate) enum Decision {
     Fail(String),
 }
 
-/// A new record of `step` for `execution`.
-pub(super) fn new_run(execution: &Execution, step: &Step, now: DateTime<Utc>) -> StepRun {
-    StepRun {
-        execution_id: execution.id.clone(),
-        workspace_id: execution.workspace_id.clone(),
-        step_id: step.id.clone(),
-        step_type: step.action.step_type(),
-        status: StepRunStatus::Running,
-        output: None,
-        error: None,
-        email_id: None,
-        attempts: Vec::new(),
-        started_at: now,
-        completed_at: None,
-    }
-}
-
 impl Engine {
-    /// Commits `decision` for `step` of `execution` (read at its current version) with
-    /// `changes` (the step's side effects). `run` is the step's existing record, if any.
-    /// A conflict means another writer moved the execution (or recorded the step) first:
-    /// the caller re-reads and decides again.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn settle_step(
+    /// Commits `decision` for the context's step (its execution read at its current
+    /// version) with `changes` (the step's side effects). `run` is the step's existing
+    /// record, if any. A completed step moves the execution on through the pure steps after
+    /// it (see [`advance`]). A conflict means another writer moved the execution (or
+    /// recorded the step) first: the caller re-reads and decides again.
+    pub(super) async fn settle_decision(
         &self,
-        mut execution: Execution,
-        step: &Step,
+        ctx: StepContext,
         run: Option<StepRun>,
-        transitions: &[Transition],
         decision: Decision,
         mut changes: ChangeSet,
         now: DateTime<Utc>,
     ) -> Result<(), StepError> {
+        let StepContext {
+            mut execution,
+            step,
+            graph,
+            contact,
+            ..
+        } = ctx;
         let is_new = run.is_none();
-        let mut run = run.unwrap_or_else(|| new_run(&execution, step, now));
+        let mut run = run.unwrap_or_else(|| new_step_run(&execution, &step, now));
+        let mut follow_up = Vec::new();
         execution.updated_at = now;
         match decision {
             Decision::Complete {
@@ -78,30 +68,20 @@ impl Engine {
                 run.output = Some(output);
                 run.email_id = email_id.or(run.email_id);
                 run.completed_at = Some(now);
-                execution.waiting = None;
-                let next = match &step.action {
-                    StepAction::Exit { reason } => {
-                        execution.reason = Some(reason.clone().unwrap_or_else(|| "exit".into()));
-                        None
-                    }
-                    _ => next_transition(transitions, &step.id, taken.as_ref()),
+                move_past(
+                    &mut execution,
+                    &step,
+                    &graph.transitions,
+                    taken.as_ref(),
+                    now,
+                );
+                // The contact as read: an UPDATE_CONTACT step's change is in `changes`, so a
+                // CONDITION after it waits for its own job, which reads the new contact.
+                let contact = match step.action {
+                    StepAction::UpdateContact { .. } => None,
+                    _ => contact.as_ref(),
                 };
-                match next {
-                    Some(edge) => {
-                        execution.status = ExecutionStatus::Running;
-                        execution.current_step_id = Some(edge.to_step_id.clone());
-                        changes.push(Write::EnqueueJob(NewJob::at(
-                            &*self.clock,
-                            step_job(&execution, &edge.to_step_id),
-                            now,
-                        )));
-                    }
-                    None => {
-                        execution.status = ExecutionStatus::Completed;
-                        execution.current_step_id = None;
-                        execution.completed_at = Some(now);
-                    }
-                }
+                follow_up = advance(&*self.clock, &mut execution, &graph, contact, now);
             }
             Decision::Wait(wait) => {
                 run.status = StepRunStatus::Waiting;
@@ -131,6 +111,9 @@ impl Engine {
         } else {
             Write::UpdateStepRun(run)
         });
+        for write in follow_up {
+            changes.push(write);
+        }
         changes.push(Write::UpdateExecution(execution));
         self.commit(changes).await?;
         Ok(())

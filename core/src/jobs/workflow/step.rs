@@ -6,13 +6,14 @@ use serde_json::{json, Value};
 
 use super::settle::Decision;
 use super::webhook::WebhookCall;
+use crate::app::workflows::WorkflowGraph;
 use crate::app::StepError;
 use crate::jobs::JobOutcome;
 use crate::model::{Contact, ExecutionId, StepId, WorkspaceId};
 use crate::ports::{ChangeSet, ClaimedJob, NewJob, Write};
 use crate::workflow::{
-    evaluate_condition, DelayUnit, Execution, Step, StepAction, StepRun, StepRunStatus, Transition,
-    TransitionCondition, Wait, WaitOutcome, Workflow,
+    new_step_run, pure_outcome, DelayUnit, Execution, PureOutcome, Step, StepAction, StepRun,
+    StepRunStatus, TransitionCondition, Wait, WaitOutcome, Workflow,
 };
 use crate::Engine;
 
@@ -24,8 +25,8 @@ pub(super) struct StepContext {
     pub(super) workflow: Workflow,
     /// The step to run.
     pub(super) step: Step,
-    /// The workflow's edges, by priority.
-    pub(super) transitions: Vec<Transition>,
+    /// The workflow's steps and edges.
+    pub(super) graph: WorkflowGraph,
     /// The execution's contact, unless it was deleted.
     pub(super) contact: Option<Contact>,
     /// The step was deleted under the execution (`step` is a stand-in with its id).
@@ -69,16 +70,15 @@ impl Engine {
             return Ok(None);
         };
         let run = self.store.step_run(ws, execution_id, step_id).await?;
-        let steps = self.store.workflow_steps(ws, &workflow.id).await?;
-        let transitions = self.store.workflow_transitions(ws, &workflow.id).await?;
+        let graph = self.workflow_graph(&workflow).await?;
         let contact = self.store.contact(ws, &execution.contact_id).await?;
-        let Some(step) = steps.into_iter().find(|s| &s.id == step_id) else {
+        let Some(step) = graph.steps.iter().find(|s| &s.id == step_id).cloned() else {
             // The step was deleted under a running execution: it cannot go on.
             let ctx = StepContext {
                 step: ghost_step(&execution, step_id),
                 execution,
                 workflow,
-                transitions,
+                graph,
                 contact,
                 step_deleted: true,
             };
@@ -89,7 +89,7 @@ impl Engine {
                 execution,
                 workflow,
                 step,
-                transitions,
+                graph,
                 contact,
                 step_deleted: false,
             },
@@ -140,27 +140,6 @@ impl Engine {
         }
     }
 
-    /// Settles a decision for the context's step.
-    pub(super) async fn settle_decision(
-        &self,
-        ctx: StepContext,
-        run: Option<StepRun>,
-        decision: Decision,
-        changes: ChangeSet,
-        now: DateTime<Utc>,
-    ) -> Result<(), StepError> {
-        self.settle_step(
-            ctx.execution,
-            &ctx.step,
-            run,
-            &ctx.transitions,
-            decision,
-            changes,
-            now,
-        )
-        .await
-    }
-
     /// Runs a step that has no record yet.
     async fn start_step(
         &self,
@@ -181,9 +160,23 @@ impl Engine {
             return Ok(None);
         }
         let mut changes = ChangeSet::new();
+        let pure = pure_outcome(
+            &ctx.step.action,
+            ctx.contact.as_ref(),
+            &ctx.execution.event,
+            now,
+        );
+        if let Some(PureOutcome { output, taken }) = pure {
+            let decision = complete(output, taken);
+            self.settle_decision(ctx, None, decision, changes, now)
+                .await?;
+            return Ok(None);
+        }
         let decision = match &ctx.step.action {
-            StepAction::Trigger { .. } => complete(json!({}), None),
-            StepAction::Exit { reason } => complete(json!({ "reason": reason }), None),
+            // TRIGGER and EXIT are always pure, CONDITION is with its contact (checked above).
+            StepAction::Trigger { .. } | StepAction::Exit { .. } | StepAction::Condition(_) => {
+                return Err(contact_gone());
+            }
             StepAction::Delay { amount, unit } => Decision::Wait(Wait {
                 step_id: ctx.step.id.clone(),
                 event_name: None,
@@ -199,14 +192,6 @@ impl Engine {
                     .and_then(|s| i64::try_from(s).ok())
                     .map(|s| now + Duration::seconds(s)),
             }),
-            StepAction::Condition(condition) => {
-                let contact = ctx.contact.as_ref().ok_or_else(contact_gone)?;
-                let branch = evaluate_condition(condition, contact, &ctx.execution.event, now);
-                complete(
-                    json!({ "branch": branch }),
-                    Some(TransitionCondition::Branch { branch }),
-                )
-            }
             StepAction::SendEmail { recipient } => {
                 let recipient = recipient.clone();
                 self.send_step(&ctx, &recipient, now, &mut changes).await?
@@ -221,7 +206,7 @@ impl Engine {
             StepAction::Webhook { .. } => {
                 // The record first (RUNNING), then the attempts: each attempt is recorded
                 // on it, and a crash between them repeats the call with the same id.
-                let run = super::settle::new_run(&ctx.execution, &ctx.step, now);
+                let run = new_step_run(&ctx.execution, &ctx.step, now);
                 let mut execution = ctx.execution.clone();
                 execution.updated_at = now;
                 changes.push(Write::InsertStepRun(run));
