@@ -29,8 +29,27 @@ pub(crate) async fn apply_all(
     conn: &mut SqliteConnection,
     changes: &ChangeSet,
 ) -> Result<(), StoreError> {
+    apply_writes(conn, changes.writes.iter()).await
+}
+
+/// Applies the writes of every change set of `group`, in order, inside the open
+/// transaction of `conn`: plain inserts are held back across change sets and written
+/// together. On an error (of any of them) the caller rolls back.
+pub(crate) async fn apply_group(
+    conn: &mut SqliteConnection,
+    group: &[&ChangeSet],
+) -> Result<(), StoreError> {
+    apply_writes(conn, group.iter().flat_map(|c| c.writes.iter())).await
+}
+
+/// Applies `writes` in order; plain inserts are held back and written together, before
+/// any other write (which could observe them) and at the end.
+async fn apply_writes<'a>(
+    conn: &mut SqliteConnection,
+    writes: impl Iterator<Item = &'a Write>,
+) -> Result<(), StoreError> {
     let mut held = Inserts::default();
-    for write in changes.writes.iter().map(Some).chain([None]) {
+    for write in writes.map(Some).chain([None]) {
         match write {
             Some(w) if held.hold(w) => {}
             // Any other write (or the end) first writes what was held back, in order.
@@ -74,7 +93,11 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             id,
             key,
         } => set_dkim_key(conn, workspace_id, id, key).await,
-        Write::InsertContact(c) => insert_contact(conn, c).await,
+        Write::InsertContact(_) => {
+            let mut one = Inserts::default();
+            one.hold(write);
+            one.flush(conn).await
+        }
         Write::UpdateContact(c) => update_contact(conn, c).await,
         Write::DeleteContact { workspace_id, id } => {
             delete(
@@ -334,26 +357,6 @@ async fn set_dkim_key(
     .bind(id.as_str())
     .bind(private)
     .bind(public)
-    .execute(conn)
-    .await
-    .map_err(error::store)?;
-    Ok(())
-}
-
-async fn insert_contact(conn: &mut SqliteConnection, c: &Contact) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at, \
-         created_at, updated_at, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0)",
-    )
-    .bind(c.workspace_id.as_str())
-    .bind(c.id.as_str())
-    .bind(c.email.as_str().to_string())
-    .bind(c.subscribed)
-    .bind(json_text(&c.data))
-    .bind(enum_text(&c.status))
-    .bind(opt_micros(c.expires_at))
-    .bind(micros(c.created_at))
-    .bind(micros(c.updated_at))
     .execute(conn)
     .await
     .map_err(error::store)?;

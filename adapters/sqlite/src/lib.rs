@@ -4,7 +4,7 @@
 //! One [`SqliteStore`] serves both ports. The file is in WAL mode with **one writer
 //! connection**, through which every commit and every job claim is serialized, and a pool
 //! of read-only connections that never wait for it. Concurrent commits share transactions
-//! (group commit, one WAL sync for many change sets, each in its own savepoint). A change set's jobs are written in
+//! (group commit, one WAL sync for many change sets). A change set's jobs are written in
 //! the same transaction as its records (a transactional outbox); idle workers are woken
 //! in process (one process owns the file: [`SqliteStore::open`] locks it).
 //!
@@ -18,6 +18,7 @@
 mod batch;
 mod commit;
 mod contacts;
+mod derived;
 mod error;
 mod group;
 mod idempotency;
@@ -60,6 +61,8 @@ pub struct SqliteStore {
     wake: Arc<wake::Wake>,
     /// Change sets waiting for the writer, committed together.
     group: Arc<group::Group>,
+    /// Facts read on every stored event, kept in memory; only when this store writes.
+    derived: Option<Arc<derived::Derived>>,
     path: PathBuf,
     /// The locked `<db>.lock` file, held open while the store lives.
     _lock: Option<Arc<File>>,

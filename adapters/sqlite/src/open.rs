@@ -127,6 +127,7 @@ pub(crate) async fn open(
         readers,
         wake: Arc::new(wake::Wake::default()),
         group: Arc::default(),
+        derived: Some(Arc::default()),
         path: path.to_path_buf(),
         _lock: Some(Arc::new(lock)),
         _temp_dir: temp_dir,
@@ -151,6 +152,8 @@ pub(crate) async fn open_read_only(
         readers,
         wake: Arc::new(wake::Wake::default()),
         group: Arc::default(),
+        // Another process writes the file: nothing read here may be kept.
+        derived: None,
         path: path.to_path_buf(),
         _lock: None,
         _temp_dir: None,

@@ -18,13 +18,18 @@ use posthorn_core::ports::{
 use posthorn_core::segment::{Condition, EventFact};
 use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
-use crate::{contacts, matching, records, segments, workflows, SqliteStore};
+use crate::{contacts, derived, matching, records, segments, workflows, SqliteStore};
 
 #[async_trait]
 impl Store for SqliteStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
         let changes_access = changes.changes_access();
+        let stale = derived::Stale::of(&changes);
         let committed = self.group.commit(self.writer()?, changes).await;
+        if let Some(derived) = &self.derived {
+            // Also when the outcome is unknown (the commit may have happened).
+            derived.forget(&stale);
+        }
         if changes_access {
             // Also when the outcome is unknown (the commit may have happened).
             self.wake.access_changed();
@@ -227,7 +232,12 @@ impl Store for SqliteStore {
         &self,
         workspace_id: &WorkspaceId,
     ) -> Result<Vec<Segment>, StoreError> {
-        segments::tracked_segments(&self.readers, workspace_id.as_str()).await
+        let ws = workspace_id.as_str();
+        let load = segments::tracked_segments(&self.readers, ws);
+        match &self.derived {
+            Some(derived) => derived.tracked_segments(ws, load).await,
+            None => load.await,
+        }
     }
 
     async fn segment_member_count(
@@ -393,6 +403,12 @@ impl WorkflowStore for SqliteStore {
         event_name: &str,
         contact_id: &ContactId,
     ) -> Result<bool, StoreError> {
+        if let Some(derived) = &self.derived {
+            let quiet = workflows::quiet(&self.readers, workspace_id);
+            if derived.quiet(workspace_id.as_str(), quiet).await? {
+                return Ok(false);
+            }
+        }
         workflows::has_event_interest(&self.readers, workspace_id, event_name, contact_id).await
     }
 

@@ -21,6 +21,14 @@ pub(crate) const EVENT_INTEREST: &str = "SELECT EXISTS (SELECT 1 FROM workflows 
      OR EXISTS (SELECT 1 FROM workflow_executions WHERE workspace_id = ?1 \
      AND contact_id = ?3 AND wait_event_name = ?2 AND status = 'WAITING')";
 
+/// Whether no event of the workspace (?1) can concern a workflow: none enabled with an
+/// EVENT trigger (on `workflows_by_event`), no execution waiting (on
+/// `workflow_executions_waiting`).
+const QUIET: &str = "SELECT NOT EXISTS (SELECT 1 FROM workflows \
+     WHERE workspace_id = ?1 AND enabled = 1 AND trigger_event_name IS NOT NULL) \
+     AND NOT EXISTS (SELECT 1 FROM workflow_executions WHERE workspace_id = ?1 \
+     AND status = 'WAITING')";
+
 /// `waiting_executions` (?1 workspace, ?2 contact, ?3 event name), on
 /// `workflow_executions_waiting`.
 pub(crate) const WAITING: &str = concat!(
@@ -153,6 +161,19 @@ pub(crate) async fn has_event_interest(
         .await
         .map_err(error::store)?;
     Ok(found != 0)
+}
+
+/// Whether no event of the workspace can concern a workflow (see [`QUIET`]).
+pub(crate) async fn quiet(
+    pool: &SqlitePool,
+    workspace_id: &WorkspaceId,
+) -> Result<bool, StoreError> {
+    let quiet: i64 = sqlx::query_scalar(QUIET)
+        .bind(workspace_id.to_string())
+        .fetch_one(pool)
+        .await
+        .map_err(error::store)?;
+    Ok(quiet != 0)
 }
 
 /// A contact's executions WAITING for `event_name`, oldest first (start, then id).

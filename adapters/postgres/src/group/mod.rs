@@ -1,11 +1,11 @@
 //! Group commit: change sets that arrive while the committers are busy are committed
-//! together, in one transaction with one WAL flush, each in its own savepoint.
+//! together, in one transaction with one WAL flush.
 //!
 //! With durable commits (`synchronous_commit = on`) every transaction waits for its WAL
 //! flush; committing the waiting change sets together divides that wait, and the round
-//! trips of `BEGIN`/`COMMIT`, by their number. Each change set is applied in a savepoint
-//! when the group has several, so a guarded write that fails (`Conflict`) or any other
-//! error inside it rolls back that change set alone; the others still commit. Nobody is
+//! trips of `BEGIN`/`COMMIT`, by their number. A guarded write that fails (`Conflict`) or
+//! any other error fails its own change set alone; the others still commit (in a second
+//! transaction, each change set in a savepoint; see [`transaction::commit_all`]). Nobody is
 //! answered before the `COMMIT` that holds its writes returned. Change sets are applied in
 //! arrival order, so a later one sees an earlier one's writes, as with one transaction
 //! each.

@@ -5,10 +5,11 @@
 //! itself and does not notice when the transaction ends otherwise (the lesson of the
 //! SQLite adapter's first group commit, see docs/performance.md).
 //!
-//! On PostgreSQL an error inside a savepoint leaves the transaction usable again after
-//! `ROLLBACK TO SAVEPOINT`: that change set fails alone with its own error. When that
-//! rollback fails too (the connection was lost), or `COMMIT` fails, whether anything was
-//! committed may be unknown: every change set of the group still waiting fails with
+//! A group is applied without savepoints first, and with them after a change set failed
+//! (see [`commit_all`]). On PostgreSQL an error inside a savepoint leaves the transaction
+//! usable again after `ROLLBACK TO SAVEPOINT`: that change set fails alone with its own
+//! error. When a rollback fails too (the connection was lost), or `COMMIT` fails, whether
+//! anything was committed may be unknown: every change set of the group still waiting fails with
 //! `Unavailable` (never reported as committed, never committed again here: a retry of a
 //! transaction that did commit would apply it twice), and the connection is closed
 //! instead of going back to the pool.
@@ -22,26 +23,52 @@ use crate::{commit, error};
 /// A change set's outcome: committed, or why it was not.
 pub(super) type Outcome = Result<(), StoreError>;
 
-/// Commits `changes` in one transaction, in order, each in a savepoint when there are
-/// several; the outcome of each, in the same order. Returns only after `COMMIT`.
+/// Commits `changes` in one transaction, in order; the outcome of each, in the same order.
+/// Returns only after `COMMIT`.
+///
+/// The group is first applied without savepoints: change sets rarely fail, and a savepoint
+/// costs two round trips per change set. When one fails, the transaction is rolled back,
+/// that change set gets its own error (it failed on top of the same earlier change sets it
+/// would meet again), and the others are applied again in a new transaction, each in a
+/// savepoint, so that further failures cost no more restarts.
 pub(crate) async fn commit_all(pool: &PgPool, changes: &[&ChangeSet]) -> Vec<Outcome> {
     let mut conn = match pool.acquire().await {
         Ok(conn) => Conn { conn, open: false },
         Err(err) => return vec![Err(error::store(err)); changes.len()],
     };
-    match attempt(&mut conn, changes).await {
-        Ok(outcomes) => outcomes,
-        Err(Abort { done, err }) => {
-            let err = lost(&err);
-            let mut outcomes = done;
-            outcomes.resize(changes.len(), Err(err.clone()));
-            // The ones that had succeeded inside the transaction were not committed.
-            outcomes
-                .into_iter()
-                .map(|o| o.and(Err(err.clone())))
-                .collect()
+    let mut outcomes: Vec<Option<Outcome>> = vec![None; changes.len()];
+    let mut left: Vec<usize> = (0..changes.len()).collect();
+    let mut savepoints = false;
+    while !left.is_empty() {
+        let batch: Vec<&ChangeSet> = left.iter().map(|&i| changes[i]).collect();
+        match attempt(&mut conn, &batch, savepoints).await {
+            Ok(done) => {
+                for (&i, outcome) in left.iter().zip(done) {
+                    outcomes[i] = Some(outcome);
+                }
+                left.clear();
+            }
+            Err(Abort::Failed { at, own }) => {
+                outcomes[left[at]] = Some(Err(own));
+                left.remove(at);
+                savepoints = true;
+            }
+            Err(Abort::Lost { err }) => {
+                // Nothing of the transaction was committed, and whether the connection
+                // can go on is unknown: every change set still waiting fails.
+                let err = lost(&err);
+                for &i in &left {
+                    outcomes[i] = Some(Err(err.clone()));
+                }
+                left.clear();
+            }
         }
     }
+    // Every change set left the loop with an outcome.
+    outcomes
+        .into_iter()
+        .map(|o| o.unwrap_or_else(|| Err(lost(&StoreError::Unavailable("no outcome".into())))))
+        .collect()
 }
 
 /// The error every member of a group gets when its transaction was lost.
@@ -51,84 +78,62 @@ fn lost(err: &StoreError) -> StoreError {
     ))
 }
 
-/// The transaction was lost: `done` are the outcomes of the change sets applied before it
-/// (none of them committed), `err` why.
-struct Abort {
-    done: Vec<Outcome>,
-    err: StoreError,
+/// Why a transaction ended without committing.
+enum Abort {
+    /// The change set at `at` failed with `own` outside a savepoint; the transaction was
+    /// rolled back, nothing of it committed.
+    Failed { at: usize, own: StoreError },
+    /// The transaction was lost (a statement of its own, `ROLLBACK` or `COMMIT` failed):
+    /// none of it committed, as far as anyone can tell.
+    Lost { err: StoreError },
 }
 
-/// One transaction for `changes`.
-async fn attempt(conn: &mut Conn, changes: &[&ChangeSet]) -> Result<Vec<Outcome>, Abort> {
+/// One transaction for `changes`, each in a savepoint when `savepoints`; the outcome of
+/// each (with savepoints, a change set that failed is rolled back alone).
+async fn attempt(
+    conn: &mut Conn,
+    changes: &[&ChangeSet],
+    savepoints: bool,
+) -> Result<Vec<Outcome>, Abort> {
+    conn.exec("BEGIN")
+        .await
+        .map_err(|err| Abort::Lost { err })?;
     let mut outcomes: Vec<Outcome> = Vec::with_capacity(changes.len());
-    if let Err(err) = conn.exec("BEGIN").await {
-        return Err(Abort {
-            done: outcomes,
-            err,
-        });
-    }
-    if let [single] = changes {
-        // Alone: no savepoint, its own error, and the transaction rolled back.
-        return match commit::apply_all(&mut conn.conn, single).await {
-            Ok(()) => match conn.exec("COMMIT").await {
-                Ok(()) => {
-                    conn.open = false;
-                    Ok(vec![Ok(())])
-                }
-                Err(err) => Err(Abort {
-                    done: outcomes,
-                    err,
-                }),
-            },
-            Err(err) => {
-                conn.rollback().await;
-                Ok(vec![Err(err)])
+    for (at, changes) in changes.iter().enumerate() {
+        if !savepoints {
+            if let Err(own) = commit::apply_all(&mut conn.conn, changes).await {
+                return match conn.rollback().await {
+                    Ok(()) => Err(Abort::Failed { at, own }),
+                    Err(err) => Err(Abort::Lost { err }),
+                };
             }
-        };
-    }
-    for changes in changes {
-        if let Err(err) = conn.exec("SAVEPOINT change_set").await {
-            return Err(Abort {
-                done: outcomes,
-                err,
-            });
+            outcomes.push(Ok(()));
+            continue;
         }
+        conn.exec("SAVEPOINT change_set")
+            .await
+            .map_err(|err| Abort::Lost { err })?;
         match commit::apply_all(&mut conn.conn, changes).await {
             Ok(()) => {
-                if let Err(err) = conn.exec("RELEASE change_set").await {
-                    return Err(Abort {
-                        done: outcomes,
-                        err,
-                    });
-                }
+                conn.exec("RELEASE change_set")
+                    .await
+                    .map_err(|err| Abort::Lost { err })?;
                 outcomes.push(Ok(()));
             }
             Err(own) => {
                 // Fails when the connection is gone: then nothing of the group commits.
-                if let Err(err) = conn
-                    .exec("ROLLBACK TO change_set; RELEASE change_set")
+                conn.exec("ROLLBACK TO change_set; RELEASE change_set")
                     .await
-                {
-                    outcomes.push(Err(own));
-                    return Err(Abort {
-                        done: outcomes,
-                        err,
-                    });
-                }
+                    .map_err(|err| Abort::Lost { err })?;
                 outcomes.push(Err(own));
             }
         }
     }
-    match conn.exec("COMMIT").await {
-        Ok(()) => {
-            conn.open = false;
-            Ok(outcomes)
-        }
-        Err(err) => Err(Abort {
-            done: outcomes,
-            err,
-        }),
-    }
+    conn.exec("COMMIT")
+        .await
+        .map_err(|err| Abort::Lost { err })?;
+    conn.open = false;
+    Ok(outcomes)
 }
 
 /// A pooled connection while a group holds it.
@@ -163,9 +168,9 @@ impl Conn {
 
     /// Ends the transaction; when even that fails the connection stays `open` and is
     /// closed when dropped.
-    async fn rollback(&mut self) {
-        if self.exec("ROLLBACK").await.is_ok() {
-            self.open = false;
-        }
+    async fn rollback(&mut self) -> Result<(), StoreError> {
+        self.exec("ROLLBACK").await?;
+        self.open = false;
+        Ok(())
     }
 }

@@ -1,11 +1,12 @@
 //! Group commit: change sets that arrive while the writer is busy are committed together,
-//! in one transaction with one sync of the WAL, each in its own savepoint.
+//! in one transaction with one sync of the WAL.
 //!
 //! Every commit waits for the one writer connection anyway; committing the waiting change
 //! sets together divides the transaction's fixed cost (with `synchronous=FULL`, an fsync)
-//! by their number. Each change set is applied in a savepoint, so a guarded write that
-//! fails (`Conflict`) or any other error rolls back that change set alone, as if it had
-//! been committed on its own; the others still commit. Nobody is answered before the
+//! by their number. A guarded write that fails (`Conflict`) or any other error fails its
+//! own change set alone, as if it had been committed on its own; the others still commit
+//! (in a second transaction, each change set in a savepoint; see
+//! [`transaction::commit_all`]). Nobody is answered before the
 //! `COMMIT` that holds its writes returned. Change sets are applied in arrival order, so a
 //! later one sees an earlier one's writes, as with one transaction each.
 //!

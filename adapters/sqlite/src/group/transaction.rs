@@ -8,7 +8,8 @@
 //! `begin` on the connection fails: that is how the first version of group commit fell
 //! into answering 503 to everything.
 //!
-//! Here every failure ends with the connection provably outside a transaction
+//! A group goes without savepoints until one of its change sets fails ([`commit_all`]).
+//! Every failure ends with the connection provably outside a transaction
 //! ([`Writer::reset`]) or closed; the change sets of a transaction that was lost are
 //! committed again without the one that lost it; and when `COMMIT` itself fails, the
 //! group's change sets are committed again one per transaction, so only the one that
@@ -25,6 +26,13 @@ pub(super) type Outcome = Result<bool, StoreError>;
 
 /// Commits `changes` in as few transactions as their failures allow, in order; the
 /// outcome of each, in the same order. Returns only after the commits.
+///
+/// The group is first applied in one pass without savepoints: change sets rarely fail, a
+/// savepoint costs two statements (two trips to the writer's thread) per change set, and
+/// in one pass the plain inserts of all the change sets (contacts, events, emails, jobs)
+/// are written a few statements for the whole group. When that fails, the transaction is
+/// rolled back and the group goes again, each change set in a savepoint, so a change set
+/// that fails is rolled back alone.
 pub(super) async fn commit_all(writer: &SqlitePool, changes: &[&ChangeSet]) -> Vec<Outcome> {
     let mut writer = match writer.acquire().await {
         Ok(conn) => Writer { conn, open: false },
@@ -33,9 +41,10 @@ pub(super) async fn commit_all(writer: &SqlitePool, changes: &[&ChangeSet]) -> V
     let mut outcomes: Vec<Option<Outcome>> = vec![None; changes.len()];
     // The change sets still to commit, by index.
     let mut left: Vec<usize> = (0..changes.len()).collect();
+    let mut savepoints = false;
     while !left.is_empty() {
         let batch: Vec<&ChangeSet> = left.iter().map(|&i| changes[i]).collect();
-        match attempt(&mut writer, &batch).await {
+        match attempt(&mut writer, &batch, savepoints).await {
             Ok(results) => {
                 for (&i, result) in left.iter().zip(results) {
                     outcomes[i] = Some(result);
@@ -48,9 +57,17 @@ pub(super) async fn commit_all(writer: &SqlitePool, changes: &[&ChangeSet]) -> V
                 }
                 left.clear();
             }
+            Err(Abort::Unattributed(err)) => {
+                savepoints = true;
+                if !writer.reset().await {
+                    fail(&mut outcomes, &left, &err);
+                    left.clear();
+                }
+            }
             Err(Abort::Lost { at, err }) => {
                 outcomes[left[at]] = Some(Err(err));
                 left.remove(at);
+                savepoints = true;
                 if !writer.reset().await {
                     fail(&mut outcomes, &left, &writer_reset());
                     left.clear();
@@ -88,10 +105,10 @@ pub(super) async fn commit_all(writer: &SqlitePool, changes: &[&ChangeSet]) -> V
 
 /// Commits one change set in its own transaction.
 async fn alone(writer: &mut Writer, changes: &ChangeSet) -> Outcome {
-    match attempt(writer, &[changes]).await {
+    match attempt(writer, &[changes], false).await {
         Ok(mut results) => results.pop().unwrap_or_else(|| Err(writer_reset())),
         Err(Abort::Begin(err)) => Err(err),
-        Err(Abort::Lost { err, .. } | Abort::Commit { err, .. }) => {
+        Err(Abort::Lost { err, .. } | Abort::Unattributed(err) | Abort::Commit { err, .. }) => {
             writer.reset().await;
             Err(err)
         }
@@ -117,6 +134,9 @@ enum Abort {
     /// The change set at `at` failed with `err`, and with it the whole transaction (or its
     /// savepoint could not be undone): nothing was committed, the others can go again.
     Lost { at: usize, err: StoreError },
+    /// Applying the group in one pass failed with this error, which may belong to any of
+    /// its change sets: nothing was committed, they all go again, each in a savepoint.
+    Unattributed(StoreError),
     /// `COMMIT` failed with `err`; `within` are the change sets' outcomes inside the
     /// transaction (the `Ok` ones were not committed).
     Commit {
@@ -125,38 +145,25 @@ enum Abort {
     },
 }
 
-/// One transaction for `changes`, each in a savepoint when there are several.
-async fn attempt(writer: &mut Writer, changes: &[&ChangeSet]) -> Result<Vec<Outcome>, Abort> {
+/// One transaction for `changes`, each in a savepoint when `savepoints` and there are
+/// several.
+async fn attempt(
+    writer: &mut Writer,
+    changes: &[&ChangeSet],
+    savepoints: bool,
+) -> Result<Vec<Outcome>, Abort> {
     writer.begin().await.map_err(Abort::Begin)?;
-    let savepoints = changes.len() > 1;
-    let mut outcomes = Vec::with_capacity(changes.len());
-    for (at, changes) in changes.iter().enumerate() {
-        if savepoints {
-            if let Err(err) = writer.exec("SAVEPOINT change_set").await {
-                return Err(Abort::Lost { at, err });
-            }
+    let outcomes = if savepoints && changes.len() > 1 {
+        each_in_savepoint(writer, changes).await?
+    } else {
+        // One pass: the plain inserts of all the change sets are written together, so a
+        // failure belongs to the group, unless it has one change set.
+        match commit::apply_group(&mut writer.conn, changes).await {
+            Ok(()) => changes.iter().map(|c| Ok(commit::enqueues(c))).collect(),
+            Err(err) if changes.len() == 1 => return Err(Abort::Lost { at: 0, err }),
+            Err(err) => return Err(Abort::Unattributed(err)),
         }
-        match commit::apply_all(&mut writer.conn, changes).await {
-            Ok(()) => {
-                if savepoints {
-                    if let Err(err) = writer.exec("RELEASE change_set").await {
-                        return Err(Abort::Lost { at, err });
-                    }
-                }
-                outcomes.push(Ok(commit::enqueues(changes)));
-            }
-            Err(err) if savepoints => {
-                // Fails when the error took the whole transaction with it.
-                let undone = writer.exec("ROLLBACK TO change_set").await.is_ok()
-                    && writer.exec("RELEASE change_set").await.is_ok();
-                if !undone {
-                    return Err(Abort::Lost { at, err });
-                }
-                outcomes.push(Err(err));
-            }
-            Err(err) => return Err(Abort::Lost { at, err }),
-        }
-    }
+    };
     match writer.exec("COMMIT").await {
         Ok(()) => {
             writer.open = false;
@@ -167,6 +174,38 @@ async fn attempt(writer: &mut Writer, changes: &[&ChangeSet]) -> Result<Vec<Outc
             within: outcomes,
         }),
     }
+}
+
+/// Applies each change set in its own savepoint inside the open transaction; a change set
+/// that fails is rolled back to its savepoint alone.
+async fn each_in_savepoint(
+    writer: &mut Writer,
+    changes: &[&ChangeSet],
+) -> Result<Vec<Outcome>, Abort> {
+    let mut outcomes = Vec::with_capacity(changes.len());
+    for (at, changes) in changes.iter().enumerate() {
+        if let Err(err) = writer.exec("SAVEPOINT change_set").await {
+            return Err(Abort::Lost { at, err });
+        }
+        match commit::apply_all(&mut writer.conn, changes).await {
+            Ok(()) => {
+                if let Err(err) = writer.exec("RELEASE change_set").await {
+                    return Err(Abort::Lost { at, err });
+                }
+                outcomes.push(Ok(commit::enqueues(changes)));
+            }
+            Err(err) => {
+                // Fails when the error took the whole transaction with it.
+                let undone = writer.exec("ROLLBACK TO change_set").await.is_ok()
+                    && writer.exec("RELEASE change_set").await.is_ok();
+                if !undone {
+                    return Err(Abort::Lost { at, err });
+                }
+                outcomes.push(Err(err));
+            }
+        }
+    }
+    Ok(outcomes)
 }
 
 /// The writer connection while a group holds it.
