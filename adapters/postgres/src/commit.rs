@@ -17,20 +17,26 @@ use crate::rows::{condition_text, enum_text, to_i64};
 use crate::workflow_commit;
 use crate::{ACCESS_CHANNEL, JOBS_CHANNEL};
 
-/// Applies every write of `changes`, in order, on `conn`, inside a transaction (or a
-/// savepoint) the caller opened and ends: on an error the caller rolls back.
-///
-/// Guarded writes that find another state than expected return `Conflict`; any other
-/// failure `Unavailable`. A change set that enqueues jobs also notifies [`JOBS_CHANNEL`],
-/// one that changes workspaces or key sets [`ACCESS_CHANNEL`]; PostgreSQL delivers these
-/// notifications only when (and if) the transaction commits, and drops those of a
-/// savepoint rolled back.
+/// Applies every write of `changes`, in order, inside the open transaction (or savepoint)
+/// of `conn`, and announces its jobs and access changes; on an error the caller rolls back.
 pub(crate) async fn apply_all(
     conn: &mut PgConnection,
     changes: &ChangeSet,
 ) -> Result<(), StoreError> {
+    apply_group(conn, &[changes]).await
+}
+
+/// Applies the writes of every change set of `group`, in order, inside the open
+/// transaction of `conn`: plain inserts are held back across change sets and written
+/// together; each notification is sent once for the group. On an error (of any of them)
+/// the caller rolls back.
+pub(crate) async fn apply_group(
+    conn: &mut PgConnection,
+    group: &[&ChangeSet],
+) -> Result<(), StoreError> {
     let mut held = Inserts::default();
-    for write in changes.writes.iter().map(Some).chain([None]) {
+    let writes = group.iter().flat_map(|c| c.writes.iter());
+    for write in writes.map(Some).chain([None]) {
         match write {
             Some(w) if held.hold(w) => {}
             // Any other write (or the end) first writes what was held back, in order.
@@ -42,8 +48,8 @@ pub(crate) async fn apply_all(
         }
     }
     for (channel, wanted) in [
-        (JOBS_CHANNEL, enqueues(changes)),
-        (ACCESS_CHANNEL, changes.changes_access()),
+        (JOBS_CHANNEL, group.iter().any(|c| enqueues(c))),
+        (ACCESS_CHANNEL, group.iter().any(|c| c.changes_access())),
     ] {
         if wanted {
             sqlx::query("SELECT pg_notify($1, '')")
@@ -86,7 +92,11 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             id,
             key,
         } => set_dkim_key(conn, workspace_id, id, key).await,
-        Write::InsertContact(c) => insert_contact(conn, c).await,
+        Write::InsertContact(_) => {
+            let mut one = Inserts::default();
+            one.hold(write);
+            one.flush(conn).await
+        }
         Write::UpdateContact(c) => update_contact(conn, c).await,
         Write::DeleteContact { workspace_id, id } => {
             delete(
@@ -360,26 +370,6 @@ async fn set_dkim_key(
     .bind(id.as_str())
     .bind(private)
     .bind(public)
-    .execute(conn)
-    .await
-    .map_err(error::store)?;
-    Ok(())
-}
-
-async fn insert_contact(conn: &mut PgConnection, c: &Contact) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at, \
-         created_at, updated_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0)",
-    )
-    .bind(c.workspace_id.as_str())
-    .bind(c.id.as_str())
-    .bind(c.email.as_str())
-    .bind(c.subscribed)
-    .bind(Json(&c.data))
-    .bind(enum_text(&c.status))
-    .bind(c.expires_at)
-    .bind(c.created_at)
-    .bind(c.updated_at)
     .execute(conn)
     .await
     .map_err(error::store)?;

@@ -26,11 +26,12 @@ pub(super) type Outcome = Result<(), StoreError>;
 /// Commits `changes` in one transaction, in order; the outcome of each, in the same order.
 /// Returns only after `COMMIT`.
 ///
-/// The group is first applied without savepoints: change sets rarely fail, and a savepoint
-/// costs two round trips per change set. When one fails, the transaction is rolled back,
-/// that change set gets its own error (it failed on top of the same earlier change sets it
-/// would meet again), and the others are applied again in a new transaction, each in a
-/// savepoint, so that further failures cost no more restarts.
+/// The group is first applied in one pass without savepoints: change sets rarely fail, a
+/// savepoint costs two round trips per change set, and in one pass the plain inserts of all
+/// the change sets (contacts, events, emails, jobs) are a few statements for the whole
+/// group. When that fails, the transaction is rolled back and the group is applied again in
+/// a new transaction, each change set in a savepoint, so a change set that fails is rolled
+/// back alone (a group of one gets its error at once).
 pub(crate) async fn commit_all(pool: &PgPool, changes: &[&ChangeSet]) -> Vec<Outcome> {
     let mut conn = match pool.acquire().await {
         Ok(conn) => Conn { conn, open: false },
@@ -48,11 +49,11 @@ pub(crate) async fn commit_all(pool: &PgPool, changes: &[&ChangeSet]) -> Vec<Out
                 }
                 left.clear();
             }
-            Err(Abort::Failed { at, own }) => {
-                outcomes[left[at]] = Some(Err(own));
-                left.remove(at);
-                savepoints = true;
+            Err(Abort::Failed { own }) if left.len() == 1 => {
+                outcomes[left[0]] = Some(Err(own));
+                left.clear();
             }
+            Err(Abort::Failed { .. }) => savepoints = true,
             Err(Abort::Lost { err }) => {
                 // Nothing of the transaction was committed, and whether the connection
                 // can go on is unknown: every change set still waiting fails.
@@ -80,16 +81,17 @@ fn lost(err: &StoreError) -> StoreError {
 
 /// Why a transaction ended without committing.
 enum Abort {
-    /// The change set at `at` failed with `own` outside a savepoint; the transaction was
-    /// rolled back, nothing of it committed.
-    Failed { at: usize, own: StoreError },
+    /// Applying the group in one pass (without savepoints) failed with `own`, which may
+    /// belong to any of its change sets; the transaction was rolled back, nothing of it
+    /// committed.
+    Failed { own: StoreError },
     /// The transaction was lost (a statement of its own, `ROLLBACK` or `COMMIT` failed):
     /// none of it committed, as far as anyone can tell.
     Lost { err: StoreError },
 }
 
-/// One transaction for `changes`, each in a savepoint when `savepoints`; the outcome of
-/// each (with savepoints, a change set that failed is rolled back alone).
+/// One transaction for `changes`: in one pass, or each in a savepoint when `savepoints`;
+/// the outcome of each (with savepoints, a change set that failed is rolled back alone).
 async fn attempt(
     conn: &mut Conn,
     changes: &[&ChangeSet],
@@ -98,18 +100,29 @@ async fn attempt(
     conn.exec("BEGIN")
         .await
         .map_err(|err| Abort::Lost { err })?;
-    let mut outcomes: Vec<Outcome> = Vec::with_capacity(changes.len());
-    for (at, changes) in changes.iter().enumerate() {
-        if !savepoints {
-            if let Err(own) = commit::apply_all(&mut conn.conn, changes).await {
-                return match conn.rollback().await {
-                    Ok(()) => Err(Abort::Failed { at, own }),
-                    Err(err) => Err(Abort::Lost { err }),
-                };
-            }
-            outcomes.push(Ok(()));
-            continue;
+    let outcomes = if savepoints {
+        each_in_savepoint(conn, changes).await?
+    } else {
+        if let Err(own) = commit::apply_group(&mut conn.conn, changes).await {
+            return match conn.rollback().await {
+                Ok(()) => Err(Abort::Failed { own }),
+                Err(err) => Err(Abort::Lost { err }),
+            };
         }
+        vec![Ok(()); changes.len()]
+    };
+    conn.exec("COMMIT")
+        .await
+        .map_err(|err| Abort::Lost { err })?;
+    conn.open = false;
+    Ok(outcomes)
+}
+
+/// Applies each change set in its own savepoint inside the open transaction; a change set
+/// that fails is rolled back to its savepoint alone.
+async fn each_in_savepoint(conn: &mut Conn, changes: &[&ChangeSet]) -> Result<Vec<Outcome>, Abort> {
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(changes.len());
+    for changes in changes {
         conn.exec("SAVEPOINT change_set")
             .await
             .map_err(|err| Abort::Lost { err })?;
@@ -129,10 +142,6 @@ async fn attempt(
             }
         }
     }
-    conn.exec("COMMIT")
-        .await
-        .map_err(|err| Abort::Lost { err })?;
-    conn.open = false;
     Ok(outcomes)
 }
 
