@@ -116,38 +116,8 @@ pub fn next_transition<'t>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{TransitionId, WorkflowId, WorkspaceId};
+    use crate::workflow::fixtures::{edge, step};
     use crate::workflow::{Branch, StepAction, StepCondition, WaitOutcome};
-    use chrono::Utc;
-    use serde_json::json;
-
-    fn step(id: &str, action: StepAction) -> Step {
-        Step {
-            id: StepId::from(id),
-            workspace_id: WorkspaceId::from("ws"),
-            workflow_id: WorkflowId::from("wf"),
-            name: id.into(),
-            position: json!({}),
-            action,
-            template_id: None,
-            created_at: Utc::now(),
-            updated_at: Utc::now(),
-        }
-    }
-
-    fn edge(from: &str, to: &str, condition: Option<TransitionCondition>, p: i32) -> Transition {
-        Transition {
-            id: TransitionId::from(format!("{from}-{to}")),
-            workspace_id: WorkspaceId::from("ws"),
-            workflow_id: WorkflowId::from("wf"),
-            from_step_id: StepId::from(from),
-            to_step_id: StepId::from(to),
-            condition,
-            priority: p,
-            created_at: Utc::now(),
-            updated_at: Utc::now(),
-        }
-    }
 
     fn exit(id: &str) -> Step {
         step(id, StepAction::Exit { reason: None })

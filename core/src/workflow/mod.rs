@@ -4,6 +4,8 @@
 mod condition;
 mod config;
 mod execution;
+#[cfg(test)]
+mod fixtures;
 mod graph;
 mod inline;
 mod model;

@@ -22,8 +22,9 @@ use posthorn_core::model::{
 use posthorn_core::ports::{
     Clock, ManualClock, RetrySchedule, WebhookError, WebhookRequest, WebhookResponse, WebhookSink,
 };
+use posthorn_core::segment::Operator;
 use posthorn_core::workflow::{
-    DelayUnit, Execution, Recipient, Step, StepAction, TransitionCondition, Trigger,
+    DelayUnit, Execution, Recipient, Step, StepAction, StepCondition, TransitionCondition, Trigger,
 };
 use posthorn_core::{Engine, Settings};
 use posthorn_memory::{CapturingTransport, MemoryStore};
@@ -250,6 +251,28 @@ impl World {
             )
             .await
             .expect("step")
+    }
+
+    /// A CONDITION step (`field operator value`) after `from`, leading to `yes` or `no`.
+    pub async fn condition(
+        &self,
+        wf: &WorkflowView,
+        from: &StepId,
+        (field, operator, value): (&str, Operator, Value),
+        yes: &Step,
+        no: &Step,
+    ) -> Step {
+        let condition = StepCondition {
+            field: field.into(),
+            operator,
+            value: Some(value),
+        };
+        let cond = self.step(wf, StepAction::Condition(condition)).await;
+        self.edge(wf, from, &cond, None).await;
+        let branch = |b: &str| Some(serde_json::json!({ "branch": b }));
+        self.edge(wf, &cond.id, yes, branch("yes")).await;
+        self.edge(wf, &cond.id, no, branch("no")).await;
+        cond
     }
 
     pub async fn edge(

@@ -4,8 +4,7 @@ use posthorn_core::model::{SourceType, TemplateType};
 use posthorn_core::ports::{ChangeSet, JobPayload, NewJob, Write};
 use posthorn_core::segment::Operator;
 use posthorn_core::workflow::{
-    DelayUnit, ExecutionStatus, Recipient, StepAction, StepCondition, StepRunStatus,
-    SubscriptionAction,
+    DelayUnit, ExecutionStatus, Recipient, StepAction, StepRunStatus, SubscriptionAction,
 };
 use serde_json::json;
 
@@ -90,22 +89,10 @@ async fn a_marketing_template_is_never_sent_to_an_unsubscribed_contact() {
 async fn a_condition_takes_the_yes_or_the_no_branch() {
     let w = World::new().await;
     let wf = w.manual_workflow().await;
-    let cond = w
-        .step(
-            &wf,
-            StepAction::Condition(StepCondition {
-                field: "event.total".into(),
-                operator: Operator::GreaterThan,
-                value: Some(json!(100)),
-            }),
-        )
-        .await;
     let yes = w.step(&wf, exit(Some("big"))).await;
     let no = w.step(&wf, exit(Some("small"))).await;
-    w.edge(&wf, &World::trigger(&wf), &cond, None).await;
-    w.edge(&wf, &cond.id, &yes, Some(json!({"branch": "yes"})))
-        .await;
-    w.edge(&wf, &cond.id, &no, Some(json!({"branch": "no"})))
+    let test = ("event.total", Operator::GreaterThan, json!(100));
+    w.condition(&wf, &World::trigger(&wf), test, &yes, &no)
         .await;
 
     let big = w
@@ -441,22 +428,10 @@ async fn a_send_from_an_unverified_sender_fails_the_execution() {
 /// trigger → `event.plan` equals "pro"? → yes: WEBHOOK, no: EXIT "free".
 async fn plan_flow(w: &World) -> posthorn_core::app::workflows::WorkflowView {
     let wf = w.event_workflow("signup", true).await;
-    let cond = w
-        .step(
-            &wf,
-            StepAction::Condition(StepCondition {
-                field: "event.plan".into(),
-                operator: Operator::Equals,
-                value: Some(json!("pro")),
-            }),
-        )
-        .await;
     let hook = w.step(&wf, webhook("https://hooks.example/in")).await;
     let free = w.step(&wf, exit(Some("free"))).await;
-    w.edge(&wf, &World::trigger(&wf), &cond, None).await;
-    w.edge(&wf, &cond.id, &hook, Some(json!({"branch": "yes"})))
-        .await;
-    w.edge(&wf, &cond.id, &free, Some(json!({"branch": "no"})))
+    let test = ("event.plan", Operator::Equals, json!("pro"));
+    w.condition(&wf, &World::trigger(&wf), test, &hook, &free)
         .await;
     wf
 }
@@ -514,24 +489,11 @@ async fn a_condition_after_update_contact_reads_the_updated_contact() {
             },
         )
         .await;
-    let cond = w
-        .step(
-            &wf,
-            StepAction::Condition(StepCondition {
-                field: "data.plan".into(),
-                operator: Operator::Equals,
-                value: Some(json!("pro")),
-            }),
-        )
-        .await;
     let pro = w.step(&wf, exit(Some("pro"))).await;
     let free = w.step(&wf, exit(Some("free"))).await;
     w.edge(&wf, &World::trigger(&wf), &update, None).await;
-    w.edge(&wf, &update.id, &cond, None).await;
-    w.edge(&wf, &cond.id, &pro, Some(json!({"branch": "yes"})))
-        .await;
-    w.edge(&wf, &cond.id, &free, Some(json!({"branch": "no"})))
-        .await;
+    let test = ("data.plan", Operator::Equals, json!("pro"));
+    w.condition(&wf, &update.id, test, &pro, &free).await;
     let contact = w.contact("flip@example.org", json!({"plan": "free"})).await;
     let exec = w.start(&wf, &contact, json!({})).await;
     w.run().await;

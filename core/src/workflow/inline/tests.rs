@@ -2,36 +2,18 @@ use chrono::Utc;
 use serde_json::json;
 
 use super::*;
-use crate::model::{ContactId, EmailAddress, ExecutionId, TransitionId, WorkflowId, WorkspaceId};
+use crate::model::{ContactId, EmailAddress, ExecutionId, WorkflowId, WorkspaceId};
 use crate::segment::Operator;
+use crate::workflow::fixtures::{self, step};
 use crate::workflow::{Branch, DelayUnit, StepCondition};
 
-fn step(id: &str, action: StepAction) -> Step {
-    Step {
-        id: StepId::from(id),
-        workspace_id: WorkspaceId::from("ws"),
-        workflow_id: WorkflowId::from("wf"),
-        name: id.into(),
-        position: json!({}),
-        action,
-        template_id: None,
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-    }
-}
-
 fn edge(from: &str, to: &str, branch: Option<Branch>) -> Transition {
-    Transition {
-        id: TransitionId::from(format!("{from}-{to}")),
-        workspace_id: WorkspaceId::from("ws"),
-        workflow_id: WorkflowId::from("wf"),
-        from_step_id: StepId::from(from),
-        to_step_id: StepId::from(to),
-        condition: branch.map(|branch| TransitionCondition::Branch { branch }),
-        priority: 0,
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-    }
+    fixtures::edge(
+        from,
+        to,
+        branch.map(|branch| TransitionCondition::Branch { branch }),
+        0,
+    )
 }
 
 /// trigger → plan equals "pro"? → yes: `yes`, no: `no`.
