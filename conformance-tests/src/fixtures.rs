@@ -17,8 +17,8 @@ use posthorn_core::ports::{
 };
 use posthorn_core::segment::{parse_condition, Condition};
 use posthorn_core::workflow::{
-    Execution, ExecutionStatus, Step, StepAction, StepRun, StepRunStatus, Transition,
-    TransitionCondition, Trigger, Wait, Workflow,
+    Execution, ExecutionStatus, Step, StepAction, StepRun, Transition, TransitionCondition,
+    Trigger, Wait, Workflow,
 };
 use serde_json::{json, Map, Value};
 
@@ -451,17 +451,5 @@ pub fn waiting_for(mut execution: Execution, step_id: &StepId, event_name: &str)
 
 /// A new RUNNING record of `step` in `execution` (not stored).
 pub fn step_run(execution: &Execution, step: &Step, at: DateTime<Utc>) -> StepRun {
-    StepRun {
-        execution_id: execution.id.clone(),
-        workspace_id: execution.workspace_id.clone(),
-        step_id: step.id.clone(),
-        step_type: step.action.step_type(),
-        status: StepRunStatus::Running,
-        output: None,
-        error: None,
-        email_id: None,
-        attempts: vec![],
-        started_at: at,
-        completed_at: None,
-    }
+    posthorn_core::workflow::new_step_run(execution, step, at)
 }
