@@ -83,12 +83,23 @@ pub(crate) async fn page(
     Ok(ContactPage { contacts, has_more })
 }
 
-/// How many contacts match the filters of `query`.
+/// How many contacts match the filters of `query` (without filters, from the counts the
+/// triggers of `contact_counts` keep).
 pub(crate) async fn count_matching_filters(
     pool: &SqlitePool,
     workspace_id: &str,
     query: &ContactQuery,
 ) -> Result<u64, StoreError> {
+    if query.subscribed.is_none() && query.search.is_none() {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT coalesce(sum(n), 0) FROM contact_counts WHERE workspace_id = ?",
+        )
+        .bind(workspace_id.to_string())
+        .fetch_one(pool)
+        .await
+        .map_err(error::store)?;
+        return Ok(count(n));
+    }
     let mut sql = QueryBuilder::<Sqlite>::new("SELECT count(*) FROM contacts c");
     push_filters(&mut sql, workspace_id, query);
     let n: i64 = sql
@@ -99,10 +110,11 @@ pub(crate) async fn count_matching_filters(
     Ok(count(n))
 }
 
-/// How many ACTIVE contacts the workspace has.
+/// How many ACTIVE contacts the workspace has (from `contact_counts`).
 pub(crate) async fn count_active(pool: &SqlitePool, workspace_id: &str) -> Result<u64, StoreError> {
     let n: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM contacts WHERE workspace_id = ? AND status = 'ACTIVE'",
+        "SELECT coalesce(sum(n), 0) FROM contact_counts \
+         WHERE workspace_id = ? AND status = 'ACTIVE'",
     )
     .bind(workspace_id.to_string())
     .fetch_one(pool)

@@ -660,6 +660,13 @@ pub async fn contacts_pending_oldest_first_and_active_count(p: &StorePorts) {
     )
     .await;
     assert_eq!(p.store.count_active_contacts(&ws.id).await, Ok(4));
+    assert_eq!(
+        p.store
+            .count_contacts(&ws.id, &ContactQuery::default())
+            .await,
+        Ok(6),
+        "a status change moves a contact between counts, it adds none"
+    );
     let rest = p
         .store
         .pending_contacts(&ws.id, 100)
