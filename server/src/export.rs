@@ -27,8 +27,9 @@ use crate::sqlite_tools::{sqlite_path, ToolError};
 
 /// Rows per `INSERT` (the widest table, emails, binds 21 values a row).
 const CHUNK: usize = 500;
-/// Tables of the migration tools, not of Posthorn's data.
-const SKIPPED_TABLES: &[&str] = &["_sqlx_migrations"];
+/// Tables of the migration tools, and SQLite's own derived tables (`contact_counts`, kept by
+/// triggers from `contacts`; PostgreSQL counts its contacts directly), not Posthorn's data.
+const SKIPPED_TABLES: &[&str] = &["_sqlx_migrations", "contact_counts"];
 
 /// The rows copied, per table.
 pub type Copied = BTreeMap<String, u64>;
