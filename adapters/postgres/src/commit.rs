@@ -92,11 +92,6 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             id,
             key,
         } => set_dkim_key(conn, workspace_id, id, key).await,
-        Write::InsertContact(_) => {
-            let mut one = Inserts::default();
-            one.hold(write);
-            one.flush(conn).await
-        }
         Write::UpdateContact(c) => update_contact(conn, c).await,
         Write::DeleteContact { workspace_id, id } => {
             delete(
@@ -126,7 +121,10 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
         }
         // Plain inserts are held back and written in bulk by `commit`; alone, they are a
         // bulk of one.
-        Write::InsertEmail(_) | Write::EnqueueJob(_) | Write::AppendEvent(_) => {
+        Write::InsertContact(_)
+        | Write::InsertEmail(_)
+        | Write::EnqueueJob(_)
+        | Write::AppendEvent(_) => {
             let mut one = Inserts::default();
             one.hold(write);
             one.flush(conn).await

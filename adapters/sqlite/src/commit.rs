@@ -93,11 +93,6 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             id,
             key,
         } => set_dkim_key(conn, workspace_id, id, key).await,
-        Write::InsertContact(_) => {
-            let mut one = Inserts::default();
-            one.hold(write);
-            one.flush(conn).await
-        }
         Write::UpdateContact(c) => update_contact(conn, c).await,
         Write::DeleteContact { workspace_id, id } => {
             delete(
@@ -127,7 +122,10 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
         }
         // Plain inserts are held back and written in bulk by `commit`; alone, they are a
         // bulk of one.
-        Write::InsertEmail(_) | Write::EnqueueJob(_) | Write::AppendEvent(_) => {
+        Write::InsertContact(_)
+        | Write::InsertEmail(_)
+        | Write::EnqueueJob(_)
+        | Write::AppendEvent(_) => {
             let mut one = Inserts::default();
             one.hold(write);
             one.flush(conn).await

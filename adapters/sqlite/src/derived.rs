@@ -100,17 +100,8 @@ impl Derived {
         workspace_id: &str,
         load: impl Future<Output = Result<Vec<Segment>, StoreError>>,
     ) -> Result<Vec<Segment>, StoreError> {
-        if let Some(kept) = self.lock().get(workspace_id) {
-            if let Some(segments) = &kept.tracked_segments {
-                return Ok(segments.clone());
-            }
-        }
-        let generation = self.generation.load(Ordering::Acquire);
-        let segments = load.await?;
-        self.keep(generation, workspace_id, |f| {
-            f.tracked_segments = Some(segments.clone());
-        });
-        Ok(segments)
+        self.read_through(workspace_id, |f| &mut f.tracked_segments, load)
+            .await
     }
 
     /// Whether no workflow of the workspace can care about an event, from memory or from
@@ -120,21 +111,32 @@ impl Derived {
         workspace_id: &str,
         load: impl Future<Output = Result<bool, StoreError>>,
     ) -> Result<bool, StoreError> {
-        if let Some(quiet) = self.lock().get(workspace_id).and_then(|f| f.quiet) {
-            return Ok(quiet);
-        }
-        let generation = self.generation.load(Ordering::Acquire);
-        let quiet = load.await?;
-        self.keep(generation, workspace_id, |f| f.quiet = Some(quiet));
-        Ok(quiet)
+        self.read_through(workspace_id, |f| &mut f.quiet, load)
+            .await
     }
 
-    /// Stores a fact read at `generation`, unless something was forgotten since.
-    fn keep(&self, generation: u64, workspace_id: &str, set: impl FnOnce(&mut Facts)) {
+    /// The fact `slot` picks out of the workspace's facts, from memory or from `load`; what
+    /// `load` read is kept unless something was forgotten while it read.
+    async fn read_through<T: Clone>(
+        &self,
+        workspace_id: &str,
+        slot: fn(&mut Facts) -> &mut Option<T>,
+        load: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        if let Some(kept) = self
+            .lock()
+            .get_mut(workspace_id)
+            .and_then(|f| slot(f).clone())
+        {
+            return Ok(kept);
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        let value = load.await?;
         let mut facts = self.lock();
         if self.generation.load(Ordering::Acquire) == generation {
-            set(facts.entry(workspace_id.to_string()).or_default());
+            *slot(facts.entry(workspace_id.to_string()).or_default()) = Some(value.clone());
         }
+        Ok(value)
     }
 }
 
