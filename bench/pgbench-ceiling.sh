@@ -4,7 +4,7 @@
 # where they come from) on a fresh, migrated database, with the load generator's shape
 # (64 clients, request i of client c is c + 64 k).
 #
-#   POSTHORN_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:55432/postgres \
+#   POSTHORN_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:25432/postgres \
 #       bash bench/pgbench-ceiling.sh
 #
 # `bench/run.sh --store postgres` runs this after the HTTP benchmark and passes the HTTP

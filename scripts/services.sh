@@ -10,8 +10,10 @@
 set -euo pipefail
 
 SVC_DIR=${POSTHORN_SERVICES_DIR:-/tmp/posthorn-services}
-PG_PORT=${POSTHORN_PG_PORT:-55432}
-REDIS_PORT=${POSTHORN_REDIS_PORT:-56379}
+# Below 32768: ports in Linux's ephemeral range (32768-60999) can be held for a moment by an
+# outgoing connection, and PostgreSQL then fails to start with "Address already in use".
+PG_PORT=${POSTHORN_PG_PORT:-25432}
+REDIS_PORT=${POSTHORN_REDIS_PORT:-26379}
 
 log() { echo "services.sh: $*" >&2; }
 
