@@ -2,7 +2,7 @@
 //! events): one statement per table and chunk instead of one per row.
 
 use posthorn_core::model::{Contact, EmailRecord, Event};
-use posthorn_core::ports::{NewJob, StoreError, Write};
+use posthorn_core::ports::{ChangeSet, NewJob, StoreError, Write};
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use crate::error;
@@ -36,10 +36,52 @@ impl<'a> Inserts<'a> {
         true
     }
 
-    /// Writes everything held back (constraint violations become `Conflict`).
+    /// Whether nothing is held back.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.contacts.is_empty()
+            && self.emails.is_empty()
+            && self.jobs.is_empty()
+            && self.events.is_empty()
+    }
+
+    /// Holds back every write of `group` when all of them are plain inserts; `None` when
+    /// one is not.
+    pub(crate) fn only(group: &[&'a ChangeSet]) -> Option<Self> {
+        let mut held = Self::default();
+        group
+            .iter()
+            .flat_map(|c| c.writes.iter())
+            .all(|w| held.hold(w))
+            .then_some(held)
+    }
+
+    /// Writes everything held back in one trip to the writer's thread (constraint
+    /// violations become `Conflict`).
     pub(crate) async fn flush(&mut self, conn: &mut SqliteConnection) -> Result<(), StoreError> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let mut q = QueryBuilder::new("");
+        self.push_statements(&mut q);
+        self.contacts.clear();
+        self.emails.clear();
+        self.jobs.clear();
+        self.events.clear();
+        // Each group's statement text differs (its row counts): not worth a cache slot.
+        q.build()
+            .persistent(false)
+            .execute(&mut *conn)
+            .await
+            .map_err(error::store)?;
+        Ok(())
+    }
+
+    /// Appends the multi-row `INSERT` statements of everything held back to `q`, each ended
+    /// with `;`, so that several go to SQLite in one query: a trip to the connection's
+    /// thread costs more than the statements themselves when the machine is busy.
+    pub(crate) fn push_statements(&self, q: &mut QueryBuilder<Sqlite>) {
         for chunk in self.contacts.chunks(CHUNK) {
-            let mut q: QueryBuilder<Sqlite> = QueryBuilder::new(
+            q.push(
                 "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, \
                  expires_at, created_at, updated_at, version) ",
             );
@@ -55,10 +97,10 @@ impl<'a> Inserts<'a> {
                     .push_bind(micros(c.updated_at))
                     .push_bind(0_i64);
             });
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            q.push("; ");
         }
         for chunk in self.emails.chunks(CHUNK) {
-            let mut q: QueryBuilder<Sqlite> = QueryBuilder::new(concat!(
+            q.push(concat!(
                 "INSERT INTO emails (",
                 crate::rows::email_cols!(),
                 ") "
@@ -97,20 +139,19 @@ impl<'a> Inserts<'a> {
                     .push_bind(e.lifecycle.bounce_detail.clone())
                     .push_bind(opt_micros(e.lifecycle.complained_at));
             });
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            q.push("; ");
         }
         for chunk in self.jobs.chunks(CHUNK) {
-            let mut q: QueryBuilder<Sqlite> =
-                QueryBuilder::new("INSERT INTO jobs (id, payload, run_at) ");
+            q.push("INSERT INTO jobs (id, payload, run_at) ");
             q.push_values(chunk, |mut b, j| {
                 b.push_bind(j.id.as_str())
                     .push_bind(json_text(&j.payload))
                     .push_bind(micros(j.run_at));
             });
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            q.push("; ");
         }
         for chunk in self.events.chunks(CHUNK) {
-            let mut q: QueryBuilder<Sqlite> = QueryBuilder::new(concat!(
+            q.push(concat!(
                 "INSERT INTO events (",
                 crate::rows::event_cols!(),
                 ") "
@@ -124,12 +165,7 @@ impl<'a> Inserts<'a> {
                     .push_bind(e.email_id.as_ref().map(|id| id.as_str()))
                     .push_bind(micros(e.created_at));
             });
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            q.push("; ");
         }
-        self.contacts.clear();
-        self.emails.clear();
-        self.jobs.clear();
-        self.events.clear();
-        Ok(())
     }
 }
