@@ -43,25 +43,6 @@ pub(crate) async fn by_id(
     row.as_ref().map(rows::contact).transpose()
 }
 
-/// A contact by email; the needle is lower-cased like stored emails are.
-pub(crate) async fn by_email(
-    pool: &SqlitePool,
-    workspace_id: &str,
-    email: &str,
-) -> Result<Option<Contact>, StoreError> {
-    let row = sqlx::query(concat!(
-        "SELECT ",
-        contact_cols!(),
-        " FROM contacts c WHERE c.workspace_id = ? AND c.email = ?"
-    ))
-    .bind(workspace_id.to_string())
-    .bind(email.to_lowercase())
-    .fetch_optional(pool)
-    .await
-    .map_err(error::store)?;
-    row.as_ref().map(rows::contact).transpose()
-}
-
 /// A newest-first page after `query.before_id`; reads one row more to learn `has_more`.
 pub(crate) async fn page(
     pool: &SqlitePool,

@@ -27,6 +27,7 @@ mod jobs;
 mod matching;
 mod open;
 mod options;
+mod point;
 mod records;
 mod rows;
 mod segments;
@@ -63,6 +64,8 @@ pub struct SqliteStore {
     group: Arc<group::Group>,
     /// Facts read on every stored event, kept in memory; only when this store writes.
     derived: Option<Arc<derived::Derived>>,
+    /// Lookups by key on the calling thread (a contact by address).
+    point: Arc<point::PointReads>,
     path: PathBuf,
     /// The locked `<db>.lock` file, held open while the store lives.
     _lock: Option<Arc<File>>,

@@ -11,6 +11,7 @@ use sqlx::{Connection, SqlitePool};
 
 use crate::error::{self, SqliteError};
 use crate::options::{Durability, SqliteOptions};
+use crate::point::PointReads;
 use crate::{wake, SqliteStore};
 
 /// `<db>.lock`, beside the database file.
@@ -128,6 +129,7 @@ pub(crate) async fn open(
         wake: Arc::new(wake::Wake::default()),
         group: Arc::default(),
         derived: Some(Arc::default()),
+        point: Arc::new(PointReads::new(path, options.busy_timeout)),
         path: path.to_path_buf(),
         _lock: Some(Arc::new(lock)),
         _temp_dir: temp_dir,
@@ -154,6 +156,7 @@ pub(crate) async fn open_read_only(
         group: Arc::default(),
         // Another process writes the file: nothing read here may be kept.
         derived: None,
+        point: Arc::new(PointReads::new(path, options.busy_timeout)),
         path: path.to_path_buf(),
         _lock: None,
         _temp_dir: None,

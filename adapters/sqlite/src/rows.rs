@@ -262,22 +262,65 @@ fn dkim_key(row: &SqliteRow) -> Result<Option<DkimKeyPair>, StoreError> {
     }
 }
 
+/// The column reads a contact row needs, from sqlx's rows and from rusqlite's (the point
+/// reads of [`crate::point`]), so that one decoder serves both.
+pub(crate) trait ContactColumns {
+    /// A TEXT column.
+    fn text(&self, column: &str) -> Result<String, StoreError>;
+    /// An INTEGER column.
+    fn int(&self, column: &str) -> Result<i64, StoreError>;
+    /// A nullable INTEGER column.
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError>;
+}
+
+impl ContactColumns for SqliteRow {
+    fn text(&self, column: &str) -> Result<String, StoreError> {
+        get(self, column)
+    }
+
+    fn int(&self, column: &str) -> Result<i64, StoreError> {
+        get(self, column)
+    }
+
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError> {
+        get(self, column)
+    }
+}
+
+impl ContactColumns for rusqlite::Row<'_> {
+    fn text(&self, column: &str) -> Result<String, StoreError> {
+        self.get(column).map_err(|e| corrupt(column, e))
+    }
+
+    fn int(&self, column: &str) -> Result<i64, StoreError> {
+        self.get(column).map_err(|e| corrupt(column, e))
+    }
+
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError> {
+        self.get(column).map_err(|e| corrupt(column, e))
+    }
+}
+
 /// Decodes a `contacts` row.
-pub(crate) fn contact(row: &SqliteRow) -> Result<Contact, StoreError> {
-    let email: String = get(row, "email")?;
-    let data: Map<String, Value> = json(row, "data")?;
-    let version: i64 = get(row, "version")?;
+pub(crate) fn contact(row: &impl ContactColumns) -> Result<Contact, StoreError> {
+    let email = row.text("email")?;
+    let data: Map<String, Value> =
+        serde_json::from_str(&row.text("data")?).map_err(|e| corrupt("data", e))?;
+    let at = |column: &str| instant(column, row.int(column)?);
     Ok(Contact {
-        id: id_of(row, "id")?,
-        workspace_id: id_of(row, "workspace_id")?,
+        id: row.text("id")?.into(),
+        workspace_id: row.text("workspace_id")?.into(),
         email: EmailAddress::parse(&email).map_err(|e| corrupt("email", e))?,
-        subscribed: get(row, "subscribed")?,
+        subscribed: row.int("subscribed")? != 0,
         data,
-        status: text_enum("status", get(row, "status")?)?,
-        expires_at: opt_time(row, "expires_at")?,
-        created_at: time(row, "created_at")?,
-        updated_at: time(row, "updated_at")?,
-        version: to_u64("version", version)?,
+        status: text_enum("status", row.text("status")?)?,
+        expires_at: row
+            .opt_int("expires_at")?
+            .map(|v| instant("expires_at", v))
+            .transpose()?,
+        created_at: at("created_at")?,
+        updated_at: at("updated_at")?,
+        version: to_u64("version", row.int("version")?)?,
     })
 }
 

@@ -89,7 +89,8 @@ impl Store for SqliteStore {
         workspace_id: &WorkspaceId,
         email: &str,
     ) -> Result<Option<Contact>, StoreError> {
-        contacts::by_email(&self.readers, workspace_id.as_str(), email).await
+        self.point
+            .contact_by_email(workspace_id.as_str(), &email.to_lowercase())
     }
 
     async fn contacts(
