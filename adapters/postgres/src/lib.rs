@@ -9,6 +9,7 @@ mod batch;
 mod commit;
 mod contacts;
 mod error;
+mod event_reads;
 mod group;
 mod idempotency;
 mod inbound;

@@ -12,8 +12,8 @@ use posthorn_core::model::{
 };
 use posthorn_core::model::{EventId, ExecutionId, IdempotencyRecord, StepId, WorkflowId};
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, SigningKeys,
-    Store, StoreError, TemplateQuery, WorkflowStore,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, MatchQuery,
+    SigningKeys, Store, StoreError, TemplateQuery, WorkflowStore,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
@@ -82,6 +82,15 @@ impl Store for PgStore {
         email: &str,
     ) -> Result<Option<Contact>, StoreError> {
         contacts::by_email(&self.pool, workspace_id.as_str(), email).await
+    }
+
+    async fn event_reads(
+        &self,
+        workspace_id: &WorkspaceId,
+        email: &str,
+        event_name: &str,
+    ) -> Result<EventReads, StoreError> {
+        crate::event_reads::event_reads(&self.pool, workspace_id, email, event_name).await
     }
 
     async fn contacts(

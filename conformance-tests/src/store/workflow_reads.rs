@@ -446,3 +446,119 @@ pub async fn workflow_commit_is_all_or_nothing(p: &StorePorts) {
     );
     assert_eq!(s.workflows(&wsid, 0, 10).await.map(|(_, n)| n), Ok(1));
 }
+
+/// `event_reads` answers what `contact_by_email`, `tracked_segments` and
+/// `has_event_interest` answer one by one: for an address with no contact (only the
+/// workflows the event triggers count), for a contact found whatever the address's case, with
+/// a tracked segment, an enabled workflow and a waiting execution, and never with another
+/// workspace's.
+pub async fn event_reads_equal_the_reads_one_by_one(p: &StorePorts) {
+    let ws = workspace(p, "event-reads").await;
+    let other_ws = workspace(p, "event-reads-other").await;
+    let now = now_ms();
+    let s = p.store.as_ref();
+    let alice = insert_contact(p, &ws.id, "alice", true, now).await;
+    let bob = insert_contact(p, &ws.id, "bob", true, now).await;
+    let check = |stage: &'static str| {
+        let wsid = ws.id.clone();
+        let (alice, bob) = (alice.clone(), bob.clone());
+        async move {
+            let mut unknown = alice.email.as_str().to_string();
+            unknown.insert_str(0, "nobody-");
+            let shouting = alice.email.as_str().to_uppercase();
+            for address in [
+                alice.email.as_str(),
+                bob.email.as_str(),
+                &unknown,
+                &shouting,
+            ] {
+                for name in ["signup", "purchase", "refund"] {
+                    let reads = s
+                        .event_reads(&wsid, address, name)
+                        .await
+                        .unwrap_or_else(|e| panic!("{stage}: event_reads failed: {e}"));
+                    let contact = s.contact_by_email(&wsid, address).await;
+                    assert_eq!(Ok(reads.contact.clone()), contact, "{stage}: {address}");
+                    let tracked = s.tracked_segments(&wsid).await;
+                    assert_eq!(Ok(reads.tracked_segments.clone()), tracked, "{stage}");
+                    let interest = match &reads.contact {
+                        Some(c) => s.has_event_interest(&wsid, name, &c.id).await,
+                        // bob has nothing waiting: for a new contact only triggers count.
+                        None => s.has_event_interest(&wsid, name, &bob.id).await,
+                    };
+                    assert_eq!(
+                        Ok(reads.event_interest),
+                        interest,
+                        "{stage}: {address} {name}"
+                    );
+                }
+            }
+        }
+    };
+    check("an empty workspace").await;
+    let reads = s.event_reads(&ws.id, "nobody@example.com", "signup").await;
+    assert_eq!(
+        reads.map(|r| (r.contact, r.tracked_segments, r.event_interest)),
+        Ok((None, vec![], false))
+    );
+
+    // Another workspace's tracked segment and workflows are not this one's.
+    commit(
+        s,
+        "another workspace's tracked segment",
+        vec![Write::PutSegment(crate::fixtures::segment(
+            &other_ws.id,
+            "foreign",
+            posthorn_core::model::SegmentType::Dynamic,
+            true,
+            now,
+        ))],
+    )
+    .await;
+    put_workflow(p, &workflow(&other_ws.id, "foreign", "signup", now)).await;
+    check("another workspace's records").await;
+    assert_eq!(
+        s.event_reads(&ws.id, alice.email.as_str(), "signup")
+            .await
+            .map(|r| (r.tracked_segments.len(), r.event_interest)),
+        Ok((0, false))
+    );
+
+    let tracked = crate::fixtures::segment(
+        &ws.id,
+        "tracked",
+        posthorn_core::model::SegmentType::Dynamic,
+        true,
+        now,
+    );
+    commit(s, "a tracked segment", vec![Write::PutSegment(tracked)]).await;
+    put_workflow(p, &workflow(&ws.id, "on signup", "signup", now)).await;
+    check("a tracked segment and an enabled workflow").await;
+    assert_eq!(
+        s.event_reads(&ws.id, "nobody@example.com", "signup")
+            .await
+            .map(|r| (r.tracked_segments.len(), r.event_interest)),
+        Ok((1, true))
+    );
+
+    let manual = workflow_with(&ws.id, "manual", Trigger::Manual {}, now);
+    put_workflow(p, &manual).await;
+    let wait = step(&manual, "wait", every_action()[5].clone(), now);
+    let run = execution(&manual, &alice.id, now);
+    commit(
+        s,
+        "an execution of alice's waiting for `purchase`",
+        vec![
+            Write::PutStep(wait.clone()),
+            Write::InsertExecution(waiting_for(run, &wait.id, "purchase")),
+        ],
+    )
+    .await;
+    check("a waiting execution").await;
+    assert_eq!(
+        s.event_reads(&ws.id, alice.email.as_str(), "purchase")
+            .await
+            .map(|r| r.event_interest),
+        Ok(true)
+    );
+}

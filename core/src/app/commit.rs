@@ -1,9 +1,24 @@
 //! The one place a use case commits: the follow-up work that every change of a kind needs
 //! is derived here from the change set, not remembered by each use case.
 
-use crate::model::WorkspaceId;
+use crate::model::{ContactId, Segment, WorkspaceId};
 use crate::ports::{ChangeSet, JobPayload, NewJob, StoreError, Write};
 use crate::Engine;
+
+/// What a use case read ahead of its commit, in one round trip with the contact
+/// ([`crate::ports::Store::event_reads`]), so that the commit's follow-up work does not read
+/// it again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadAhead<'a> {
+    /// The workspace the reads are of.
+    pub workspace_id: &'a WorkspaceId,
+    /// Its tracked segments.
+    pub tracked_segments: &'a [Segment],
+    /// The event the interest was read for: its name and its contact.
+    pub event: (&'a str, &'a ContactId),
+    /// Whether that event concerns a workflow.
+    pub event_interest: bool,
+}
 
 impl Engine {
     /// Commits `changes` with their follow-up work, atomically: a re-evaluation against the
@@ -13,12 +28,25 @@ impl Engine {
     /// Use cases and job handlers whose changes come from outside (a request, a delivery)
     /// commit through this. The membership handlers themselves commit to the store
     /// directly: their entry and exit events must not start another round.
-    pub(crate) async fn commit(&self, mut changes: ChangeSet) -> Result<(), StoreError> {
+    pub(crate) async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
+        self.commit_read_ahead(changes, None).await
+    }
+
+    /// [`Engine::commit`], with what was read ahead used instead of reading it again.
+    pub(crate) async fn commit_read_ahead(
+        &self,
+        mut changes: ChangeSet,
+        ahead: Option<ReadAhead<'_>>,
+    ) -> Result<(), StoreError> {
         for workspace_id in touched_workspaces(&changes) {
-            self.add_membership_jobs(&workspace_id, &mut changes)
+            let tracked = ahead
+                .filter(|a| *a.workspace_id == workspace_id)
+                .map(|a| a.tracked_segments);
+            self.add_membership_jobs(&workspace_id, tracked, &mut changes)
                 .await?;
         }
-        self.add_workflow_jobs(&mut changes).await?;
+        self.add_workflow_jobs_read_ahead(&mut changes, ahead)
+            .await?;
         self.store.commit(changes).await
     }
 
@@ -29,6 +57,14 @@ impl Engine {
         &self,
         changes: &mut ChangeSet,
     ) -> Result<(), StoreError> {
+        self.add_workflow_jobs_read_ahead(changes, None).await
+    }
+
+    async fn add_workflow_jobs_read_ahead(
+        &self,
+        changes: &mut ChangeSet,
+        ahead: Option<ReadAhead<'_>>,
+    ) -> Result<(), StoreError> {
         let mut jobs = Vec::new();
         for write in &changes.writes {
             let Write::AppendEvent(event) = write else {
@@ -37,11 +73,21 @@ impl Engine {
             let Some(contact_id) = &event.contact_id else {
                 continue;
             };
-            if self
-                .store
-                .has_event_interest(&event.workspace_id, &event.name, contact_id)
-                .await?
-            {
+            let known = ahead
+                .filter(|a| {
+                    *a.workspace_id == event.workspace_id
+                        && a.event == (event.name.as_str(), contact_id)
+                })
+                .map(|a| a.event_interest);
+            let interested = match known {
+                Some(known) => known,
+                None => {
+                    self.store
+                        .has_event_interest(&event.workspace_id, &event.name, contact_id)
+                        .await?
+                }
+            };
+            if interested {
                 jobs.push(NewJob::at(
                     &*self.clock,
                     JobPayload::DispatchWorkflowEvent {

@@ -126,11 +126,24 @@ pub async fn plan_upsert(
     now: DateTime<Utc>,
     changes: &mut ChangeSet,
 ) -> Result<Upserted, StoreError> {
-    match engine
+    let found = engine
         .store
         .contact_by_email(&ws.id, upsert.email.as_str())
-        .await?
-    {
+        .await?;
+    plan_upsert_of(engine, ws, upsert, found, room, now, changes).await
+}
+
+/// [`plan_upsert`] with the contact of the address already read (`found`).
+pub async fn plan_upsert_of(
+    engine: &Engine,
+    ws: &Workspace,
+    upsert: &Upsert<'_>,
+    found: Option<Contact>,
+    room: &mut ActiveRoom,
+    now: DateTime<Utc>,
+    changes: &mut ChangeSet,
+) -> Result<Upserted, StoreError> {
+    match found {
         None => {
             let mut data = Map::new();
             if let Some(patch) = upsert.data {

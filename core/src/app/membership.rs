@@ -91,10 +91,12 @@ pub enum Settled {
 
 impl Engine {
     /// Queues a re-evaluation for every contact `changes` touches (and has none queued
-    /// yet), when the workspace tracks any segment. Called by [`Engine::commit`] only.
+    /// yet), when the workspace tracks any segment (`tracked`, as read ahead of the commit,
+    /// or `None` to read them here). Called by [`Engine::commit`] only.
     pub(crate) async fn add_membership_jobs(
         &self,
         workspace_id: &WorkspaceId,
+        tracked: Option<&[Segment]>,
         changes: &mut ChangeSet,
     ) -> Result<(), StoreError> {
         let touches_contacts = changes.writes.iter().any(|w| {
@@ -106,7 +108,14 @@ impl Engine {
         if !touches_contacts {
             return Ok(());
         }
-        let tracked = self.store.tracked_segments(workspace_id).await?;
+        let read;
+        let tracked = match tracked {
+            Some(tracked) => tracked,
+            None => {
+                read = self.store.tracked_segments(workspace_id).await?;
+                &read[..]
+            }
+        };
         if tracked.is_empty() {
             return Ok(());
         }

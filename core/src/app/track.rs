@@ -3,7 +3,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::contacts::{plan_upsert, ActiveRoom, Upsert};
+use super::commit::ReadAhead;
+use super::contacts::{plan_upsert_of, ActiveRoom, Upsert};
 use super::Caller;
 use crate::error::Result;
 use crate::model::{ContactId, EmailAddress, Event, EventId, EventName};
@@ -68,11 +69,27 @@ impl Engine {
             let ws = &caller.workspace;
             let mut changes = ChangeSet::new();
             let mut room = ActiveRoom::default();
-            let done = plan_upsert(self, ws, &upsert, &mut room, now, &mut changes).await?;
+            // The contact, the tracked segments and the workflow interest, in one round
+            // trip where the store can.
+            let reads = self
+                .store
+                .event_reads(&ws.id, upsert.email.as_str(), event.as_str())
+                .await?;
+            let done = plan_upsert_of(
+                self,
+                ws,
+                &upsert,
+                reads.contact,
+                &mut room,
+                now,
+                &mut changes,
+            )
+            .await?;
+            let event_name = event.as_str();
             let event = Event::new(
                 &*self.clock,
                 &ws.id,
-                event.as_str(),
+                event_name,
                 event_data.clone(),
                 Some(done.contact.id.clone()),
                 None,
@@ -80,7 +97,13 @@ impl Engine {
             );
             let event_id = event.id.clone();
             changes.push(Write::AppendEvent(event));
-            self.commit(changes).await?;
+            let ahead = ReadAhead {
+                workspace_id: &ws.id,
+                tracked_segments: &reads.tracked_segments,
+                event: (event_name, &done.contact.id),
+                event_interest: reads.event_interest,
+            };
+            self.commit_read_ahead(changes, Some(ahead)).await?;
             Ok(Tracked {
                 contact_id: done.contact.id,
                 event_id,

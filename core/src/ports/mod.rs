@@ -4,6 +4,7 @@
 mod cache;
 mod clock;
 mod dns;
+mod event_reads;
 mod inbound;
 mod jobs;
 mod rate_limit;
@@ -16,6 +17,7 @@ mod workflow_store;
 pub use cache::Cache;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dns::{Dns, DnsError, RecordKind};
+pub use event_reads::EventReads;
 pub use inbound::{
     AuthVerdicts, ContentScanner, InboundAuthenticator, InboundCheckers, InboundContext,
     StaticVerdicts,

@@ -15,7 +15,7 @@ use crate::model::{StepId, TransitionId, WorkflowId};
 use crate::segment::{Condition, EventFact};
 use crate::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
-use super::{NewJob, SigningKeys, WorkflowStore};
+use super::{EventReads, NewJob, SigningKeys, WorkflowStore};
 
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -386,6 +386,37 @@ pub trait Store: WorkflowStore + Send + Sync {
         workspace_id: &WorkspaceId,
         email: &str,
     ) -> Result<Option<Contact>, StoreError>;
+    /// The contact with this (lower-cased) address, the workspace's tracked segments, and
+    /// whether an event named `event_name` of that contact (or of a new one, when there is
+    /// none) concerns a workflow: what storing an event for a contact found by address
+    /// reads first. The default reads them one by one; a store whose reads are round trips
+    /// makes them in one.
+    async fn event_reads(
+        &self,
+        workspace_id: &WorkspaceId,
+        email: &str,
+        event_name: &str,
+    ) -> Result<EventReads, StoreError> {
+        let contact = self.contact_by_email(workspace_id, email).await?;
+        let tracked_segments = self.tracked_segments(workspace_id).await?;
+        let event_interest = match &contact {
+            Some(contact) => {
+                self.has_event_interest(workspace_id, event_name, &contact.id)
+                    .await?
+            }
+            // No execution can wait for a contact that is not stored yet: only the
+            // workflows the event triggers count, which an id no contact has asks about.
+            None => {
+                self.has_event_interest(workspace_id, event_name, &ContactId::from(String::new()))
+                    .await?
+            }
+        };
+        Ok(EventReads {
+            contact,
+            tracked_segments,
+            event_interest,
+        })
+    }
     /// A page of contacts matching `query`, newest first.
     async fn contacts(
         &self,
