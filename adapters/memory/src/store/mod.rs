@@ -17,8 +17,8 @@ use posthorn_core::model::{
     IdempotencyRecord, InboundEmail, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
-    StoreError, TemplateQuery,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, MatchQuery,
+    Store, StoreError, TemplateQuery,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use tokio::sync::Notify;
@@ -182,6 +182,27 @@ impl Store for MemoryStore {
         email: &str,
     ) -> Result<Option<Contact>, StoreError> {
         Ok(reads::contact_by_email(&self.read(), workspace_id, email))
+    }
+
+    async fn event_reads(
+        &self,
+        workspace_id: &WorkspaceId,
+        email: &str,
+        event_name: &str,
+    ) -> Result<EventReads, StoreError> {
+        // One read lock for the three reads: each taking it again is three chances to park
+        // behind a commit.
+        let state = self.read();
+        let contact = reads::contact_by_email(&state, workspace_id, email);
+        let tracked_segments = reads::tracked_segments(&state, workspace_id);
+        let event_interest = state.workflows.get(workspace_id).is_some_and(|d| {
+            workflows::event_interest(d, event_name, contact.as_ref().map(|c| &c.id))
+        });
+        Ok(EventReads {
+            contact,
+            tracked_segments,
+            event_interest,
+        })
     }
 
     async fn contacts(

@@ -502,11 +502,7 @@ impl WorkflowStore for MemoryStore {
         contact_id: &ContactId,
     ) -> Result<bool, StoreError> {
         Ok(self.workflow_read(workspace_id, |d| {
-            d.workflows
-                .values()
-                .any(|w| w.enabled && triggered_by(w, event_name))
-                || d.executions_of(d.waiting.get(contact_id))
-                    .any(|e| waits_for(e, event_name))
+            event_interest(d, event_name, Some(contact_id))
         }))
     }
 
@@ -643,6 +639,22 @@ impl MemoryStore {
             None => read(&WorkflowData::default()),
         }
     }
+}
+
+/// Whether an event named `event_name` of `contact_id` (`None`: a contact not stored yet,
+/// for whom no execution waits) concerns a workflow of `d`.
+pub(super) fn event_interest(
+    d: &WorkflowData,
+    event_name: &str,
+    contact_id: Option<&ContactId>,
+) -> bool {
+    d.workflows
+        .values()
+        .any(|w| w.enabled && triggered_by(w, event_name))
+        || contact_id.is_some_and(|id| {
+            d.executions_of(d.waiting.get(id))
+                .any(|e| waits_for(e, event_name))
+        })
 }
 
 /// Whether `w` is an EVENT workflow on `event_name`.
