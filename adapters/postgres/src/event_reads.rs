@@ -41,10 +41,7 @@ pub(crate) async fn event_reads(
         .await
         .map_err(error::store)?;
     let found: Option<String> = row.try_get("id").map_err(error::store)?;
-    let contact = match found {
-        Some(_) => Some(rows::contact(&row)?),
-        None => None,
-    };
+    let contact = found.map(|_| rows::contact(&row)).transpose()?;
     let has_tracked: bool = row.try_get("has_tracked").map_err(error::store)?;
     let tracked_segments = if has_tracked {
         segments::tracked_segments(pool, workspace_id.as_str()).await?

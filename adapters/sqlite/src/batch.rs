@@ -63,10 +63,7 @@ impl<'a> Inserts<'a> {
         }
         let mut q = QueryBuilder::new("");
         self.push_statements(&mut q);
-        self.contacts.clear();
-        self.emails.clear();
-        self.jobs.clear();
-        self.events.clear();
+        *self = Self::default();
         // Each group's statement text differs (its row counts): not worth a cache slot.
         q.build()
             .persistent(false)

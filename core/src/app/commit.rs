@@ -45,22 +45,15 @@ impl Engine {
             self.add_membership_jobs(&workspace_id, tracked, &mut changes)
                 .await?;
         }
-        self.add_workflow_jobs_read_ahead(&mut changes, ahead)
-            .await?;
+        self.add_workflow_jobs(&mut changes, ahead).await?;
         self.store.commit(changes).await
     }
 
     /// Adds one `DispatchWorkflowEvent` job per event of `changes` that concerns a workflow
     /// (an enabled workflow it triggers, or an execution of its contact waiting for it):
-    /// one cheap read per event, nothing more for events no workflow cares about.
+    /// one cheap read per event (none for the event `ahead` read it for), nothing more for
+    /// events no workflow cares about.
     pub(crate) async fn add_workflow_jobs(
-        &self,
-        changes: &mut ChangeSet,
-    ) -> Result<(), StoreError> {
-        self.add_workflow_jobs_read_ahead(changes, None).await
-    }
-
-    async fn add_workflow_jobs_read_ahead(
         &self,
         changes: &mut ChangeSet,
         ahead: Option<ReadAhead<'_>>,

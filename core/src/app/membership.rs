@@ -237,7 +237,7 @@ impl Engine {
         // Other segments may refer to these memberships or entry events: look once more.
         push_reevaluation(&*self.clock, &mut changes, workspace_id, contact_id, now);
         // Entry and exit events may start workflows (but no further membership round).
-        self.add_workflow_jobs(&mut changes).await?;
+        self.add_workflow_jobs(&mut changes, None).await?;
         match self.store.commit(changes).await {
             Ok(()) => Ok(Settled::Done),
             Err(StoreError::Conflict(_)) => Ok(Settled::Again),
@@ -360,7 +360,7 @@ impl Engine {
             wanted.buffer.drain(..wi);
             stored.buffer.drain(..si);
             if !changes.is_empty() {
-                self.add_workflow_jobs(&mut changes).await?;
+                self.add_workflow_jobs(&mut changes, None).await?;
                 match self.store.commit(changes).await {
                     Ok(()) => {}
                     Err(StoreError::Conflict(_)) => return Ok(Settled::Again),

@@ -71,9 +71,10 @@ impl Engine {
             let mut room = ActiveRoom::default();
             // The contact, the tracked segments and the workflow interest, in one round
             // trip where the store can.
+            let event_name = event.as_str();
             let reads = self
                 .store
-                .event_reads(&ws.id, upsert.email.as_str(), event.as_str())
+                .event_reads(&ws.id, upsert.email.as_str(), event_name)
                 .await?;
             let done = plan_upsert_of(
                 self,
@@ -85,7 +86,6 @@ impl Engine {
                 &mut changes,
             )
             .await?;
-            let event_name = event.as_str();
             let event = Event::new(
                 &*self.clock,
                 &ws.id,

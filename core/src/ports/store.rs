@@ -399,18 +399,13 @@ pub trait Store: WorkflowStore + Send + Sync {
     ) -> Result<EventReads, StoreError> {
         let contact = self.contact_by_email(workspace_id, email).await?;
         let tracked_segments = self.tracked_segments(workspace_id).await?;
-        let event_interest = match &contact {
-            Some(contact) => {
-                self.has_event_interest(workspace_id, event_name, &contact.id)
-                    .await?
-            }
-            // No execution can wait for a contact that is not stored yet: only the
-            // workflows the event triggers count, which an id no contact has asks about.
-            None => {
-                self.has_event_interest(workspace_id, event_name, &ContactId::from(String::new()))
-                    .await?
-            }
-        };
+        // No execution can wait for a contact that is not stored yet: for one, only the
+        // workflows the event triggers count, which an id no contact has asks about.
+        let no_contact = ContactId::from(String::new());
+        let contact_id = contact.as_ref().map_or(&no_contact, |c| &c.id);
+        let event_interest = self
+            .has_event_interest(workspace_id, event_name, contact_id)
+            .await?;
         Ok(EventReads {
             contact,
             tracked_segments,
