@@ -6,6 +6,7 @@
 //! workers wake up without polling.
 
 mod batch;
+mod batcher;
 mod commit;
 mod contacts;
 mod error;
@@ -56,6 +57,8 @@ pub struct PgStore {
     wake: Arc<wake::Wake>,
     /// Commits concurrent change sets together.
     group: Arc<group::Group>,
+    /// Answers concurrent event reads together.
+    event_reads: Arc<event_reads::EventReadBatches>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -95,7 +98,8 @@ impl PgStore {
     pub fn from_pool(pool: PgPool) -> Self {
         Self {
             wake: Arc::new(wake::Wake::new(pool.clone())),
-            group: Arc::default(),
+            group: Arc::new(group::Group::new(pool.clone())),
+            event_reads: Arc::new(event_reads::EventReadBatches::new(pool.clone())),
             pool,
         }
     }

@@ -24,7 +24,7 @@ use crate::{contacts, matching, records, segments, workflows, PgStore};
 impl Store for PgStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
         let changes_access = changes.changes_access();
-        let committed = self.group.commit(&self.pool, changes).await;
+        let committed = self.group.commit(changes).await;
         if changes_access {
             // Also when the outcome is unknown (the commit may have happened).
             self.wake.access_changed();
@@ -90,7 +90,9 @@ impl Store for PgStore {
         email: &str,
         event_name: &str,
     ) -> Result<EventReads, StoreError> {
-        crate::event_reads::event_reads(&self.pool, workspace_id, email, event_name).await
+        self.event_reads
+            .event_reads(workspace_id, email, event_name)
+            .await
     }
 
     async fn contacts(
