@@ -24,7 +24,11 @@ const RUNNERS: usize = 1;
 /// per read, in the arrays' order, whose contact columns are NULL when no contact has the
 /// address. The interest is `workflows::EVENT_INTEREST` for the contact found (none waits
 /// for a missing one). The reads' own columns are prefixed `q_` so that the contact's
-/// columns stay unambiguous.
+/// columns stay unambiguous. The contact is a `LATERAL` subquery with `LIMIT 1` (a fence
+/// the planner does not flatten) so that every plan probes the unique index once per read:
+/// as a plain join, a plan made while the table was small hashes a scan of the whole
+/// table, and PostgreSQL keeps such a cached plan until the table's next `ANALYZE`, while
+/// the table grows under it.
 const EVENT_READS: &str = concat!(
     "SELECT ",
     contact_cols!(),
@@ -37,7 +41,8 @@ const EVENT_READS: &str = concat!(
        AS event_interest \
      FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY \
        AS r(q_ws, q_email, q_event, q_ord) \
-     LEFT JOIN contacts c ON c.workspace_id = r.q_ws AND c.email = r.q_email \
+     LEFT JOIN LATERAL (SELECT * FROM contacts c WHERE c.workspace_id = r.q_ws \
+       AND c.email = r.q_email LIMIT 1) c ON true \
      ORDER BY r.q_ord"
 );
 
