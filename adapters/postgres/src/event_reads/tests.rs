@@ -7,7 +7,7 @@ use chrono::Utc;
 use posthorn_core::model::{Contact, EmailAddress, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, Store, SystemClock, Write};
 
-use crate::{testing, PgStore};
+use crate::testing;
 
 fn admin_url() -> String {
     std::env::var("POSTHORN_TEST_DATABASE_URL").unwrap_or_else(|_| {
