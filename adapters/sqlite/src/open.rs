@@ -113,6 +113,10 @@ pub(crate) async fn open(
                 .create_if_missing(true)
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(synchronous)
+                // Temporary files (the statement journal of a group's multi-row inserts,
+                // sorts) stay in memory: on disk each group created, wrote and unlinked
+                // one, a few system calls per request on the writer's one thread.
+                .pragma("temp_store", "memory")
                 // Keeps the planner's statistics fresh, bounded in work, when it closes.
                 .optimize_on_close(true, 400),
         )
