@@ -21,6 +21,8 @@ mod rows;
 mod segments;
 mod sns;
 mod store;
+#[cfg(all(test, posthorn_pg_tests))]
+mod test_db;
 pub mod testing;
 mod wake;
 mod workflow_commit;

@@ -4,48 +4,33 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use posthorn_core::model::{Contact, EmailAddress, WorkspaceId};
+use posthorn_conformance::fixtures::contact;
+use posthorn_core::model::WorkspaceId;
 use posthorn_core::ports::{ChangeSet, Store, SystemClock, Write};
 
-use crate::testing;
-
-fn admin_url() -> String {
-    std::env::var("POSTHORN_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!("POSTHORN_TEST_DATABASE_URL was set at build time but is unset now")
-    })
-}
-
-fn contact(ws: &WorkspaceId, email: &str) -> Contact {
-    let email = EmailAddress::parse(email).expect("email");
-    Contact::new(
-        &SystemClock,
-        ws,
-        email,
-        true,
-        Default::default(),
-        false,
-        Utc::now(),
-    )
-}
+use crate::test_db::{finish, fresh};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_event_reads_share_statements_and_keep_their_answers() {
-    let (store, name) = testing::fresh_database(&admin_url())
-        .await
-        .unwrap_or_else(|e| panic!("cannot create a test database: {e}"));
+    let (store, name) = fresh().await;
     let store = Arc::new(store);
     let (a, b) = (
         WorkspaceId::generate(&SystemClock),
         WorkspaceId::generate(&SystemClock),
     );
-    // Even addresses have a contact in workspace `a` only; odd ones have none anywhere.
+    // Even reads ask for an address with a contact in workspace `a` only; odd ones for an
+    // address with none anywhere.
     let n = 300;
     let mut changes = ChangeSet::new();
+    let mut addresses = Vec::new();
     let mut known = Vec::new();
-    for i in (0..n).step_by(2) {
-        let c = contact(&a, &format!("c{i}@example.com"));
-        known.push(c.id.clone());
-        changes.push(Write::InsertContact(c));
+    for i in 0..n {
+        let c = contact(&a, &format!("c{i}"), true, Utc::now());
+        addresses.push(c.email.to_string());
+        if i % 2 == 0 {
+            known.push(c.id.clone());
+            changes.push(Write::InsertContact(c));
+        }
     }
     store.commit(changes).await.expect("seed contacts");
     let before = store.event_reads.batches();
@@ -53,8 +38,9 @@ async fn concurrent_event_reads_share_statements_and_keep_their_answers() {
         .map(|i| {
             let store = Arc::clone(&store);
             let ws = if i % 3 == 0 { b.clone() } else { a.clone() };
+            // In another case: the reads are by the lower-cased address.
+            let email = addresses[i].to_uppercase();
             tokio::spawn(async move {
-                let email = format!("C{i}@Example.com");
                 let reads = store.event_reads(&ws, &email, "signup").await;
                 (i, ws, reads)
             })
@@ -74,9 +60,52 @@ async fn concurrent_event_reads_share_statements_and_keep_their_answers() {
         "{n} concurrent event reads took {statements} statements"
     );
     let store = Arc::into_inner(store).expect("sole owner");
-    store.pool().close().await;
-    drop(store);
-    if let Err(e) = testing::drop_database(&admin_url(), &name).await {
-        eprintln!("note: could not drop test database {name}: {e}");
+    finish(store, name).await;
+}
+
+/// The plan PostgreSQL caches for the statement probes the unique index once per read: a
+/// plain join, planned generically while the table was small, hashed a scan of the whole
+/// table instead, and kept doing so while the table grew.
+#[tokio::test]
+async fn the_cached_plan_probes_the_address_index() {
+    let (store, name) = fresh().await;
+    let ws = WorkspaceId::generate(&SystemClock);
+    let mut changes = ChangeSet::new();
+    for i in 0..1000 {
+        changes.push(Write::InsertContact(contact(
+            &ws,
+            &format!("p{i}"),
+            true,
+            Utc::now(),
+        )));
     }
+    store.commit(changes).await.expect("seed contacts");
+    let mut conn = store.pool().acquire().await.expect("connection");
+    let prepare = format!(
+        "PREPARE event_reads_plan(text[], text[], text[]) AS {}",
+        super::EVENT_READS
+    );
+    for statement in [
+        "ANALYZE contacts".to_string(),
+        "SET plan_cache_mode = force_generic_plan".to_string(),
+        prepare,
+    ] {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+            .execute(&mut *conn)
+            .await
+            .expect("set-up statement");
+    }
+    let plan: Vec<String> = sqlx::query_scalar(
+        "EXPLAIN EXECUTE event_reads_plan(ARRAY['w'], ARRAY['a@example.com'], ARRAY['e'])",
+    )
+    .fetch_all(&mut *conn)
+    .await
+    .expect("explain");
+    let plan = plan.join("\n");
+    assert!(
+        plan.contains("contacts_workspace_id_email_key") && !plan.contains("Hash"),
+        "the generic plan does not probe the address index:\n{plan}"
+    );
+    drop(conn);
+    finish(store, name).await;
 }

@@ -13,27 +13,8 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};
 
 use super::transaction::commit_all;
-use crate::{testing, PgStore};
-
-fn admin_url() -> String {
-    std::env::var("POSTHORN_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!("POSTHORN_TEST_DATABASE_URL was set at build time but is unset now")
-    })
-}
-
-async fn fresh() -> (PgStore, String) {
-    testing::fresh_database(&admin_url())
-        .await
-        .unwrap_or_else(|e| panic!("cannot create a test database: {e}"))
-}
-
-async fn finish(store: PgStore, name: String) {
-    store.pool().close().await;
-    drop(store);
-    if let Err(e) = testing::drop_database(&admin_url(), &name).await {
-        eprintln!("note: could not drop test database {name}: {e}");
-    }
-}
+use crate::test_db::{admin_url, finish, fresh};
+use crate::PgStore;
 
 /// Another connection to the store's database (to set up faults from outside).
 async fn raw(name: &str) -> PgConnection {
