@@ -8,7 +8,7 @@ mod workflows;
 use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock, RwLockReadGuard};
+use std::sync::{Mutex, RwLock, RwLockReadGuard, TryLockError};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -54,6 +54,28 @@ impl MemoryStore {
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
         self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The read lock for the hot reads of a request: while a commit holds the write lock
+    /// the task yields to the runtime (which runs other requests meanwhile) instead of
+    /// parking its worker thread on the lock. A waiting commit still gets the lock first:
+    /// the lock refuses new readers while a writer waits.
+    async fn read_yielding(&self) -> RwLockReadGuard<'_, State> {
+        loop {
+            if let Some(guard) = self.try_read() {
+                return guard;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// The read lock if it can be had without waiting.
+    fn try_read(&self) -> Option<RwLockReadGuard<'_, State>> {
+        match self.state.try_read() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Counts matching contacts `slice` at a time, taking the read lock for each slice only,
@@ -192,7 +214,7 @@ impl Store for MemoryStore {
     ) -> Result<EventReads, StoreError> {
         // One read lock for the three reads: each taking it again is three chances to park
         // behind a commit.
-        let state = self.read();
+        let state = self.read_yielding().await;
         let contact = reads::contact_by_email(&state, workspace_id, email);
         let tracked_segments = reads::tracked_segments(&state, workspace_id);
         let event_interest = state.workflows.get(workspace_id).is_some_and(|d| {
