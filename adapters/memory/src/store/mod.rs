@@ -26,6 +26,9 @@ use tokio::sync::Notify;
 use crate::jobs::JobQueue;
 use state::State;
 
+/// How often [`MemoryStore::read_yielding`] yields before it waits on the lock.
+const READ_YIELDS: usize = 64;
+
 /// Every record and the job queue, held in process memory.
 ///
 /// Implements both [`Store`] and [`posthorn_core::ports::Jobs`]: jobs enqueued by
@@ -59,14 +62,16 @@ impl MemoryStore {
     /// The read lock for the hot reads of a request: while a commit holds the write lock
     /// the task yields to the runtime (which runs other requests meanwhile) instead of
     /// parking its worker thread on the lock. A waiting commit still gets the lock first:
-    /// the lock refuses new readers while a writer waits.
+    /// the lock refuses new readers while a writer waits. After [`READ_YIELDS`] tries (a
+    /// long commit) it waits on the lock, rather than keep its worker spinning.
     async fn read_yielding(&self) -> RwLockReadGuard<'_, State> {
-        loop {
+        for _ in 0..READ_YIELDS {
             if let Some(guard) = self.try_read() {
                 return guard;
             }
             tokio::task::yield_now().await;
         }
+        self.read()
     }
 
     /// The read lock if it can be had without waiting.
