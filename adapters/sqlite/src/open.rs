@@ -221,4 +221,26 @@ mod tests {
         assert_eq!(normal, 1, "NORMAL when chosen");
         store.close().await;
     }
+
+    /// `.cargo/config.toml` builds the bundled SQLite without the global page-cache lock
+    /// and the allocation statistics (see docs/performance.md); a build that lost those
+    /// flags (say, the file moved) fails here instead of silently running slower.
+    #[tokio::test]
+    async fn the_bundled_sqlite_is_built_with_the_workspace_flags() {
+        let store = testing::temporary().await.expect("open");
+        let writer = store.writer.as_ref().expect("a writer");
+        let options: Vec<String> = sqlx::query_scalar("PRAGMA compile_options")
+            .fetch_all(writer)
+            .await
+            .expect("pragma");
+        store.close().await;
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "allocation statistics are off: {options:?}"
+        );
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "one page cache per connection, not a shared one behind a lock: {options:?}"
+        );
+    }
 }
