@@ -44,6 +44,11 @@ impl<'a> Inserts<'a> {
             && self.events.is_empty()
     }
 
+    /// Rows held back, over every table.
+    pub(crate) fn rows(&self) -> usize {
+        self.contacts.len() + self.emails.len() + self.jobs.len() + self.events.len()
+    }
+
     /// Holds back every write of `group` when all of them are plain inserts; `None` when
     /// one is not.
     pub(crate) fn only(group: &[&'a ChangeSet]) -> Option<Self> {

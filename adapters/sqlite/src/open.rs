@@ -63,6 +63,9 @@ fn lock(path: &Path) -> Result<File, SqliteError> {
     }
 }
 
+/// Prepared statements kept by the writer connection (sqlx's default is 100).
+const WRITER_STATEMENTS: usize = 400;
+
 /// Options every connection shares.
 fn base(path: &Path, options: &SqliteOptions) -> SqliteConnectOptions {
     SqliteConnectOptions::new()
@@ -117,6 +120,10 @@ pub(crate) async fn open(
                 // sorts) stay in memory: on disk each group created, wrote and unlinked
                 // one, a few system calls per request on the writer's one thread.
                 .pragma("temp_store", "memory")
+                // A small group of plain inserts is one prepared statement per shape (its
+                // row counts per table): room for those of `/v1/track` and `/v1/send`, at
+                // every group size that stays prepared, besides the other writes.
+                .statement_cache_capacity(WRITER_STATEMENTS)
                 // Keeps the planner's statistics fresh, bounded in work, when it closes.
                 .optimize_on_close(true, 400),
         )

@@ -113,6 +113,32 @@ async fn a_conflict_fails_only_its_own_change_set_of_a_group() {
     store.close().await;
 }
 
+/// The one-trip statement of a group's shape is cached: after it failed (a conflict, in
+/// the middle of the transaction), the same cached statement commits the next group of
+/// that shape, and nothing of the failed one is left behind.
+#[tokio::test]
+async fn a_cached_group_statement_that_failed_commits_the_next_group() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    for round in 0..3 {
+        still_commits(&store, &ws, &format!("ok{round}@example.org")).await;
+        let again = store
+            .commit(insert(&ws, &format!("ok{round}@example.org")))
+            .await;
+        assert!(
+            matches!(again, Err(StoreError::Conflict(_))),
+            "round {round}: the same address twice is a conflict, got {again:?}"
+        );
+    }
+    still_commits(&store, &ws, "last@example.org").await;
+    let count: i64 = sqlx::query_scalar("SELECT count(*) FROM contacts")
+        .fetch_one(&mut raw(&store).await)
+        .await
+        .expect("count");
+    assert_eq!(count, 4, "four contacts committed, none twice");
+    store.close().await;
+}
+
 /// A statement that makes SQLite roll back the whole transaction (as `SQLITE_FULL`,
 /// `SQLITE_IOERR` or `SQLITE_NOMEM` may), here `RAISE(ROLLBACK)` in a trigger: its change
 /// set fails, the others of its group are committed anyway, and the store keeps working.
