@@ -38,10 +38,7 @@ impl<'a> Inserts<'a> {
 
     /// Whether nothing is held back.
     pub(crate) fn is_empty(&self) -> bool {
-        self.contacts.is_empty()
-            && self.emails.is_empty()
-            && self.jobs.is_empty()
-            && self.events.is_empty()
+        self.rows() == 0
     }
 
     /// Rows held back, over every table.
