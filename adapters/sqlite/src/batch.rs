@@ -64,7 +64,7 @@ impl<'a> Inserts<'a> {
             return Ok(());
         }
         let mut q = QueryBuilder::new("");
-        self.push_statements(&mut q);
+        self.push_statements(&mut q, OnConflict::Abort);
         *self = Self::default();
         // Each group's statement text differs (its row counts): not worth a cache slot.
         q.build()
@@ -78,10 +78,12 @@ impl<'a> Inserts<'a> {
     /// Appends the multi-row `INSERT` statements of everything held back to `q`, each ended
     /// with `;`, so that several go to SQLite in one query: a trip to the connection's
     /// thread costs more than the statements themselves when the machine is busy.
-    pub(crate) fn push_statements(&self, q: &mut QueryBuilder<Sqlite>) {
+    pub(crate) fn push_statements(&self, q: &mut QueryBuilder<Sqlite>, on_conflict: OnConflict) {
+        let insert = on_conflict.insert();
         for chunk in self.contacts.chunks(CHUNK) {
+            q.push(insert);
             q.push(
-                "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, \
+                " INTO contacts (workspace_id, id, email, subscribed, data, status, \
                  expires_at, created_at, updated_at, version) ",
             );
             q.push_values(chunk, |mut b, c| {
@@ -99,11 +101,8 @@ impl<'a> Inserts<'a> {
             q.push("; ");
         }
         for chunk in self.emails.chunks(CHUNK) {
-            q.push(concat!(
-                "INSERT INTO emails (",
-                crate::rows::email_cols!(),
-                ") "
-            ));
+            q.push(insert);
+            q.push(concat!(" INTO emails (", crate::rows::email_cols!(), ") "));
             q.push_values(chunk, |mut b, e| {
                 b.push_bind(e.workspace_id.as_str())
                     .push_bind(e.id.as_str())
@@ -141,7 +140,8 @@ impl<'a> Inserts<'a> {
             q.push("; ");
         }
         for chunk in self.jobs.chunks(CHUNK) {
-            q.push("INSERT INTO jobs (id, payload, run_at) ");
+            q.push(insert);
+            q.push(" INTO jobs (id, payload, run_at) ");
             q.push_values(chunk, |mut b, j| {
                 b.push_bind(j.id.as_str())
                     .push_bind(json_text(&j.payload))
@@ -150,11 +150,8 @@ impl<'a> Inserts<'a> {
             q.push("; ");
         }
         for chunk in self.events.chunks(CHUNK) {
-            q.push(concat!(
-                "INSERT INTO events (",
-                crate::rows::event_cols!(),
-                ") "
-            ));
+            q.push(insert);
+            q.push(concat!(" INTO events (", crate::rows::event_cols!(), ") "));
             q.push_values(chunk, |mut b, e| {
                 b.push_bind(e.workspace_id.as_str())
                     .push_bind(e.id.as_str())
@@ -165,6 +162,26 @@ impl<'a> Inserts<'a> {
                     .push_bind(micros(e.created_at));
             });
             q.push("; ");
+        }
+    }
+}
+
+/// What a failing insert of [`Inserts::push_statements`] undoes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnConflict {
+    /// The statement alone (SQLite's default), so the transaction can go on: SQLite keeps
+    /// a statement journal, a copy of every page the statement changes, to undo it.
+    Abort,
+    /// The whole transaction (`INSERT OR ROLLBACK`), for a caller that rolls back on any
+    /// failure anyway: no statement journal to keep.
+    Rollback,
+}
+
+impl OnConflict {
+    fn insert(self) -> &'static str {
+        match self {
+            Self::Abort => "INSERT",
+            Self::Rollback => "INSERT OR ROLLBACK",
         }
     }
 }
