@@ -28,8 +28,14 @@ use crate::sqlite_tools::{sqlite_path, ToolError};
 /// Rows per `INSERT` (the widest table, emails, binds 21 values a row).
 const CHUNK: usize = 500;
 /// Tables of the migration tools, and SQLite's own derived tables (`contact_counts`, kept by
-/// triggers from `contacts`; PostgreSQL counts its contacts directly), not Posthorn's data.
-const SKIPPED_TABLES: &[&str] = &["_sqlx_migrations", "contact_counts"];
+/// triggers from `contacts`, PostgreSQL counts its contacts directly; the two parts of the
+/// event name index, kept from `events`, an index on PostgreSQL), not Posthorn's data.
+const SKIPPED_TABLES: &[&str] = &[
+    "_sqlx_migrations",
+    "contact_counts",
+    "event_names_recent",
+    "event_names_filed",
+];
 
 /// The rows copied, per table.
 pub type Copied = BTreeMap<String, u64>;

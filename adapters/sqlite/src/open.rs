@@ -133,6 +133,10 @@ pub(crate) async fn open(
         .run(&writer)
         .await
         .map_err(|e| SqliteError::Database(format!("migration failed: {e}")))?;
+    // Names left recent by the last run are filed now, before any group counts its own.
+    crate::group::file_event_names(&writer)
+        .await
+        .map_err(|e| SqliteError::Database(format!("filing event names failed: {e}")))?;
     let readers = readers(path, options).await?;
     Ok(SqliteStore {
         writer: Some(writer),

@@ -226,6 +226,10 @@ pub(crate) async fn event(
 }
 
 /// Events matching `q`, newest (greatest time-ordered id) first.
+///
+/// By name alone, the ids come from the two parts of the name index (migration 0011): the
+/// newest `limit` of `event_names_filed` and every match in the small
+/// `event_names_recent`. With a contact, `events_by_contact_name` serves the name as well.
 pub(crate) async fn events(
     pool: &SqlitePool,
     workspace_id: &str,
@@ -234,12 +238,30 @@ pub(crate) async fn events(
     let mut sql = QueryBuilder::<Sqlite>::new(concat!("SELECT ", event_cols!(), " FROM events"));
     sql.push(" WHERE workspace_id = ")
         .push_bind(workspace_id.to_string());
-    if let Some(name) = &q.name {
-        sql.push(" AND name = ").push_bind(name.clone());
-    }
-    if let Some(contact_id) = &q.contact_id {
-        sql.push(" AND contact_id = ")
-            .push_bind(contact_id.as_str());
+    match (&q.name, &q.contact_id) {
+        (Some(name), None) => {
+            sql.push(" AND id IN (SELECT id FROM (SELECT id FROM event_names_filed")
+                .push(" WHERE workspace_id = ")
+                .push_bind(workspace_id.to_string())
+                .push(" AND name = ")
+                .push_bind(name.clone())
+                .push(" ORDER BY id DESC LIMIT ")
+                .push_bind(sql_limit(q.limit))
+                .push(") UNION ALL SELECT id FROM event_names_recent WHERE workspace_id = ")
+                .push_bind(workspace_id.to_string())
+                .push(" AND name = ")
+                .push_bind(name.clone())
+                .push(")");
+        }
+        (name, contact_id) => {
+            if let Some(name) = name {
+                sql.push(" AND name = ").push_bind(name.clone());
+            }
+            if let Some(contact_id) = contact_id {
+                sql.push(" AND contact_id = ")
+                    .push_bind(contact_id.as_str());
+            }
+        }
     }
     sql.push(" ORDER BY id DESC LIMIT ")
         .push_bind(sql_limit(q.limit));
@@ -247,17 +269,20 @@ pub(crate) async fn events(
     rows::all(&found, rows::event)
 }
 
-/// The distinct event names of a workspace, in byte order (BINARY collation), read in
-/// order from the `events_by_name` index.
+/// The distinct event names of a workspace, in byte order (BINARY collation), from both
+/// parts of the name index (the filed part read in order).
 pub(crate) async fn event_names(
     pool: &SqlitePool,
     workspace_id: &str,
 ) -> Result<Vec<String>, StoreError> {
-    sqlx::query_scalar("SELECT DISTINCT name FROM events WHERE workspace_id = ? ORDER BY name")
-        .bind(workspace_id.to_string())
-        .fetch_all(pool)
-        .await
-        .map_err(error::store)
+    sqlx::query_scalar(
+        "SELECT DISTINCT name FROM event_names_filed WHERE workspace_id = ?1 \
+         UNION SELECT name FROM event_names_recent WHERE workspace_id = ?1 ORDER BY name",
+    )
+    .bind(workspace_id.to_string())
+    .fetch_all(pool)
+    .await
+    .map_err(error::store)
 }
 
 /// Which id [`email_by`] looks an email up by.

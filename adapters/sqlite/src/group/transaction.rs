@@ -227,6 +227,35 @@ async fn in_one_trip(
     }
 }
 
+/// Moves every row of `event_names_recent` into `event_names_filed` (migration 0011), in a
+/// transaction of its own on the writer: a thousand or so names filed at once fill index
+/// pages that one group at a time would each rewrite.
+pub(crate) async fn file_event_names(writer: &SqlitePool) -> Result<(), StoreError> {
+    let mut writer = Writer {
+        conn: writer.acquire().await.map_err(error::store)?,
+        open: true,
+    };
+    let filed = sqlx::query(
+        "BEGIN IMMEDIATE; \
+         INSERT OR IGNORE INTO event_names_filed (workspace_id, name, id) \
+             SELECT workspace_id, name, id FROM event_names_recent; \
+         DELETE FROM event_names_recent; \
+         COMMIT",
+    )
+    .execute(&mut *writer.conn)
+    .await;
+    match filed {
+        Ok(_) => {
+            writer.open = false;
+            Ok(())
+        }
+        Err(err) => {
+            writer.reset().await;
+            Err(error::store(err))
+        }
+    }
+}
+
 /// Applies each change set in its own savepoint inside the open transaction; a change set
 /// that fails is rolled back to its savepoint alone.
 async fn each_in_savepoint(
