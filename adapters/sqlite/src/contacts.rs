@@ -104,22 +104,25 @@ pub(crate) async fn count_active(pool: &SqlitePool, workspace_id: &str) -> Resul
     Ok(count(n))
 }
 
+/// The query of [`pending`], served by the partial index `contacts_pending`.
+pub(crate) const PENDING: &str = concat!(
+    "SELECT ",
+    contact_cols!(),
+    " FROM contacts c WHERE c.workspace_id = ? AND c.status = 'PENDING' \
+     ORDER BY c.created_at, c.id LIMIT ?"
+);
+
 /// Up to `limit` PENDING contacts, oldest first (creation time, then id).
 pub(crate) async fn pending(
     pool: &SqlitePool,
     workspace_id: &str,
     limit: usize,
 ) -> Result<Vec<Contact>, StoreError> {
-    let found = sqlx::query(concat!(
-        "SELECT ",
-        contact_cols!(),
-        " FROM contacts c WHERE c.workspace_id = ? AND c.status = 'PENDING' \
-         ORDER BY c.created_at, c.id LIMIT ?"
-    ))
-    .bind(workspace_id.to_string())
-    .bind(sql_limit(limit))
-    .fetch_all(pool)
-    .await
-    .map_err(error::store)?;
+    let found = sqlx::query(PENDING)
+        .bind(workspace_id.to_string())
+        .bind(sql_limit(limit))
+        .fetch_all(pool)
+        .await
+        .map_err(error::store)?;
     rows::all(&found, rows::contact)
 }

@@ -27,6 +27,8 @@ mod jobs;
 mod matching;
 mod open;
 mod options;
+#[cfg(test)]
+mod plan_tests;
 mod point;
 mod records;
 mod rows;

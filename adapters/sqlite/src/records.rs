@@ -235,9 +235,24 @@ pub(crate) async fn events(
     workspace_id: &str,
     q: &EventQuery,
 ) -> Result<Vec<Event>, StoreError> {
-    let mut sql = QueryBuilder::<Sqlite>::new(concat!("SELECT ", event_cols!(), " FROM events"));
-    sql.push(" WHERE workspace_id = ")
-        .push_bind(workspace_id.to_string());
+    let mut sql = QueryBuilder::<Sqlite>::new("");
+    push_events_query(&mut sql, workspace_id, q);
+    let found = sql.build().fetch_all(pool).await.map_err(error::store)?;
+    rows::all(&found, rows::event)
+}
+
+/// Appends the query of [`events`] to `sql`.
+pub(crate) fn push_events_query(
+    sql: &mut QueryBuilder<Sqlite>,
+    workspace_id: &str,
+    q: &EventQuery,
+) {
+    sql.push(concat!(
+        "SELECT ",
+        event_cols!(),
+        " FROM events WHERE workspace_id = "
+    ))
+    .push_bind(workspace_id.to_string());
     match (&q.name, &q.contact_id) {
         (Some(name), None) => {
             sql.push(" AND id IN (SELECT id FROM (SELECT id FROM event_names_filed")
@@ -259,14 +274,12 @@ pub(crate) async fn events(
             }
             if let Some(contact_id) = contact_id {
                 sql.push(" AND contact_id = ")
-                    .push_bind(contact_id.as_str());
+                    .push_bind(contact_id.as_str().to_string());
             }
         }
     }
     sql.push(" ORDER BY id DESC LIMIT ")
         .push_bind(sql_limit(q.limit));
-    let found = sql.build().fetch_all(pool).await.map_err(error::store)?;
-    rows::all(&found, rows::event)
 }
 
 /// The distinct event names of a workspace, in byte order (BINARY collation), from both
