@@ -134,9 +134,10 @@ pub(crate) async fn open(
         .await
         .map_err(|e| SqliteError::Database(format!("migration failed: {e}")))?;
     // Names left recent by the last run are filed now, before any group counts its own.
-    crate::group::file_event_names(&writer)
-        .await
-        .map_err(|e| SqliteError::Database(format!("filing event names failed: {e}")))?;
+    // Reads by name take both parts, so one that fails leaves them recent a while longer.
+    if let Err(err) = crate::group::file_event_names(&writer).await {
+        tracing::warn!(error = %err, "filing event names at start-up failed");
+    }
     let readers = readers(path, options).await?;
     Ok(SqliteStore {
         writer: Some(writer),

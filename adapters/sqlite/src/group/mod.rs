@@ -29,8 +29,9 @@ use tokio::sync::oneshot;
 /// Most change sets committed in one transaction.
 const MAX_GROUP: usize = 256;
 
-/// Events committed between two filings of their names ([`file_event_names`]): about 20
-/// pages a filing for 16 names, where each group of `/v1/track`s rewrote 30.
+/// Events committed between two filings of their names ([`file_event_names`]): about 130
+/// pages for a filing of 1,024 events under 16 names, where each group of 27 `/v1/track`s
+/// rewrote 36 pages of one index by name (docs/performance.md).
 const FILE_EVERY: usize = 1024;
 
 /// A change set waiting for a transaction, and where its outcome goes.
@@ -143,11 +144,12 @@ impl Committer {
             };
             if file {
                 // Reads by name take the recent part as well, so a filing that fails
-                // costs only speed: it is tried again after the next group.
-                match file_event_names(writer).await {
-                    Ok(()) => lock(&self.state).unfiled = 0,
-                    Err(err) => tracing::warn!(error = %err, "filing event names failed"),
+                // costs only speed: it is tried again after as many events, not after
+                // every group.
+                if let Err(err) = file_event_names(writer).await {
+                    tracing::warn!(error = %err, "filing event names failed");
                 }
+                lock(&self.state).unfiled = 0;
             }
         }
     }
