@@ -18,8 +18,9 @@ use sqlx::{ConnectOptions, Connection, SqliteConnection};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The adapter's schema, so that the rows and indexes are those the server writes.
-const SCHEMA: &str = include_str!("../../adapters/sqlite/migrations/0001_init.sql");
+/// The adapter's migrations, so that the rows, indexes and triggers are those the server
+/// writes.
+static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../adapters/sqlite/migrations");
 
 #[derive(Debug, Parser)]
 #[command(name = "posthorn-sqlite-ceiling", version)]
@@ -77,7 +78,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
         .synchronous(synchronous)
         .connect()
         .await?;
-    sqlx::raw_sql(SCHEMA).execute(&mut conn).await?;
+    MIGRATIONS.run(&mut conn).await?;
     println!(
         "SQLite ceiling in {} (WAL, synchronous={:?}), {:.0} s per shape, one connection",
         dir.path().display(),
