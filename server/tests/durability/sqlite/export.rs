@@ -225,9 +225,11 @@ async fn sqlite_counts(db: &Path) -> BTreeMap<String, i64> {
         .await
         .expect("open the SQLite file");
     let tables: Vec<String> = sqlx::query_scalar(
-        // `contact_counts` is derived by SQLite's triggers; the export leaves it behind.
+        // `contact_counts` and the two parts of the event name index are derived by
+        // SQLite's triggers; the export leaves them behind.
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-         AND name NOT IN ('_sqlx_migrations', 'contact_counts')",
+         AND name NOT IN ('_sqlx_migrations', 'contact_counts', \
+                          'event_names_recent', 'event_names_filed')",
     )
     .fetch_all(&mut conn)
     .await
