@@ -180,3 +180,54 @@ async fn opening_the_store_files_names_left_recent() {
     check(&store, &all, &[ws], "after opening again").await;
     store.close().await;
 }
+
+/// A filing that cannot take the write lock (held past the busy timeout) fails and leaves
+/// the writer usable: the names stay recent and are read as before, the next commit goes
+/// through, and the next filing files them.
+#[tokio::test]
+async fn a_filing_that_fails_leaves_the_names_recent_and_the_writer_usable() {
+    let options = SqliteOptions {
+        busy_timeout: std::time::Duration::from_millis(200),
+        ..SqliteOptions::default()
+    };
+    let store = testing::temporary_with(options).await.expect("store");
+    let ws = WorkspaceId::generate(&SystemClock);
+    let mut all: Vec<Event> = (0..5).map(|n| event(&ws, NAMES[1], None, n)).collect();
+    append(&store, &all).await;
+    let mut lock =
+        SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(store.path()))
+            .await
+            .expect("raw connection");
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut lock)
+        .await
+        .expect("lock");
+    let writer = store.writer().expect("writer");
+    assert!(
+        file_event_names(writer).await.is_err(),
+        "a filing succeeded while another connection held the write lock"
+    );
+    sqlx::query("ROLLBACK")
+        .execute(&mut lock)
+        .await
+        .expect("unlock");
+    lock.close().await.expect("close");
+    assert_eq!(rows(&store, "event_names_recent").await, 5);
+    check(
+        &store,
+        &all,
+        std::slice::from_ref(&ws),
+        "after a failed filing",
+    )
+    .await;
+    let more: Vec<Event> = (5..8).map(|n| event(&ws, NAMES[1], None, n)).collect();
+    append(&store, &more).await;
+    all.extend(more);
+    file_event_names(writer)
+        .await
+        .expect("filing after the lock");
+    assert_eq!(rows(&store, "event_names_recent").await, 0);
+    assert_eq!(rows(&store, "event_names_filed").await, 8);
+    check(&store, &all, &[ws], "after filing again").await;
+    store.close().await;
+}
