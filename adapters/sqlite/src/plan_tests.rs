@@ -4,26 +4,17 @@
 
 use posthorn_core::model::ContactId;
 use posthorn_core::ports::EventQuery;
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::QueryBuilder;
 
-use crate::{contacts, records, testing, SqliteStore};
-
-async fn plan(store: &SqliteStore, mut sql: QueryBuilder<Sqlite>) -> String {
-    let rows: Vec<(i64, i64, i64, String)> = sql
-        .build_query_as()
-        .fetch_all(&store.readers)
-        .await
-        .expect("explain");
-    rows.into_iter()
-        .map(|(_, _, _, detail)| detail)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crate::testing::{self, query_plan};
+use crate::{contacts, records, SqliteStore};
 
 async fn events_plan(store: &SqliteStore, q: &EventQuery) -> String {
-    let mut sql = QueryBuilder::new("EXPLAIN QUERY PLAN ");
+    let mut sql = QueryBuilder::new("");
     records::push_events_query(&mut sql, "ws", q);
-    plan(store, sql).await
+    query_plan(store, sql.sql().as_str(), &[])
+        .await
+        .expect("explain")
 }
 
 #[tokio::test]
@@ -60,20 +51,11 @@ async fn reads_by_name_and_pending_contacts_use_their_indexes() {
         by_contact_and_name.contains("SEARCH events USING INDEX events_by_contact"),
         "{by_contact_and_name}"
     );
-    let mut pending = QueryBuilder::new("EXPLAIN QUERY PLAN ");
-    pending.push(contacts::PENDING);
-    let mut pending = pending.build_query_as::<(i64, i64, i64, String)>();
-    pending = pending.bind("ws").bind(10_i64);
-    let details: Vec<String> = pending
-        .fetch_all(&store.readers)
+    let pending = query_plan(&store, contacts::PENDING, &["ws", "10"])
         .await
-        .expect("explain")
-        .into_iter()
-        .map(|(_, _, _, d)| d)
-        .collect();
+        .expect("explain");
     assert_eq!(
-        details,
-        ["SEARCH c USING INDEX contacts_pending (workspace_id=?)"],
+        pending, "SEARCH c USING INDEX contacts_pending (workspace_id=?)",
         "pending contacts"
     );
     store.close().await;

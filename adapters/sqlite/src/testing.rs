@@ -75,18 +75,28 @@ pub async fn event_read_plans(store: &SqliteStore) -> Result<Vec<String>, StoreE
         ),
         (crate::workflows::WAITING, ["ws", "contact", "signup"]),
     ] {
-        let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(sqlx::AssertSqlSafe(format!(
-            "EXPLAIN QUERY PLAN {sql}"
-        )));
-        for value in binds {
-            query = query.bind(value.to_string());
-        }
-        let rows = query
-            .fetch_all(&store.readers)
-            .await
-            .map_err(error::store)?;
-        let details: Vec<String> = rows.into_iter().map(|(_, _, _, detail)| detail).collect();
-        plans.push(details.join("\n"));
+        plans.push(query_plan(store, sql, &binds).await?);
     }
     Ok(plans)
+}
+
+/// The plan SQLite makes for `sql` with `binds` (parameters left over stay unbound, which
+/// `EXPLAIN QUERY PLAN` does not need), one detail per line.
+pub(crate) async fn query_plan(
+    store: &SqliteStore,
+    sql: &str,
+    binds: &[&str],
+) -> Result<String, StoreError> {
+    let mut query = sqlx::query_as::<_, (i64, i64, i64, String)>(sqlx::AssertSqlSafe(format!(
+        "EXPLAIN QUERY PLAN {sql}"
+    )));
+    for value in binds {
+        query = query.bind(value.to_string());
+    }
+    let rows = query
+        .fetch_all(&store.readers)
+        .await
+        .map_err(error::store)?;
+    let details: Vec<String> = rows.into_iter().map(|(_, _, _, detail)| detail).collect();
+    Ok(details.join("\n"))
 }

@@ -5,9 +5,9 @@
 use chrono::{SubsecRound, TimeDelta, Utc};
 use posthorn_core::model::{ContactId, Event, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, EventQuery, Store, SystemClock, Write};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::Connection;
 
+use super::tests::raw;
 use super::{file_event_names, FILE_EVERY};
 use crate::options::SqliteOptions;
 use crate::{testing, SqliteStore};
@@ -36,10 +36,7 @@ async fn append(store: &SqliteStore, events: &[Event]) {
 }
 
 async fn rows(store: &SqliteStore, table: &str) -> i64 {
-    let mut conn =
-        SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(store.path()))
-            .await
-            .expect("raw connection");
+    let mut conn = raw(store).await;
     sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT count(*) FROM {table}")))
         .fetch_one(&mut conn)
         .await
@@ -200,10 +197,7 @@ async fn a_filing_that_fails_leaves_the_names_recent_and_the_writer_usable() {
     let ws = WorkspaceId::generate(&SystemClock);
     let mut all: Vec<Event> = (0..5).map(|n| event(&ws, NAMES[1], None, n)).collect();
     append(&store, &all).await;
-    let mut lock =
-        SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(store.path()))
-            .await
-            .expect("raw connection");
+    let mut lock = raw(&store).await;
     sqlx::query("BEGIN IMMEDIATE")
         .execute(&mut lock)
         .await

@@ -35,7 +35,7 @@ fn insert(ws: &WorkspaceId, email: &str) -> ChangeSet {
 }
 
 /// A second read-write connection to the store's file (for faults set up from outside).
-async fn raw(store: &SqliteStore) -> SqliteConnection {
+pub(super) async fn raw(store: &SqliteStore) -> SqliteConnection {
     SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(store.path()))
         .await
         .expect("raw connection")
