@@ -20,6 +20,9 @@ use super::workflows::WorkflowData;
 /// Position of an event in time order: (created_at, id).
 pub(crate) type EventKey = (DateTime<Utc>, EventId);
 
+/// A deployment-wide index of emails by a header value: value → (email id, workspace id).
+pub(crate) type EmailIndex = BTreeMap<String, BTreeSet<(EmailId, WorkspaceId)>>;
+
 /// Position of a segment or campaign in listing order: (created_at, id).
 pub(crate) type CreatedKey<Id> = (DateTime<Utc>, Id);
 
@@ -33,6 +36,11 @@ pub(crate) struct EventFacts {
 }
 
 /// Every record of the store.
+///
+/// Maps that grow with traffic (contacts, events, emails, their indexes) are B-trees, not
+/// hash maps: a hash map grows by rehashing every entry at once, under the store's write
+/// lock, and at a few hundred thousand events that stalled every request for about 250 ms
+/// (docs/performance.md). A B-tree grows a node at a time.
 #[derive(Debug, Default)]
 pub(crate) struct State {
     /// Workspaces by id.
@@ -42,21 +50,21 @@ pub(crate) struct State {
     /// Records per workspace.
     pub(crate) data: HashMap<WorkspaceId, WorkspaceData>,
     /// Provider message id → the emails carrying it, as (email id, workspace id).
-    pub(crate) provider_ids: HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
+    pub(crate) provider_ids: EmailIndex,
     /// Message-ID → the emails carrying it, as (email id, workspace id).
-    pub(crate) message_ids: HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
+    pub(crate) message_ids: EmailIndex,
     /// Deployment-wide secrets by name.
     pub(crate) secrets: HashMap<String, Vec<u8>>,
     /// SNS messages already processed, by `MessageId`.
     /// Processed SNS messages, with when each was processed.
-    pub(crate) sns_messages: HashMap<String, DateTime<Utc>>,
+    pub(crate) sns_messages: BTreeMap<String, DateTime<Utc>>,
     /// Workflow records per workspace.
     pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
     /// `Idempotency-Key` records by (scope, key).
-    pub(crate) idempotency: HashMap<(String, String), IdempotencyRecord>,
+    pub(crate) idempotency: BTreeMap<(String, String), IdempotencyRecord>,
 }
 
-/// The records of one workspace.
+/// The records of one workspace (growing maps are B-trees, as for [`State`]).
 #[derive(Debug, Default)]
 pub(crate) struct WorkspaceData {
     pub(crate) key_sets: HashMap<KeySetId, KeySet>,
@@ -66,40 +74,40 @@ pub(crate) struct WorkspaceData {
     /// Contacts by id; ids are time ordered, so the map's order is creation order.
     pub(crate) contacts: BTreeMap<ContactId, Contact>,
     /// Email → contact id.
-    pub(crate) contact_emails: HashMap<String, ContactId>,
+    pub(crate) contact_emails: BTreeMap<String, ContactId>,
     /// PENDING contacts by (created_at, id).
     pub(crate) pending: BTreeSet<(DateTime<Utc>, ContactId)>,
     pub(crate) active_count: u64,
     pub(crate) subscribed_count: u64,
     pub(crate) templates: HashMap<TemplateId, Template>,
-    pub(crate) emails: HashMap<EmailId, EmailRecord>,
+    pub(crate) emails: BTreeMap<EmailId, EmailRecord>,
     /// Received messages by id.
-    pub(crate) inbound: HashMap<EmailId, InboundEmail>,
+    pub(crate) inbound: BTreeMap<EmailId, InboundEmail>,
     pub(crate) events: BTreeMap<EventKey, Event>,
     /// Event name → keys of the events with that name (never empty).
     pub(crate) events_by_name: BTreeMap<String, BTreeSet<EventKey>>,
     /// Contact id → keys of the events about that contact (never empty).
-    pub(crate) events_by_contact: HashMap<ContactId, BTreeSet<EventKey>>,
+    pub(crate) events_by_contact: BTreeMap<ContactId, BTreeSet<EventKey>>,
     /// Contact id → the facts of its events, for evaluating conditions (never empty).
-    pub(crate) event_facts: HashMap<ContactId, EventFacts>,
+    pub(crate) event_facts: BTreeMap<ContactId, EventFacts>,
     pub(crate) segments: HashMap<SegmentId, Segment>,
     /// Every segment by (created_at, id).
     pub(crate) segment_order: BTreeSet<CreatedKey<SegmentId>>,
     /// Segment id → ids of its stored members (never empty).
     pub(crate) segment_members: HashMap<SegmentId, BTreeSet<ContactId>>,
     /// Contact id → ids of the segments it is a stored member of (never empty).
-    pub(crate) contact_segments: HashMap<ContactId, HashSet<SegmentId>>,
+    pub(crate) contact_segments: BTreeMap<ContactId, HashSet<SegmentId>>,
     pub(crate) campaigns: HashMap<CampaignId, Campaign>,
     /// Every campaign by (created_at, id).
     pub(crate) campaign_order: BTreeSet<CreatedKey<CampaignId>>,
     /// Status → campaigns in it by (created_at, id) (never empty).
     pub(crate) campaigns_by_status: HashMap<CampaignStatus, BTreeSet<CreatedKey<CampaignId>>>,
     /// Campaign id → contact id → the id of the campaign's email to that contact.
-    pub(crate) campaign_recipients: HashMap<CampaignId, HashMap<ContactId, EmailId>>,
+    pub(crate) campaign_recipients: HashMap<CampaignId, BTreeMap<ContactId, EmailId>>,
     /// Campaign id → how many of its emails are in each status.
     pub(crate) campaign_counts: HashMap<CampaignId, EmailCounts>,
     /// Event id → its key in `events`.
-    pub(crate) event_keys: HashMap<EventId, EventKey>,
+    pub(crate) event_keys: BTreeMap<EventId, EventKey>,
 }
 
 impl State {
@@ -137,11 +145,7 @@ impl State {
     }
 
     /// The newest email indexed under `value` in `index`.
-    pub(crate) fn email_by_index(
-        &self,
-        index: &HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
-        value: &str,
-    ) -> Option<EmailRecord> {
+    pub(crate) fn email_by_index(&self, index: &EmailIndex, value: &str) -> Option<EmailRecord> {
         let (id, ws) = index.get(value)?.iter().next_back()?;
         self.data.get(ws)?.emails.get(id).cloned()
     }
@@ -548,11 +552,7 @@ fn remove_from_index(index: &mut BTreeMap<String, BTreeSet<EventKey>>, name: &st
 }
 
 /// Removes `key` from the entry `value` of `index`, dropping the entry when it empties.
-fn unindex(
-    index: &mut HashMap<String, BTreeSet<(EmailId, WorkspaceId)>>,
-    value: Option<&String>,
-    key: &(EmailId, WorkspaceId),
-) {
+fn unindex(index: &mut EmailIndex, value: Option<&String>, key: &(EmailId, WorkspaceId)) {
     let Some(value) = value else { return };
     if let Some(set) = index.get_mut(value) {
         set.remove(key);
