@@ -1,6 +1,7 @@
 //! The query plans of the reads whose indexes group commit depends on: the event name
 //! index in two parts (migration 0011) and the partial index of PENDING contacts (0012).
-//! A `SCAN` of `events` or `contacts` would read a whole workspace per request.
+//! A `SCAN` of `events`, `contacts` or `event_names_filed` would read a whole workspace
+//! per request.
 
 use posthorn_core::model::ContactId;
 use posthorn_core::ports::EventQuery;
@@ -51,6 +52,18 @@ async fn reads_by_name_and_pending_contacts_use_their_indexes() {
         by_contact_and_name.contains("SEARCH events USING INDEX events_by_contact"),
         "{by_contact_and_name}"
     );
+    // The names skip from one to the next through the filed index, never scanning it.
+    let names = query_plan(&store, records::EVENT_NAMES, &["ws"])
+        .await
+        .expect("explain");
+    for expected in [
+        "SEARCH event_names_filed USING PRIMARY KEY (workspace_id=?)",
+        "SEARCH f USING PRIMARY KEY (workspace_id=? AND name>?)",
+        "SEARCH event_names_recent USING PRIMARY KEY (workspace_id=?)",
+    ] {
+        assert!(names.contains(expected), "{expected} not in:\n{names}");
+    }
+    assert!(!names.contains("SCAN event_names_filed"), "{names}");
     let pending = query_plan(&store, contacts::PENDING, &["ws", "10"])
         .await
         .expect("explain");
