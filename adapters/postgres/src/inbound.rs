@@ -1,7 +1,7 @@
 //! Received mail (`inbound_emails`): its writes and its one read.
 
 use chrono::{DateTime, Utc};
-use posthorn_core::model::{EmailId, InboundEmail, WorkspaceId};
+use posthorn_core::model::{EmailId, InboundEmail, ProviderVerdicts, WorkspaceId};
 use posthorn_core::ports::StoreError;
 use sqlx::postgres::PgRow;
 use sqlx::types::Json;
@@ -13,7 +13,8 @@ use crate::error::{self, corrupt};
 pub(crate) async fn insert(conn: &mut PgConnection, e: &InboundEmail) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO inbound_emails (workspace_id, id, envelope_from, recipients, client_ip, \
-         helo, raw, received_at, processed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         helo, raw, received_at, processed_at, provider_verdicts) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(e.workspace_id.as_str())
     .bind(e.id.as_str())
@@ -24,6 +25,7 @@ pub(crate) async fn insert(conn: &mut PgConnection, e: &InboundEmail) -> Result<
     .bind(e.raw.clone())
     .bind(e.received_at)
     .bind(e.processed_at)
+    .bind((!e.provider_verdicts.is_empty()).then_some(Json(e.provider_verdicts)))
     .execute(conn)
     .await
     .map_err(error::store)?;
@@ -79,7 +81,7 @@ pub(crate) async fn get(
 ) -> Result<Option<InboundEmail>, StoreError> {
     let row = sqlx::query(
         "SELECT workspace_id, id, envelope_from, recipients, client_ip, helo, raw, received_at, \
-         processed_at FROM inbound_emails WHERE workspace_id = $1 AND id = $2",
+         processed_at, provider_verdicts FROM inbound_emails WHERE workspace_id = $1 AND id = $2",
     )
     .bind(workspace_id.as_str())
     .bind(id.as_str())
@@ -95,6 +97,9 @@ fn decode(row: &PgRow) -> Result<InboundEmail, StoreError> {
         .try_get("recipients")
         .map_err(|e| bad("recipients", e))?;
     let client_ip: Option<String> = row.try_get("client_ip").map_err(|e| bad("client_ip", e))?;
+    let verdicts: Option<Json<ProviderVerdicts>> = row
+        .try_get("provider_verdicts")
+        .map_err(|e| bad("provider_verdicts", e))?;
     Ok(InboundEmail {
         id: EmailId::from(row.try_get::<String, _>("id").map_err(|e| bad("id", e))?),
         workspace_id: WorkspaceId::from(
@@ -119,5 +124,6 @@ fn decode(row: &PgRow) -> Result<InboundEmail, StoreError> {
         processed_at: row
             .try_get("processed_at")
             .map_err(|e| bad("processed_at", e))?,
+        provider_verdicts: verdicts.map(|v| v.0).unwrap_or_default(),
     })
 }

@@ -1,6 +1,6 @@
 //! Received mail (`inbound_emails`): its writes and its one read.
 
-use posthorn_core::model::{EmailId, InboundEmail, WorkspaceId};
+use posthorn_core::model::{EmailId, InboundEmail, ProviderVerdicts, WorkspaceId};
 use posthorn_core::ports::StoreError;
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqliteConnection, SqlitePool};
@@ -15,7 +15,8 @@ pub(crate) async fn insert(
 ) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO inbound_emails (workspace_id, id, envelope_from, recipients, client_ip, \
-         helo, raw, received_at, processed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         helo, raw, received_at, processed_at, provider_verdicts) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )
     .bind(e.workspace_id.as_str())
     .bind(e.id.as_str())
@@ -26,6 +27,7 @@ pub(crate) async fn insert(
     .bind(e.raw.clone())
     .bind(micros(e.received_at))
     .bind(e.processed_at.map(micros))
+    .bind((!e.provider_verdicts.is_empty()).then(|| json_text(&e.provider_verdicts)))
     .execute(conn)
     .await
     .map_err(error::store)?;
@@ -81,7 +83,7 @@ pub(crate) async fn get(
 ) -> Result<Option<InboundEmail>, StoreError> {
     let row = sqlx::query(
         "SELECT workspace_id, id, envelope_from, recipients, client_ip, helo, raw, received_at, \
-         processed_at FROM inbound_emails WHERE workspace_id = ? AND id = ?",
+         processed_at, provider_verdicts FROM inbound_emails WHERE workspace_id = ? AND id = ?",
     )
     .bind(workspace_id.as_str())
     .bind(id.as_str())
@@ -103,6 +105,9 @@ fn decode(row: &SqliteRow) -> Result<InboundEmail, StoreError> {
     let processed_at: Option<i64> = row
         .try_get("processed_at")
         .map_err(|e| bad("processed_at", e))?;
+    let verdicts: Option<String> = row
+        .try_get("provider_verdicts")
+        .map_err(|e| bad("provider_verdicts", e))?;
     Ok(InboundEmail {
         id: EmailId::from(row.try_get::<String, _>("id").map_err(|e| bad("id", e))?),
         workspace_id: WorkspaceId::from(
@@ -126,5 +131,12 @@ fn decode(row: &SqliteRow) -> Result<InboundEmail, StoreError> {
         processed_at: processed_at
             .map(|v| instant("inbound_emails.processed_at", v))
             .transpose()?,
+        provider_verdicts: verdicts
+            .map(|v| {
+                serde_json::from_str::<ProviderVerdicts>(&v)
+                    .map_err(|e| corrupt("inbound_emails.provider_verdicts", e))
+            })
+            .transpose()?
+            .unwrap_or_default(),
     })
 }

@@ -2,7 +2,7 @@
 //! events once-only, and the retention purge.
 
 use chrono::{DateTime, Utc};
-use posthorn_core::model::{EmailId, InboundEmail, WorkspaceId};
+use posthorn_core::model::{EmailId, InboundEmail, ProviderVerdicts, Verdict, WorkspaceId};
 use posthorn_core::ports::Write;
 
 use crate::fixtures::{commit, commit_conflicts, fresh_id, now_ms, secs, workspace};
@@ -20,6 +20,7 @@ fn inbound(ws: &WorkspaceId, received_at: DateTime<Utc>) -> InboundEmail {
         raw: Some(b"Subject: hi\r\n\r\n\xff\xfe binary \x01\r\n".to_vec()),
         received_at,
         processed_at: None,
+        provider_verdicts: ProviderVerdicts::default(),
     }
 }
 
@@ -30,7 +31,8 @@ async fn read(p: &StorePorts, ws: &WorkspaceId, id: &EmailId) -> Option<InboundE
     }
 }
 
-/// A received message reads back unchanged (raw bytes, IPv6 address, null sender too),
+/// A received message reads back unchanged (raw bytes, IPv6 address, null sender, a
+/// provider's verdicts too),
 /// only in its own workspace; a second insert of its id conflicts.
 pub async fn inbound_email_round_trip(p: &StorePorts) {
     let ws = workspace(p, "inbound").await;
@@ -43,15 +45,28 @@ pub async fn inbound_email_round_trip(p: &StorePorts) {
         helo: None,
         ..inbound(&ws.id, now)
     };
+    // As Amazon SES hands one over: the verdicts it gave, some of them.
+    let judged = InboundEmail {
+        provider_verdicts: ProviderVerdicts {
+            spam: Some(Verdict::Pass),
+            virus: Some(Verdict::Fail),
+            spf: Some(Verdict::Gray),
+            dkim: None,
+            dmarc: Some(Verdict::ProcessingFailed),
+        },
+        ..inbound(&ws.id, now)
+    };
     commit(
         p.store.as_ref(),
         "insert inbound",
         vec![
             Write::InsertInboundEmail(mail.clone()),
             Write::InsertInboundEmail(bare.clone()),
+            Write::InsertInboundEmail(judged.clone()),
         ],
     )
     .await;
+    assert_eq!(read(p, &ws.id, &judged.id).await, Some(judged));
     assert_eq!(read(p, &ws.id, &mail.id).await, Some(mail.clone()));
     assert_eq!(read(p, &ws.id, &bare.id).await, Some(bare));
     assert_eq!(read(p, &other.id, &mail.id).await, None);

@@ -26,6 +26,13 @@ struct Judgement {
     millis: u64,
 }
 
+impl Judgement {
+    /// Whether the message is spam or carries a virus: its sender does not become a contact.
+    fn refused(&self) -> bool {
+        self.spam == Verdict::Fail || self.virus == Verdict::Fail
+    }
+}
+
 impl Engine {
     /// Handles `ProcessInboundEmail`: once per record (the processed mark is written in the
     /// same commit as the events, and refuses a second writer), judges the message, makes
@@ -54,7 +61,14 @@ impl Engine {
         let now = self.clock.now();
         let mut changes = ChangeSet::new();
         let contact_id = self
-            .sender_contact(&ws, &record, &summary, judgement.spam, now, &mut changes)
+            .sender_contact(
+                &ws,
+                &record,
+                &summary,
+                judgement.refused(),
+                now,
+                &mut changes,
+            )
             .await?;
         for to in &record.recipients {
             let data = received_data(&record, &summary, &judgement, to);
@@ -83,7 +97,8 @@ impl Engine {
         Ok(JobOutcome::Done)
     }
 
-    /// Runs the authenticator and both scanners at once.
+    /// Runs the authenticator and both scanners at once, each only when the provider that
+    /// received the message did not already give its verdicts.
     async fn judge(&self, record: &InboundEmail, raw: &[u8], started: Instant) -> Judgement {
         let ctx = InboundContext {
             raw,
@@ -92,11 +107,33 @@ impl Engine {
             envelope_from: record.envelope_from.as_deref(),
             recipients: &record.recipients,
         };
-        let (auth, spam, virus) = futures::join!(
-            self.inbound.authenticator.authenticate(&ctx),
-            self.inbound.spam.scan(&ctx),
-            self.inbound.virus.scan(&ctx),
-        );
+        let given = record.provider_verdicts;
+        let authenticate = async {
+            match (given.spf, given.dkim, given.dmarc) {
+                (Some(spf), Some(dkim), Some(dmarc)) => AuthVerdicts { spf, dkim, dmarc },
+                _ => {
+                    let own = self.inbound.authenticator.authenticate(&ctx).await;
+                    AuthVerdicts {
+                        spf: given.spf.unwrap_or(own.spf),
+                        dkim: given.dkim.unwrap_or(own.dkim),
+                        dmarc: given.dmarc.unwrap_or(own.dmarc),
+                    }
+                }
+            }
+        };
+        let spam = async {
+            match given.spam {
+                Some(v) => v,
+                None => self.inbound.spam.scan(&ctx).await,
+            }
+        };
+        let virus = async {
+            match given.virus {
+                Some(v) => v,
+                None => self.inbound.virus.scan(&ctx).await,
+            }
+        };
+        let (auth, spam, virus) = futures::join!(authenticate, spam, virus);
         Judgement {
             auth,
             spam,
@@ -106,13 +143,13 @@ impl Engine {
     }
 
     /// The sender's contact: the From address (the envelope sender when there is none),
-    /// created unsubscribed when new, unless the spam check failed.
+    /// created unsubscribed when new, unless the message is spam or infected (`refused`).
     async fn sender_contact(
         &self,
         ws: &crate::model::Workspace,
         record: &InboundEmail,
         summary: &MessageSummary,
-        spam: Verdict,
+        refused: bool,
         now: DateTime<Utc>,
         changes: &mut ChangeSet,
     ) -> Result<Option<ContactId>> {
@@ -123,7 +160,7 @@ impl Engine {
         let Some(email) = candidate.and_then(|a| EmailAddress::parse(a).ok()) else {
             return Ok(None);
         };
-        if spam == Verdict::Fail {
+        if refused {
             return Ok(self
                 .store
                 .contact_by_email(&ws.id, email.as_str())

@@ -31,7 +31,7 @@ pub use ids::{
     CampaignId, ContactId, DomainId, EmailId, EventId, ExecutionId, JobId, KeySetId, SegmentId,
     StepId, TemplateId, TransitionId, WorkflowId, WorkspaceId,
 };
-pub use inbound::{InboundEmail, Verdict};
+pub use inbound::{InboundEmail, ProviderVerdicts, Verdict};
 pub use key::{hash_key, ApiKey, KeyKind, KeySet, NewKeySet};
 pub use segment::{Segment, SegmentType};
 pub use template::{Template, TemplateType};

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use crate::app::lifecycle::Feedback;
-use crate::model::BounceType;
+use crate::model::{BounceType, ProviderVerdicts, Verdict};
 use crate::ports::is_recipient_failure;
 
 /// The `mail` object every SES notification carries: which message it is about.
@@ -29,10 +29,10 @@ pub struct SesReceived {
     pub recipients: Vec<String>,
     /// The raw message, when the SNS action included it (decoded from base64 or UTF-8).
     pub content: Option<Vec<u8>>,
-    /// The spam verdict (`PASS`, `FAIL`, `GRAY`, `PROCESSING_FAILED`), when given.
-    pub spam_verdict: Option<String>,
-    /// The virus verdict, when given.
-    pub virus_verdict: Option<String>,
+    /// SES's spam, virus, SPF, DKIM and DMARC verdicts, those given (a status other than
+    /// `PASS`, `FAIL`, `GRAY` or `PROCESSING_FAILED`, such as `DISABLED`, counts as not
+    /// given).
+    pub verdicts: ProviderVerdicts,
 }
 
 /// What an SES notification reports.
@@ -171,12 +171,20 @@ struct RawReceipt {
     recipients: Vec<String>,
     spam_verdict: Option<RawVerdict>,
     virus_verdict: Option<RawVerdict>,
+    spf_verdict: Option<RawVerdict>,
+    dkim_verdict: Option<RawVerdict>,
+    dmarc_verdict: Option<RawVerdict>,
     action: Option<RawAction>,
 }
 
 #[derive(Deserialize)]
 struct RawVerdict {
     status: Option<String>,
+}
+
+/// The verdict a receipt's `{"status": …}` gives, if it names one.
+fn verdict(raw: Option<RawVerdict>) -> Option<Verdict> {
+    raw.and_then(|v| v.status).and_then(|s| Verdict::parse(&s))
 }
 
 #[derive(Deserialize)]
@@ -302,8 +310,13 @@ impl SesNotification {
                 SesEvent::Received(SesReceived {
                     recipients: r.recipients,
                     content,
-                    spam_verdict: r.spam_verdict.and_then(|v| v.status),
-                    virus_verdict: r.virus_verdict.and_then(|v| v.status),
+                    verdicts: ProviderVerdicts {
+                        spam: verdict(r.spam_verdict),
+                        virus: verdict(r.virus_verdict),
+                        spf: verdict(r.spf_verdict),
+                        dkim: verdict(r.dkim_verdict),
+                        dmarc: verdict(r.dmarc_verdict),
+                    },
                 })
             }
             other => SesEvent::Other(other.to_owned()),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use posthorn_core::app::inbound::{InboundMessage, RecipientCheck};
+use posthorn_core::model::ProviderVerdicts;
 use posthorn_core::Engine;
 
 use super::refusal;
@@ -67,6 +68,7 @@ impl Handler for Inbound {
             raw: message,
             client_ip: envelope.client_ip,
             helo: envelope.helo,
+            provider_verdicts: ProviderVerdicts::default(),
         };
         let received =
             tokio::time::timeout(self.time_limit, self.engine.receive_inbound(inbound)).await;

@@ -553,8 +553,8 @@ async fn received_mail_becomes_email_received_once() {
                 "messageId": "<inbound-1@elsewhere.example>", "subject": "Hi"}},
         "receipt": {"timestamp": "2026-11-21T10:00:00.000Z", "processingTimeMillis": 222,
             "recipients": ["inbox@example.com"], "spamVerdict": {"status": "PASS"},
-            "virusVerdict": {"status": "PASS"}, "spfVerdict": {"status": "PASS"},
-            "dkimVerdict": {"status": "PASS"}, "dmarcVerdict": {"status": "PASS"},
+            "virusVerdict": {"status": "FAIL"}, "spfVerdict": {"status": "PASS"},
+            "dkimVerdict": {"status": "DISABLED"}, "dmarcVerdict": {"status": "PASS"},
             "action": {"type": "SNS", "topicArn": TOPIC, "encoding": "BASE64"}},
         "content": base64::engine::general_purpose::STANDARD.encode(raw)});
 
@@ -585,6 +585,23 @@ async fn received_mail_becomes_email_received_once() {
     assert_eq!(events[0]["emailId"], email_id);
     assert_eq!(events[0]["data"]["subject"], "Hi");
     assert_eq!(events[0]["data"]["from"], "someone@elsewhere.example");
+    // SES's verdicts stand where it gave one: SPF (Posthorn has no client address to check
+    // it against, so its own would be GRAY) and the virus scan (Posthorn has none). Where
+    // SES did not check (DKIM `DISABLED`), Posthorn's own verdict is used: not signed.
+    let data = &events[0]["data"];
+    assert_eq!(data["spfVerdict"], "PASS", "{data}");
+    assert_eq!(data["virusVerdict"], "FAIL", "{data}");
+    assert_eq!(data["spamVerdict"], "PASS", "{data}");
+    assert_eq!(data["dmarcVerdict"], "PASS", "{data}");
+    assert_eq!(data["dkimVerdict"], "GRAY", "{data}");
+    // An infected message makes no contact of its sender, and its event has none.
+    assert!(events[0]["contactId"].is_null(), "{:?}", events[0]);
+    let contacts = sns
+        .app
+        .get("/contacts?search=someone%40elsewhere.example")
+        .await
+        .expect(200);
+    assert_eq!(contacts.body["data"], json!([]), "{}", contacts.body);
 
     // Without content (an S3 action) nothing can be stored: acknowledged and said so.
     let mut no_content = received.clone();

@@ -15,7 +15,7 @@ use std::net::IpAddr;
 
 use crate::app::Caller;
 use crate::error::{Error, FieldError, Result};
-use crate::model::{EmailAddress, EmailId, InboundEmail, WorkspaceId};
+use crate::model::{EmailAddress, EmailId, InboundEmail, ProviderVerdicts, WorkspaceId};
 use crate::ports::{ChangeSet, JobPayload, NewJob, Quota, Write};
 use crate::Engine;
 
@@ -32,6 +32,8 @@ pub struct InboundMessage {
     pub client_ip: Option<IpAddr>,
     /// The name the client gave in HELO/EHLO, when known.
     pub helo: Option<String>,
+    /// Verdicts a provider that received the message already gave (SES); empty otherwise.
+    pub provider_verdicts: ProviderVerdicts,
 }
 
 /// Whether the MX takes mail for one recipient.
@@ -353,6 +355,7 @@ impl Engine {
                 raw: Some(message.raw.clone()),
                 received_at: now,
                 processed_at: None,
+                provider_verdicts: message.provider_verdicts,
             }));
             changes.push(Write::EnqueueJob(NewJob::at(
                 &*self.clock,

@@ -152,6 +152,7 @@ impl Engine {
             raw: raw.clone(),
             client_ip: None,
             helo: None,
+            provider_verdicts: received.verdicts,
         };
         let mark = Write::RecordSnsMessage {
             message_id: sns_message_id.to_owned(),

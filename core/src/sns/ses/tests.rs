@@ -126,8 +126,9 @@ fn received_mail_carries_its_content() {
     let received = json!({"notificationType": "Received", "mail": mail(), "receipt": {
         "timestamp": "2026-11-21T10:05:06.000Z", "processingTimeMillis": 10,
         "recipients": ["inbox@example.com"],
-        "spamVerdict": {"status": "PASS"}, "virusVerdict": {"status": "PASS"},
-        "spfVerdict": {"status": "PASS"}, "dkimVerdict": {"status": "PASS"}, "dmarcVerdict": {"status": "PASS"},
+        "spamVerdict": {"status": "PASS"}, "virusVerdict": {"status": "FAIL"},
+        "spfVerdict": {"status": "GRAY"}, "dkimVerdict": {"status": "DISABLED"},
+        "dmarcVerdict": {"status": "PROCESSING_FAILED"},
         "action": {"type": "SNS", "topicArn": "arn:aws:sns:us-east-1:1:t", "encoding": "BASE64"}},
         "content": "U3ViamVjdDogSGkNCg0KSGVsbG8="});
     let n = SesNotification::parse(&received.to_string()).expect("parses");
@@ -137,7 +138,17 @@ fn received_mail_carries_its_content() {
     };
     assert_eq!(r.recipients, vec!["inbox@example.com".to_string()]);
     assert_eq!(r.content.as_deref(), Some(&b"Subject: Hi\r\n\r\nHello"[..]));
-    assert_eq!(r.spam_verdict.as_deref(), Some("PASS"));
+    assert_eq!(
+        r.verdicts,
+        ProviderVerdicts {
+            spam: Some(Verdict::Pass),
+            virus: Some(Verdict::Fail),
+            spf: Some(Verdict::Gray),
+            // DISABLED: SES did not check, so Posthorn does.
+            dkim: None,
+            dmarc: Some(Verdict::ProcessingFailed),
+        }
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::inbound::InboundMessage;
 use posthorn_core::app::Caller;
+use posthorn_core::model::ProviderVerdicts;
 
 use crate::http::body::read_limited;
 use crate::http::error::{ApiError, ApiResult, ErrorResponse};
@@ -56,6 +57,7 @@ pub async fn raw(
         raw: raw.to_vec(),
         client_ip: None,
         helo: None,
+        provider_verdicts: ProviderVerdicts::default(),
     };
     let receipt = state.engine.receive_inbound_for(&caller, message).await?;
     let at = state.engine.clock.now();
