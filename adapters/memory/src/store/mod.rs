@@ -1,5 +1,6 @@
 //! `MemoryStore`: the `Store` and `Jobs` ports in process.
 
+mod alongside;
 mod commit;
 mod reads;
 mod state;

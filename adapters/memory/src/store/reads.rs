@@ -14,7 +14,8 @@ use posthorn_core::ports::{
 };
 use posthorn_core::segment::{self, Condition, ContactFacts, EventFact, Field};
 
-use super::state::{EventKey, State, WorkspaceData};
+use super::alongside::Alongside;
+use super::state::{EventFacts, EventKey, State, WorkspaceData};
 
 pub(super) fn key_by_hash(state: &State, key_hash: &str) -> Option<ApiKey> {
     let (ws, id, kind) = state.key_hashes.get(key_hash)?;
@@ -364,14 +365,15 @@ impl Needs {
     }
 }
 
-/// Evaluates one condition for many contacts of a workspace, fetching only the facts it
-/// looks at from the indexes.
+/// Evaluates one condition for the contacts of a workspace, visited in id order after
+/// `from`, fetching only the facts it looks at from the indexes (walked alongside).
 struct Matcher<'a> {
-    data: &'a WorkspaceData,
     condition: &'a Condition,
     needs: Needs,
     audience_only: bool,
     now: DateTime<Utc>,
+    event_facts: Alongside<'a, ContactId, EventFacts>,
+    contact_segments: Alongside<'a, ContactId, HashSet<SegmentId>>,
     no_segments: HashSet<SegmentId>,
 }
 
@@ -381,23 +383,25 @@ impl<'a> Matcher<'a> {
         condition: &'a Condition,
         audience_only: bool,
         now: DateTime<Utc>,
+        from: Bound<&ContactId>,
     ) -> Self {
         Self {
-            data,
             condition,
             needs: Needs::of(condition),
             audience_only,
             now,
+            event_facts: Alongside::new(&data.event_facts, from),
+            contact_segments: Alongside::new(&data.contact_segments, from),
             no_segments: HashSet::new(),
         }
     }
 
-    fn matches(&self, contact: &Contact) -> bool {
+    fn matches(&mut self, contact: &Contact) -> bool {
         if self.audience_only && !(contact.subscribed && contact.status == ContactStatus::Active) {
             return false;
         }
         let facts = if self.needs.events {
-            self.data.event_facts.get(&contact.id)
+            self.event_facts.get(&contact.id)
         } else {
             None
         };
@@ -406,8 +410,7 @@ impl<'a> Matcher<'a> {
             None => (&[][..], &[][..]),
         };
         let segments = if self.needs.segments {
-            self.data
-                .contact_segments
+            self.contact_segments
                 .get(&contact.id)
                 .unwrap_or(&self.no_segments)
         } else {
@@ -449,7 +452,7 @@ pub(super) fn contacts_matching(
         .until_id
         .as_ref()
         .map_or(Bound::Unbounded, Bound::Included);
-    let matcher = Matcher::new(data, condition, query.audience_only, now);
+    let mut matcher = Matcher::new(data, condition, query.audience_only, now, lower);
     data.contacts
         .range::<ContactId, _>((lower, upper))
         .map(|(_, c)| c)
@@ -474,13 +477,11 @@ pub(super) fn count_matching_slice(
     if query.condition.groups.is_empty() && !query.audience_only {
         return (data.contacts.len() as u64, None);
     }
-    let matcher = Matcher::new(data, query.condition, query.audience_only, query.now);
-    let range = match after {
-        Some(id) => data
-            .contacts
-            .range::<ContactId, _>((Bound::Excluded(id), Bound::Unbounded)),
-        None => data.contacts.range::<ContactId, _>(..),
-    };
+    let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+    let mut matcher = Matcher::new(data, query.condition, query.audience_only, query.now, from);
+    let range = data
+        .contacts
+        .range::<ContactId, _>((from, Bound::Unbounded));
     let mut seen = 0;
     let mut matched = 0;
     let mut last = None;
