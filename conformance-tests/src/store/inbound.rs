@@ -32,8 +32,8 @@ async fn read(p: &StorePorts, ws: &WorkspaceId, id: &EmailId) -> Option<InboundE
 }
 
 /// A received message reads back unchanged (raw bytes, IPv6 address, null sender, a
-/// provider's verdicts too),
-/// only in its own workspace; a second insert of its id conflicts.
+/// provider's verdicts too), only in its own workspace; a second insert of its id
+/// conflicts.
 pub async fn inbound_email_round_trip(p: &StorePorts) {
     let ws = workspace(p, "inbound").await;
     let other = workspace(p, "inbound-other").await;

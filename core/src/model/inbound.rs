@@ -116,6 +116,17 @@ impl fmt::Display for Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_verdict_is_parsed_only_from_its_name(value in "\\PC{0,20}|(?i:pass|fail|gray|processing_failed)") {
+            let named = [Verdict::Pass, Verdict::Fail, Verdict::Gray, Verdict::ProcessingFailed]
+                .into_iter()
+                .find(|v| v.as_str() == value.trim().to_ascii_uppercase());
+            prop_assert_eq!(Verdict::parse(&value), named);
+        }
+    }
 
     #[test]
     fn verdicts_parse_their_own_names_and_nothing_else() {
