@@ -27,9 +27,10 @@ use crate::sqlite_tools::{sqlite_path, ToolError};
 
 /// Rows per `INSERT` (the widest table, emails, binds 21 values a row).
 const CHUNK: usize = 500;
-/// Tables of the migration tools, and SQLite's own derived tables (`contact_counts`, kept by
-/// triggers from `contacts`, PostgreSQL counts its contacts directly; the two parts of the
-/// event name index, kept from `events`, an index on PostgreSQL), not Posthorn's data.
+/// Tables of the migration tools, and derived tables (`contact_counts`, kept from `contacts`
+/// in both stores, in different shapes, and rebuilt after the copy; the two parts of
+/// SQLite's event name index, kept from `events`, an index on PostgreSQL), not Posthorn's
+/// data.
 const SKIPPED_TABLES: &[&str] = &[
     "_sqlx_migrations",
     "contact_counts",
@@ -127,6 +128,10 @@ pub async fn export_to(path: &Path, to: &SecretUrl) -> Result<Copied, ToolError>
             .map_err(|e| ToolError::Other(to.scrub(&e)))?;
         copied.insert(table.clone(), rows);
     }
+    // The contacts arrived around the store, which counts the ones it inserts itself.
+    posthorn_postgres::contact_counts::rebuild(&mut tx)
+        .await
+        .map_err(|e| pg_error("contact counts", &e))?;
     // Every row arrived: the counts on both sides agree before anything is committed.
     for (table, rows) in &copied {
         let sql = format!("SELECT count(*) FROM {}", quote(table));

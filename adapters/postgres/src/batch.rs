@@ -40,9 +40,10 @@ impl<'a> Inserts<'a> {
     /// Writes everything held back (unique violations become `Conflict`).
     pub(crate) async fn flush(&mut self, conn: &mut PgConnection) -> Result<(), StoreError> {
         for chunk in self.contacts.chunks(CHUNK) {
+            // The new contacts are counted by the same statement (migration 0016).
             let mut q: QueryBuilder<Postgres> = QueryBuilder::new(
-                "INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, \
-                 expires_at, created_at, updated_at, version) ",
+                "WITH added AS (INSERT INTO contacts (workspace_id, id, email, subscribed, \
+                 data, status, expires_at, created_at, updated_at, version) ",
             );
             q.push_values(chunk, |mut b, c| {
                 b.push_bind(c.workspace_id.as_str())
@@ -56,6 +57,11 @@ impl<'a> Inserts<'a> {
                     .push_bind(c.updated_at)
                     .push_bind(0_i64);
             });
+            q.push(
+                " RETURNING workspace_id, status) \
+                 INSERT INTO contact_counts (workspace_id, status, n) \
+                 SELECT workspace_id, status, count(*) FROM added GROUP BY workspace_id, status",
+            );
             q.build().execute(&mut *conn).await.map_err(error::store)?;
         }
         for chunk in self.emails.chunks(CHUNK) {

@@ -4,8 +4,8 @@ use posthorn_core::model::Contact;
 use posthorn_core::ports::{ContactPage, ContactQuery, StoreError};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
-use crate::error;
 use crate::rows::{self, contact_cols};
+use crate::{contact_counts, error};
 
 /// A page size or count as a SQL `LIMIT` (saturating).
 pub(crate) fn sql_limit(n: usize) -> i64 {
@@ -103,12 +103,16 @@ pub(crate) async fn page(
     Ok(ContactPage { contacts, has_more })
 }
 
-/// How many contacts match the filters of `query`.
+/// How many contacts match the filters of `query`; without a filter, from the kept counts
+/// (migration 0016), not by counting the workspace.
 pub(crate) async fn count(
     pool: &PgPool,
     workspace_id: &str,
     query: &ContactQuery,
 ) -> Result<u64, StoreError> {
+    if query.subscribed.is_none() && query.search.is_none() {
+        return contact_counts::kept(pool, workspace_id, None).await;
+    }
     let mut sql = QueryBuilder::<Postgres>::new("SELECT count(*) FROM contacts");
     push_filters(&mut sql, workspace_id, query);
     let n: i64 = sql
@@ -119,16 +123,9 @@ pub(crate) async fn count(
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
-/// How many ACTIVE contacts the workspace has.
+/// How many ACTIVE contacts the workspace has (from the kept counts).
 pub(crate) async fn count_active(pool: &PgPool, workspace_id: &str) -> Result<u64, StoreError> {
-    let n: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM contacts WHERE workspace_id = $1 AND status = 'ACTIVE'",
-    )
-    .bind(workspace_id)
-    .fetch_one(pool)
-    .await
-    .map_err(error::store)?;
-    Ok(u64::try_from(n).unwrap_or(0))
+    contact_counts::kept(pool, workspace_id, Some("ACTIVE")).await
 }
 
 /// Up to `limit` PENDING contacts, oldest first (creation time, then id).

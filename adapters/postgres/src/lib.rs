@@ -8,6 +8,9 @@
 mod batch;
 mod batcher;
 mod commit;
+pub mod contact_counts;
+#[cfg(all(test, posthorn_pg_tests))]
+mod contact_counts_tests;
 mod contacts;
 mod error;
 mod event_reads;

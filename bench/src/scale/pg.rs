@@ -112,6 +112,8 @@ pub async fn copy_load(pg: &PgStore, generator: Generator) -> Result<Loaded, Box
         copy.send(chunk).await?;
     }
     copy.finish().await?;
+    // COPY went around the store, which counts the contacts it inserts itself.
+    posthorn_postgres::contact_counts::rebuild(&mut conn).await?;
     Ok(loaded)
 }
 

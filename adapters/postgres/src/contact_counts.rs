@@ -1,0 +1,68 @@
+//! How many contacts each workspace has, by status (`contact_counts`, migration 0016): rows
+//! of changes, summed by a count and folded once they are many.
+
+use sqlx::{PgConnection, PgPool};
+
+use posthorn_core::ports::StoreError;
+
+use crate::error;
+
+/// Rows a workspace may gather before a count folds them into one per status: a sum over
+/// this many rows is still a few index entries' work.
+const FOLD_AFTER: i64 = 64;
+
+/// How many contacts the workspace has: of `status`, or of every status.
+pub(crate) async fn kept(
+    pool: &PgPool,
+    workspace_id: &str,
+    status: Option<&str>,
+) -> Result<u64, StoreError> {
+    let (n, rows): (Option<i64>, i64) = sqlx::query_as(
+        "SELECT sum(n)::bigint, count(*) FROM contact_counts \
+         WHERE workspace_id = $1 AND ($2::text IS NULL OR status = $2)",
+    )
+    .bind(workspace_id)
+    .bind(status)
+    .fetch_one(pool)
+    .await
+    .map_err(error::store)?;
+    if rows > FOLD_AFTER {
+        // Only speed depends on it: the sum is the same before and after.
+        if let Err(err) = fold(pool, workspace_id).await {
+            tracing::warn!(error = %err, "folding the contact counts failed");
+        }
+    }
+    Ok(u64::try_from(n.unwrap_or(0)).unwrap_or(0))
+}
+
+/// Replaces the workspace's rows by one per status, in one statement: rows added meanwhile
+/// are not in its snapshot and stay, and a concurrent fold finds the rows this one deleted
+/// gone, so every change is counted once.
+pub(crate) async fn fold(pool: &PgPool, workspace_id: &str) -> Result<(), StoreError> {
+    sqlx::query(
+        "WITH gone AS (DELETE FROM contact_counts WHERE workspace_id = $1 \
+                       RETURNING status, n) \
+         INSERT INTO contact_counts (workspace_id, status, n) \
+         SELECT $1, status, sum(n) FROM gone GROUP BY status HAVING sum(n) <> 0",
+    )
+    .bind(workspace_id)
+    .execute(pool)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+/// Counts every contact again, for contacts that were loaded around the store (`COPY`, a
+/// `posthorn export`), which only the store's own inserts count as they go.
+pub async fn rebuild(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM contact_counts")
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "INSERT INTO contact_counts (workspace_id, status, n) \
+         SELECT workspace_id, status, count(*) FROM contacts GROUP BY workspace_id, status",
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
