@@ -2,27 +2,17 @@
 //! store inserts, alone and in groups, status changes, other updates, deletions, a
 //! transaction rolled back, folds, and a rebuild after contacts loaded around the store.
 
-use chrono::Utc;
-use posthorn_core::model::{Contact, ContactStatus, EmailAddress, WorkspaceId};
+use posthorn_core::model::{Contact, ContactStatus, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, ContactQuery, Store, SystemClock, Write};
 use sqlx::PgPool;
 
 use crate::contact_counts::{fold, rebuild};
 use crate::contacts::{count, count_active};
-use crate::test_db::{finish, fresh};
+use crate::test_db::{finish, fresh, new_contact};
 use crate::PgStore;
 
 fn contact(ws: &WorkspaceId, i: usize, status: ContactStatus) -> Contact {
-    let email = EmailAddress::parse(&format!("c{i}@example.com")).expect("email");
-    let mut c = Contact::new(
-        &SystemClock,
-        ws,
-        email,
-        true,
-        Default::default(),
-        false,
-        Utc::now(),
-    );
+    let mut c = new_contact(ws, &format!("c{i}@example.com"));
     c.status = status;
     c
 }

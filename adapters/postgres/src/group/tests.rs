@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use posthorn_core::model::{Contact, EmailAddress, WorkspaceId};
+use posthorn_core::model::WorkspaceId;
 use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};
 
 use super::transaction::commit_all;
-use crate::test_db::{admin_url, finish, fresh};
+use crate::test_db::{admin_url, finish, fresh, new_contact};
 use crate::PgStore;
 
 /// Another connection to the store's database (to set up faults from outside).
@@ -31,18 +31,8 @@ fn workspace() -> WorkspaceId {
 }
 
 fn insert(ws: &WorkspaceId, email: &str) -> ChangeSet {
-    let email = EmailAddress::parse(email).expect("email");
-    let contact = Contact::new(
-        &SystemClock,
-        ws,
-        email,
-        true,
-        Default::default(),
-        false,
-        Utc::now(),
-    );
     let mut changes = ChangeSet::new();
-    changes.push(Write::InsertContact(contact));
+    changes.push(Write::InsertContact(new_contact(ws, email)));
     changes
 }
 
