@@ -117,6 +117,22 @@ pub fn contact(
     )
 }
 
+/// A new subscribed ACTIVE contact at exactly `address` (not stored), for tests whose
+/// addresses must collide or be looked up by name.
+pub fn contact_at(workspace_id: &WorkspaceId, address: &str) -> Contact {
+    let address = EmailAddress::parse(address)
+        .unwrap_or_else(|e| panic!("test address {address:?} is invalid: {e}"));
+    Contact::new(
+        ids(),
+        workspace_id,
+        address,
+        true,
+        Map::new(),
+        false,
+        Utc::now(),
+    )
+}
+
 /// Stores a new ACTIVE contact and returns it as stored (version 0).
 pub async fn insert_contact(
     p: &StorePorts,

@@ -8,11 +8,13 @@ use sqlx::PgPool;
 
 use crate::contact_counts::{fold, rebuild};
 use crate::contacts::{count, count_active};
-use crate::test_db::{finish, fresh, new_contact};
+use posthorn_conformance::fixtures::contact_at;
+
+use crate::test_db::{finish, fresh};
 use crate::PgStore;
 
 fn contact(ws: &WorkspaceId, i: usize, status: ContactStatus) -> Contact {
-    let mut c = new_contact(ws, &format!("c{i}@example.com"));
+    let mut c = contact_at(ws, &format!("c{i}@example.com"));
     c.status = status;
     c
 }

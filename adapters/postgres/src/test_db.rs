@@ -1,9 +1,5 @@
 //! A fresh database per test for this crate's own tests (`POSTHORN_TEST_DATABASE_URL`).
 
-use chrono::Utc;
-use posthorn_core::model::{Contact, EmailAddress, WorkspaceId};
-use posthorn_core::ports::SystemClock;
-
 use crate::{testing, PgStore};
 
 /// The server the test databases are made on.
@@ -27,18 +23,4 @@ pub(crate) async fn finish(store: PgStore, name: String) {
     if let Err(e) = testing::drop_database(&admin_url(), &name).await {
         eprintln!("note: could not drop test database {name}: {e}");
     }
-}
-
-/// A new subscribed contact of `ws` with address `email`.
-pub(crate) fn new_contact(ws: &WorkspaceId, email: &str) -> Contact {
-    let email = EmailAddress::parse(email).expect("email");
-    Contact::new(
-        &SystemClock,
-        ws,
-        email,
-        true,
-        Default::default(),
-        false,
-        Utc::now(),
-    )
 }

@@ -13,7 +13,9 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};
 
 use super::transaction::commit_all;
-use crate::test_db::{admin_url, finish, fresh, new_contact};
+use posthorn_conformance::fixtures::contact_at;
+
+use crate::test_db::{admin_url, finish, fresh};
 use crate::PgStore;
 
 /// Another connection to the store's database (to set up faults from outside).
@@ -32,7 +34,7 @@ fn workspace() -> WorkspaceId {
 
 fn insert(ws: &WorkspaceId, email: &str) -> ChangeSet {
     let mut changes = ChangeSet::new();
-    changes.push(Write::InsertContact(new_contact(ws, email)));
+    changes.push(Write::InsertContact(contact_at(ws, email)));
     changes
 }
 

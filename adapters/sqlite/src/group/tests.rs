@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
-use posthorn_core::model::{Contact, EmailAddress, WorkspaceId};
+use posthorn_conformance::fixtures::contact_at;
+use posthorn_core::model::WorkspaceId;
 use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::Connection;
@@ -19,18 +19,8 @@ fn workspace() -> WorkspaceId {
 }
 
 fn insert(ws: &WorkspaceId, email: &str) -> ChangeSet {
-    let email = EmailAddress::parse(email).expect("email");
-    let contact = Contact::new(
-        &SystemClock,
-        ws,
-        email,
-        true,
-        Default::default(),
-        false,
-        Utc::now(),
-    );
     let mut changes = ChangeSet::new();
-    changes.push(Write::InsertContact(contact));
+    changes.push(Write::InsertContact(contact_at(ws, email)));
     changes
 }
 
