@@ -115,6 +115,8 @@ enum Scenario {
     Send,
     /// `GET /contacts?limit=20`.
     Contacts,
+    /// `GET /contacts?limit=20&subscribed=true`: a filtered first page and its `total`.
+    ContactsSubscribed,
     /// `POST /v1/track`, open loop at a fraction of the closed-loop rate.
     TrackPaced,
     /// A burst of `/v1/track` events each starting a trigger → condition → webhook workflow
@@ -236,6 +238,15 @@ async fn run(args: Args) -> Result<(), BoxError> {
             Scenario::Contacts => (
                 "GET /contacts?limit=20",
                 get(&api, "/contacts?limit=20", Some(auth.clone()))?,
+                plan,
+            ),
+            Scenario::ContactsSubscribed => (
+                "GET /contacts?limit=20&subscribed=true",
+                get(
+                    &api,
+                    "/contacts?limit=20&subscribed=true",
+                    Some(auth.clone()),
+                )?,
                 plan,
             ),
             Scenario::Track => ("POST /v1/track", track(&api, auth.clone())?, plan),

@@ -154,6 +154,7 @@ macro_rules! store_suite {
                 contact_delete,
                 contacts_listed_newest_first_by_keyset,
                 contacts_filtered_and_counted,
+                subscription_counts_follow_changes,
                 contacts_pagination_stable_under_inserts,
                 contacts_pending_oldest_first_and_active_count,
                 commit_is_all_or_nothing,

@@ -40,7 +40,7 @@ impl<'a> Inserts<'a> {
     /// Writes everything held back (unique violations become `Conflict`).
     pub(crate) async fn flush(&mut self, conn: &mut PgConnection) -> Result<(), StoreError> {
         for chunk in self.contacts.chunks(CHUNK) {
-            // The new contacts are counted by the same statement (migration 0016).
+            // The new contacts are counted by the same statement (migrations 0016, 0017).
             let mut q: QueryBuilder<Postgres> = QueryBuilder::new(
                 "WITH added AS (INSERT INTO contacts (workspace_id, id, email, subscribed, \
                  data, status, expires_at, created_at, updated_at, version) ",
@@ -58,9 +58,10 @@ impl<'a> Inserts<'a> {
                     .push_bind(0_i64);
             });
             q.push(
-                " RETURNING workspace_id, status) \
-                 INSERT INTO contact_counts (workspace_id, status, n) \
-                 SELECT workspace_id, status, count(*) FROM added GROUP BY workspace_id, status",
+                " RETURNING workspace_id, status, subscribed) \
+                 INSERT INTO contact_counts (workspace_id, status, subscribed, n) \
+                 SELECT workspace_id, status, subscribed, count(*) FROM added \
+                 GROUP BY workspace_id, status, subscribed",
             );
             q.build().execute(&mut *conn).await.map_err(error::store)?;
         }

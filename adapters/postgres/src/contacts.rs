@@ -4,8 +4,9 @@ use posthorn_core::model::Contact;
 use posthorn_core::ports::{ContactPage, ContactQuery, StoreError};
 use sqlx::{PgPool, Postgres, QueryBuilder};
 
+use crate::contact_counts::{self, Counted};
+use crate::error;
 use crate::rows::{self, contact_cols};
-use crate::{contact_counts, error};
 
 /// A page size or count as a SQL `LIMIT` (saturating).
 pub(crate) fn sql_limit(n: usize) -> i64 {
@@ -103,15 +104,21 @@ pub(crate) async fn page(
     Ok(ContactPage { contacts, has_more })
 }
 
-/// How many contacts match the filters of `query`; without a filter, from the kept counts
-/// (migration 0016), not by counting the workspace.
+/// How many contacts match the filters of `query`: without a search, from the kept counts
+/// (migrations 0016 and 0017), not by counting the workspace's contacts.
 pub(crate) async fn count(
     pool: &PgPool,
     workspace_id: &str,
     query: &ContactQuery,
 ) -> Result<u64, StoreError> {
-    if query.subscribed.is_none() && query.search.is_none() {
-        return contact_counts::kept(pool, workspace_id, None).await;
+    if query.search.is_none() {
+        let which = Counted {
+            status: None,
+            subscribed: query.subscribed,
+        };
+        if let Some(n) = contact_counts::kept(pool, workspace_id, which).await? {
+            return Ok(n);
+        }
     }
     let mut sql = QueryBuilder::<Postgres>::new("SELECT count(*) FROM contacts");
     push_filters(&mut sql, workspace_id, query);
@@ -125,7 +132,14 @@ pub(crate) async fn count(
 
 /// How many ACTIVE contacts the workspace has (from the kept counts).
 pub(crate) async fn count_active(pool: &PgPool, workspace_id: &str) -> Result<u64, StoreError> {
-    contact_counts::kept(pool, workspace_id, Some("ACTIVE")).await
+    let which = Counted {
+        status: Some("ACTIVE"),
+        subscribed: None,
+    };
+    // Without a subscription filter the kept counts always answer.
+    Ok(contact_counts::kept(pool, workspace_id, which)
+        .await?
+        .unwrap_or_default())
 }
 
 /// Up to `limit` PENDING contacts, oldest first (creation time, then id).

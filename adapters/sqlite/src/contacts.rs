@@ -64,18 +64,20 @@ pub(crate) async fn page(
     Ok(ContactPage { contacts, has_more })
 }
 
-/// How many contacts match the filters of `query` (without filters, from the counts the
-/// triggers of `contact_counts` keep).
+/// How many contacts match the filters of `query` (without a search, from the counts the
+/// triggers of `contact_counts` keep by status and subscription).
 pub(crate) async fn count_matching_filters(
     pool: &SqlitePool,
     workspace_id: &str,
     query: &ContactQuery,
 ) -> Result<u64, StoreError> {
-    if query.subscribed.is_none() && query.search.is_none() {
+    if query.search.is_none() {
         let n: i64 = sqlx::query_scalar(
-            "SELECT coalesce(sum(n), 0) FROM contact_counts WHERE workspace_id = ?",
+            "SELECT coalesce(sum(n), 0) FROM contact_counts \
+             WHERE workspace_id = ?1 AND (?2 IS NULL OR subscribed = ?2)",
         )
         .bind(workspace_id.to_string())
+        .bind(query.subscribed)
         .fetch_one(pool)
         .await
         .map_err(error::store)?;

@@ -523,6 +523,73 @@ pub async fn contacts_filtered_and_counted(p: &StorePorts) {
     assert_eq!(ids(&page.contacts), expected[2..].to_vec());
 }
 
+/// The subscription counts follow a contact that unsubscribes, subscribes again, changes
+/// status and is deleted (stores that keep counts must move them, not only add).
+pub async fn subscription_counts_follow_changes(p: &StorePorts) {
+    let ws = workspace(p, "subscription-counts").await;
+    let now = now_ms();
+    let mut all = Vec::new();
+    for i in 0..6 {
+        all.push(insert_contact(p, &ws.id, "sub", i % 2 == 0, now).await);
+    }
+    let counts = || async {
+        let mut out = Vec::new();
+        for subscribed in [None, Some(true), Some(false)] {
+            let query = ContactQuery {
+                subscribed,
+                ..ContactQuery::default()
+            };
+            out.push(p.store.count_contacts(&ws.id, &query).await);
+        }
+        out
+    };
+    assert_eq!(counts().await, vec![Ok(6), Ok(3), Ok(3)]);
+
+    let mut unsubscribed = all[0].clone();
+    unsubscribed.subscribed = false;
+    commit(
+        p.store.as_ref(),
+        "unsubscribe",
+        vec![Write::UpdateContact(unsubscribed)],
+    )
+    .await;
+    assert_eq!(
+        counts().await,
+        vec![Ok(6), Ok(2), Ok(4)],
+        "after an unsubscribe"
+    );
+
+    let mut back = must_read_contact(p.store.as_ref(), &ws.id, &all[1].id).await;
+    back.subscribed = true;
+    back.status = ContactStatus::Pending;
+    commit(
+        p.store.as_ref(),
+        "subscribe and change status",
+        vec![Write::UpdateContact(back)],
+    )
+    .await;
+    assert_eq!(
+        counts().await,
+        vec![Ok(6), Ok(3), Ok(3)],
+        "after a subscribe"
+    );
+
+    commit(
+        p.store.as_ref(),
+        "delete",
+        vec![Write::DeleteContact {
+            workspace_id: ws.id.clone(),
+            id: all[2].id.clone(),
+        }],
+    )
+    .await;
+    assert_eq!(
+        counts().await,
+        vec![Ok(5), Ok(2), Ok(3)],
+        "after a deletion"
+    );
+}
+
 /// Walking the pages while other tasks insert contacts lists every contact that existed at
 /// the start exactly once and never repeats one.
 pub async fn contacts_pagination_stable_under_inserts(p: &StorePorts) {

@@ -182,6 +182,18 @@ async fn list_pages_with_cursor_filters_and_search() {
         .await
         .expect(200);
     assert_eq!(unsub.body["total"], json!(5));
+    // The filtered totals follow a contact that unsubscribes.
+    let newest = first.body["data"][0]["id"].as_str().expect("id");
+    app.patch(&format!("/contacts/{newest}"), json!({"subscribed": false}))
+        .await
+        .expect(200);
+    for (filter, total) in [("false", 6), ("true", 19)] {
+        let page = app
+            .get(&format!("/contacts?subscribed={filter}"))
+            .await
+            .expect(200);
+        assert_eq!(page.body["total"], json!(total), "subscribed={filter}");
+    }
     let search = app.get("/contacts?search=USER1").await.expect(200);
     assert_eq!(search.body["total"], json!(10));
     let small = app.get("/contacts?limit=1").await.expect(200);
