@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::app::inbound::InboundSettings;
-use crate::bounce::BounceKeyCell;
 use crate::ports::{
     Cache, Clock, Dns, InboundCheckers, Jobs, MailTransport, RateLimiter, RetrySchedule, Store,
     WebhookSink,
 };
+use crate::secret_cell::SecretCell;
 
 /// Tunables of the engine; the defaults are what production uses.
 #[derive(Debug, Clone)]
@@ -39,7 +39,9 @@ pub struct Settings {
     /// carries the sender's own address and its bounces are not collected.
     pub bounce_domain: Option<String>,
     /// The bounce-token key once read from the store (see `Engine::bounce_key`).
-    pub bounce_key: BounceKeyCell,
+    pub bounce_key: SecretCell,
+    /// The link-signing key once read from the store (see `Engine::tracking_key`).
+    pub tracking_key: SecretCell,
 }
 
 /// The `public_url` of [`Settings::default`]: reachable from this machine only.
@@ -59,7 +61,8 @@ impl Default for Settings {
             schedule_batch: 500,
             inbound: InboundSettings::default(),
             bounce_domain: None,
-            bounce_key: BounceKeyCell::default(),
+            bounce_key: SecretCell::default(),
+            tracking_key: SecretCell::default(),
         }
     }
 }

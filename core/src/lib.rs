@@ -10,6 +10,7 @@ pub mod error;
 pub mod model;
 pub mod ports;
 pub mod render;
+pub mod secret_cell;
 pub mod segment;
 pub mod sns;
 pub mod tracking;

@@ -181,4 +181,26 @@ mod tests {
             .build();
         assert_eq!(engine.map(|e| e.settings.max_job_claims).ok(), Some(2));
     }
+
+    #[tokio::test]
+    async fn deployment_secrets_are_read_from_the_store_once() {
+        let store = Arc::new(MemoryStore::new());
+        let engine = Engine::builder()
+            .store(store.clone())
+            .jobs(store)
+            .transport(Arc::new(CapturingTransport::new()))
+            .build()
+            .expect("engine");
+        let tracking = engine.tracking_key().await.expect("tracking key");
+        let bounce = engine.bounce_key().await.expect("bounce key");
+        // Another store would make other keys: the same settings answer without asking it.
+        let elsewhere = Arc::new(MemoryStore::new());
+        let moved = Engine {
+            store: elsewhere.clone(),
+            jobs: elsewhere,
+            ..engine
+        };
+        assert_eq!(moved.tracking_key().await.expect("kept"), tracking);
+        assert_eq!(moved.bounce_key().await.expect("kept"), bounce);
+    }
 }

@@ -7,7 +7,6 @@
 mod arf;
 mod dsn;
 mod fields;
-mod key;
 mod original;
 mod plain;
 mod status;
@@ -15,7 +14,6 @@ pub mod token;
 
 use mail_parser::{MessageParser, MimeHeaders};
 
-pub use key::BounceKeyCell;
 pub use status::{classify, StatusCode};
 
 use crate::model::{BounceType, EmailId};

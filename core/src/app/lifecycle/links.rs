@@ -15,11 +15,21 @@ use crate::Engine;
 pub const STATS_WINDOWS: [(&str, i64); 3] = [("last24h", 1), ("last7d", 7), ("last30d", 30)];
 
 impl Engine {
-    /// The deployment's link-signing key, created on first use and shared through the store.
+    /// The deployment's link-signing key: read once from the store (created on first use,
+    /// shared by every process) and kept in the settings' cell, so that a send or a
+    /// tracking hit reads nothing for it.
     pub async fn tracking_key(&self) -> Result<Vec<u8>, StoreError> {
+        if let Some(key) = self.settings.tracking_key.get() {
+            return Ok(key.to_vec());
+        }
         let mut candidate = [0u8; 32];
         rand::thread_rng().fill_bytes(&mut candidate);
-        self.store.ensure_secret(TRACKING_SECRET, &candidate).await
+        let key = self
+            .store
+            .ensure_secret(TRACKING_SECRET, &candidate)
+            .await?;
+        self.settings.tracking_key.set(key.clone());
+        Ok(key)
     }
 
     /// A tracker for mail built now, tracking opens and clicks as asked.

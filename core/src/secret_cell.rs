@@ -1,13 +1,15 @@
-//! The bounce-token key once read from the store, so checking an address is cheap.
+//! A deployment secret (the bounce-token key, the link-signing key) once read from the
+//! store, so that using it costs no read.
 
 use std::sync::{Arc, OnceLock};
 
-/// The deployment's bounce-token key, filled on first use and shared by every clone of the
-/// settings holding it (the key never changes once created). `Debug` never shows it.
+/// A deployment secret, filled on first use and shared by every clone of the settings
+/// holding it: the store creates each secret once (`Store::ensure_secret`) and never
+/// changes it, so every process keeps the same value. `Debug` never shows it.
 #[derive(Clone, Default)]
-pub struct BounceKeyCell(Arc<OnceLock<Vec<u8>>>);
+pub struct SecretCell(Arc<OnceLock<Vec<u8>>>);
 
-impl BounceKeyCell {
+impl SecretCell {
     /// The key, when it was loaded.
     pub fn get(&self) -> Option<&[u8]> {
         self.0.get().map(Vec::as_slice)
@@ -19,12 +21,12 @@ impl BounceKeyCell {
     }
 }
 
-impl std::fmt::Debug for BounceKeyCell {
+impl std::fmt::Debug for SecretCell {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.get().is_some() {
-            "BounceKeyCell(loaded)"
+            "SecretCell(loaded)"
         } else {
-            "BounceKeyCell(empty)"
+            "SecretCell(empty)"
         })
     }
 }
@@ -35,12 +37,12 @@ mod tests {
 
     #[test]
     fn clones_share_the_key_and_debug_never_shows_it() {
-        let cell = BounceKeyCell::default();
+        let cell = SecretCell::default();
         let clone = cell.clone();
-        assert_eq!(format!("{cell:?}"), "BounceKeyCell(empty)");
+        assert_eq!(format!("{cell:?}"), "SecretCell(empty)");
         clone.set(b"secret-bytes".to_vec());
         cell.set(b"another".to_vec());
         assert_eq!(cell.get(), Some(&b"secret-bytes"[..]));
-        assert_eq!(format!("{cell:?}"), "BounceKeyCell(loaded)");
+        assert_eq!(format!("{cell:?}"), "SecretCell(loaded)");
     }
 }
