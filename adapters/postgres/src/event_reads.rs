@@ -20,10 +20,11 @@ const MAX_BATCH: usize = 128;
 /// Most batches in flight at once (each holds a pooled connection).
 const RUNNERS: usize = 1;
 
-/// $1 workspaces, $2 lower-cased addresses, $3 event names, one element per read; one row
-/// per read, in the arrays' order, whose contact columns are NULL when no contact has the
-/// address. The interest is `workflows::EVENT_INTEREST` for the contact found (none waits
-/// for a missing one). The reads' own columns are prefixed `q_` so that the contact's
+/// $1 workspaces, $2 lower-cased addresses, $3 event names (NULL for a read without an
+/// event, whose interest is then false), one element per read; one row per read, in the
+/// arrays' order, whose contact columns are NULL when no contact has the address. The
+/// interest is `workflows::EVENT_INTEREST` for the contact found (none waits for a missing
+/// one). The reads' own columns are prefixed `q_` so that the contact's
 /// columns stay unambiguous. The contact is a `LATERAL` subquery with `LIMIT 1` (a fence
 /// the planner does not flatten) so that every plan probes the unique index once per read:
 /// as a plain join, a plan made while the table was small hashes a scan of the whole
@@ -46,11 +47,11 @@ const EVENT_READS: &str = concat!(
      ORDER BY r.q_ord"
 );
 
-/// One event read: the workspace, the lower-cased address and the event's name.
+/// One event read: the workspace, the lower-cased address and the event's name, if any.
 pub(crate) struct EventRead {
     workspace_id: String,
     email: String,
-    event_name: String,
+    event_name: Option<String>,
 }
 
 /// What one row answers before the tracked segments are read.
@@ -80,20 +81,20 @@ impl EventReadBatches {
         }
     }
 
-    /// The reads of storing an event named `event_name` for the contact with address
-    /// `email`.
+    /// The reads of storing an event named `event_name` (or none) for the contact with
+    /// address `email`.
     pub(crate) async fn event_reads(
         &self,
         workspace_id: &WorkspaceId,
         email: &str,
-        event_name: &str,
+        event_name: Option<&str>,
     ) -> Result<EventReads, StoreError> {
         let answer = self
             .batcher
             .call(EventRead {
                 workspace_id: workspace_id.as_str().to_owned(),
                 email: email.to_lowercase(),
-                event_name: event_name.to_owned(),
+                event_name: event_name.map(str::to_owned),
             })
             .await?;
         let tracked_segments = if answer.has_tracked {

@@ -88,7 +88,7 @@ impl Store for PgStore {
         &self,
         workspace_id: &WorkspaceId,
         email: &str,
-        event_name: &str,
+        event_name: Option<&str>,
     ) -> Result<EventReads, StoreError> {
         self.event_reads
             .event_reads(workspace_id, email, event_name)

@@ -451,7 +451,7 @@ pub async fn workflow_commit_is_all_or_nothing(p: &StorePorts) {
 /// `has_event_interest` answer one by one: for an address with no contact (only the
 /// workflows the event triggers count), for a contact found whatever the address's case, with
 /// a tracked segment, an enabled workflow and a waiting execution, and never with another
-/// workspace's.
+/// workspace's; without an event name the interest is `false` and the rest the same.
 pub async fn event_reads_equal_the_reads_one_by_one(p: &StorePorts) {
     let ws = workspace(p, "event-reads").await;
     let other_ws = workspace(p, "event-reads-other").await;
@@ -472,7 +472,7 @@ pub async fn event_reads_equal_the_reads_one_by_one(p: &StorePorts) {
                 &unknown,
                 &shouting,
             ] {
-                for name in ["signup", "purchase", "refund"] {
+                for name in [Some("signup"), Some("purchase"), Some("refund"), None] {
                     let reads = s
                         .event_reads(&wsid, address, name)
                         .await
@@ -481,22 +481,25 @@ pub async fn event_reads_equal_the_reads_one_by_one(p: &StorePorts) {
                     assert_eq!(Ok(reads.contact.clone()), contact, "{stage}: {address}");
                     let tracked = s.tracked_segments(&wsid).await;
                     assert_eq!(Ok(reads.tracked_segments.clone()), tracked, "{stage}");
-                    let interest = match &reads.contact {
-                        Some(c) => s.has_event_interest(&wsid, name, &c.id).await,
+                    let interest = match (name, &reads.contact) {
+                        (None, _) => Ok(false),
+                        (Some(name), Some(c)) => s.has_event_interest(&wsid, name, &c.id).await,
                         // bob has nothing waiting: for a new contact only triggers count.
-                        None => s.has_event_interest(&wsid, name, &bob.id).await,
+                        (Some(name), None) => s.has_event_interest(&wsid, name, &bob.id).await,
                     };
                     assert_eq!(
                         Ok(reads.event_interest),
                         interest,
-                        "{stage}: {address} {name}"
+                        "{stage}: {address} {name:?}"
                     );
                 }
             }
         }
     };
     check("an empty workspace").await;
-    let reads = s.event_reads(&ws.id, "nobody@example.com", "signup").await;
+    let reads = s
+        .event_reads(&ws.id, "nobody@example.com", Some("signup"))
+        .await;
     assert_eq!(
         reads.map(|r| (r.contact, r.tracked_segments, r.event_interest)),
         Ok((None, vec![], false))
@@ -518,7 +521,7 @@ pub async fn event_reads_equal_the_reads_one_by_one(p: &StorePorts) {
     put_workflow(p, &workflow(&other_ws.id, "foreign", "signup", now)).await;
     check("another workspace's records").await;
     assert_eq!(
-        s.event_reads(&ws.id, alice.email.as_str(), "signup")
+        s.event_reads(&ws.id, alice.email.as_str(), Some("signup"))
             .await
             .map(|r| (r.tracked_segments.len(), r.event_interest)),
         Ok((0, false))
@@ -535,10 +538,17 @@ pub async fn event_reads_equal_the_reads_one_by_one(p: &StorePorts) {
     put_workflow(p, &workflow(&ws.id, "on signup", "signup", now)).await;
     check("a tracked segment and an enabled workflow").await;
     assert_eq!(
-        s.event_reads(&ws.id, "nobody@example.com", "signup")
+        s.event_reads(&ws.id, "nobody@example.com", Some("signup"))
             .await
             .map(|r| (r.tracked_segments.len(), r.event_interest)),
         Ok((1, true))
+    );
+    assert_eq!(
+        s.event_reads(&ws.id, "nobody@example.com", None)
+            .await
+            .map(|r| (r.tracked_segments.len(), r.event_interest)),
+        Ok((1, false)),
+        "no event: no interest, the same segments"
     );
 
     let manual = workflow_with(&ws.id, "manual", Trigger::Manual {}, now);
@@ -556,9 +566,15 @@ pub async fn event_reads_equal_the_reads_one_by_one(p: &StorePorts) {
     .await;
     check("a waiting execution").await;
     assert_eq!(
-        s.event_reads(&ws.id, alice.email.as_str(), "purchase")
+        s.event_reads(&ws.id, alice.email.as_str(), Some("purchase"))
             .await
             .map(|r| r.event_interest),
         Ok(true)
+    );
+    assert_eq!(
+        s.event_reads(&ws.id, alice.email.as_str(), None)
+            .await
+            .map(|r| (r.contact.map(|c| c.id), r.event_interest)),
+        Ok((Some(alice.id.clone()), false))
     );
 }

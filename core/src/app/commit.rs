@@ -14,8 +14,9 @@ pub(crate) struct ReadAhead<'a> {
     pub workspace_id: &'a WorkspaceId,
     /// Its tracked segments.
     pub tracked_segments: &'a [Segment],
-    /// The event the interest was read for: its name and its contact.
-    pub event: (&'a str, &'a ContactId),
+    /// The event the interest was read for: its name and its contact (`None` when none
+    /// was: a send stores no event for its recipient).
+    pub event: Option<(&'a str, &'a ContactId)>,
     /// Whether that event concerns a workflow.
     pub event_interest: bool,
 }
@@ -69,7 +70,7 @@ impl Engine {
             let known = ahead
                 .filter(|a| {
                     *a.workspace_id == event.workspace_id
-                        && a.event == (event.name.as_str(), contact_id)
+                        && a.event == Some((event.name.as_str(), contact_id))
                 })
                 .map(|a| a.event_interest);
             let interested = match known {

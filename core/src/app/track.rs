@@ -74,7 +74,7 @@ impl Engine {
             let event_name = event.as_str();
             let reads = self
                 .store
-                .event_reads(&ws.id, upsert.email.as_str(), event_name)
+                .event_reads(&ws.id, upsert.email.as_str(), Some(event_name))
                 .await?;
             let done = plan_upsert_of(
                 self,
@@ -100,7 +100,7 @@ impl Engine {
             let ahead = ReadAhead {
                 workspace_id: &ws.id,
                 tracked_segments: &reads.tracked_segments,
-                event: (event_name, &done.contact.id),
+                event: Some((event_name, &done.contact.id)),
                 event_interest: reads.event_interest,
             };
             self.commit_read_ahead(changes, Some(ahead)).await?;

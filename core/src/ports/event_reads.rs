@@ -10,8 +10,8 @@ pub struct EventReads {
     pub contact: Option<Contact>,
     /// The workspace's tracked segments ([`super::Store::tracked_segments`]).
     pub tracked_segments: Vec<Segment>,
-    /// Whether an event of the name concerns a workflow: an enabled workflow it triggers,
-    /// or an execution of the contact found waiting for it
+    /// Whether an event of the name concerns a workflow (`false` when no name was given):
+    /// an enabled workflow it triggers, or an execution of the contact found waiting for it
     /// ([`super::WorkflowStore::has_event_interest`]; a contact not stored yet has no
     /// execution).
     pub event_interest: bool,

@@ -389,13 +389,14 @@ pub trait Store: WorkflowStore + Send + Sync {
     /// The contact with this (lower-cased) address, the workspace's tracked segments, and
     /// whether an event named `event_name` of that contact (or of a new one, when there is
     /// none) concerns a workflow: what storing an event for a contact found by address
-    /// reads first. The default reads them one by one; a store whose reads are round trips
-    /// makes them in one.
+    /// reads first. `event_name` is `None` when the caller stores no event for the contact
+    /// (a send to an address): the interest is then `false`. The default reads them one by
+    /// one; a store whose reads are round trips makes them in one.
     async fn event_reads(
         &self,
         workspace_id: &WorkspaceId,
         email: &str,
-        event_name: &str,
+        event_name: Option<&str>,
     ) -> Result<EventReads, StoreError> {
         let contact = self.contact_by_email(workspace_id, email).await?;
         let tracked_segments = self.tracked_segments(workspace_id).await?;
@@ -403,9 +404,13 @@ pub trait Store: WorkflowStore + Send + Sync {
         // workflows the event triggers count, which an id no contact has asks about.
         let no_contact = ContactId::from(String::new());
         let contact_id = contact.as_ref().map_or(&no_contact, |c| &c.id);
-        let event_interest = self
-            .has_event_interest(workspace_id, event_name, contact_id)
-            .await?;
+        let event_interest = match event_name {
+            Some(name) => {
+                self.has_event_interest(workspace_id, name, contact_id)
+                    .await?
+            }
+            None => false,
+        };
         Ok(EventReads {
             contact,
             tracked_segments,

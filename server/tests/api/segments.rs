@@ -597,3 +597,39 @@ async fn track_membership_switched_on_and_off_by_patch() {
     .await
     .expect_error(422, "VALIDATION_ERROR");
 }
+
+#[tokio::test]
+async fn a_send_to_a_new_address_enters_tracked_segments() {
+    let app = TestApp::new().await;
+    let unsubscribed = json!({"groups": [{"filters": [
+        {"field": "subscribed", "operator": "equals", "value": false}
+    ]}]});
+    app.post(
+        "/segments",
+        json!({"name": "Not subscribed", "condition": unsubscribed, "trackMembership": true}),
+    )
+    .await
+    .expect(201);
+    app.run_jobs().await;
+    // A send makes its new recipients unsubscribed contacts: they enter the segment.
+    let sent = app
+        .post(
+            "/v1/send",
+            crate::harness::send_body(json!(["first@x.com", "second@x.com"])),
+        )
+        .await
+        .expect(200);
+    app.run_jobs().await;
+    for email in sent.body["data"]["emails"].as_array().expect("emails") {
+        let id = email["contact"]["id"].as_str().expect("contact id");
+        let events = app
+            .get(&format!("/events?contactId={id}"))
+            .await
+            .expect(200);
+        assert!(
+            names(&events.body).contains(&"segment.not-subscribed.entry".to_string()),
+            "{id}: {}",
+            events.body
+        );
+    }
+}

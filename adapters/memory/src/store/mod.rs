@@ -216,15 +216,17 @@ impl Store for MemoryStore {
         &self,
         workspace_id: &WorkspaceId,
         email: &str,
-        event_name: &str,
+        event_name: Option<&str>,
     ) -> Result<EventReads, StoreError> {
         // One read lock for the three reads: each taking it again is three chances to park
         // behind a commit.
         let state = self.read_yielding().await;
         let contact = reads::contact_by_email(&state, workspace_id, email);
         let tracked_segments = reads::tracked_segments(&state, workspace_id);
-        let event_interest = state.workflows.get(workspace_id).is_some_and(|d| {
-            workflows::event_interest(d, event_name, contact.as_ref().map(|c| &c.id))
+        let event_interest = event_name.is_some_and(|name| {
+            state.workflows.get(workspace_id).is_some_and(|d| {
+                workflows::event_interest(d, name, contact.as_ref().map(|c| &c.id))
+            })
         });
         Ok(EventReads {
             contact,

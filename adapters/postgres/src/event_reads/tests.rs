@@ -41,7 +41,7 @@ async fn concurrent_event_reads_share_statements_and_keep_their_answers() {
             // In another case: the reads are by the lower-cased address.
             let email = addresses[i].to_uppercase();
             tokio::spawn(async move {
-                let reads = store.event_reads(&ws, &email, "signup").await;
+                let reads = store.event_reads(&ws, &email, Some("signup")).await;
                 (i, ws, reads)
             })
         })

@@ -11,7 +11,8 @@ pub use command::{
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
-use super::contacts::{plan_upsert, ActiveRoom, Upsert};
+use super::commit::ReadAhead;
+use super::contacts::{plan_upsert_of, ActiveRoom, Upsert};
 use super::idempotency::Keyed;
 use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
@@ -138,6 +139,9 @@ impl Engine {
         let tracker = self
             .tracker(track && ws.track_opens, track && ws.track_clicks)
             .await?;
+        // The workspace's tracked segments, read with the first recipient's contact (one
+        // round trip where the store can), for the commit's membership work.
+        let mut tracked_segments = None;
         for recipient in &req.to {
             let upsert = Upsert {
                 email: recipient.email.clone(),
@@ -145,7 +149,21 @@ impl Engine {
                 data: None,
                 default_subscribed: false,
             };
-            let done = plan_upsert(self, ws, &upsert, &mut room, now, &mut changes).await?;
+            let reads = self
+                .store
+                .event_reads(&ws.id, upsert.email.as_str(), None)
+                .await?;
+            tracked_segments.get_or_insert(reads.tracked_segments);
+            let done = plan_upsert_of(
+                self,
+                ws,
+                &upsert,
+                reads.contact,
+                &mut room,
+                now,
+                &mut changes,
+            )
+            .await?;
             if marketing && !done.contact.subscribed {
                 unsubscribed.push(recipient.email.to_string());
                 continue;
@@ -191,7 +209,13 @@ impl Engine {
         if let Some(keyed) = keyed {
             changes.push(Write::PutIdempotency(keyed.record(self, &accepted)));
         }
-        self.commit(changes).await?;
+        let ahead = tracked_segments.as_deref().map(|tracked| ReadAhead {
+            workspace_id: &ws.id,
+            tracked_segments: tracked,
+            event: None,
+            event_interest: false,
+        });
+        self.commit_read_ahead(changes, ahead).await?;
         Ok(accepted)
     }
 }
