@@ -12,6 +12,7 @@ pub mod contact_counts;
 #[cfg(all(test, posthorn_pg_tests))]
 mod contact_counts_tests;
 mod contacts;
+mod domain_reads;
 mod error;
 mod event_reads;
 mod group;
@@ -64,6 +65,8 @@ pub struct PgStore {
     group: Arc<group::Group>,
     /// Answers concurrent event reads together.
     event_reads: Arc<event_reads::EventReadBatches>,
+    /// Answers concurrent reads of a workspace's domains together.
+    domain_reads: Arc<domain_reads::DomainReadBatches>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -105,6 +108,7 @@ impl PgStore {
             wake: Arc::new(wake::Wake::new(pool.clone())),
             group: Arc::new(group::Group::new(pool.clone())),
             event_reads: Arc::new(event_reads::EventReadBatches::new(pool.clone())),
+            domain_reads: Arc::new(domain_reads::DomainReadBatches::new(pool.clone())),
             pool,
         }
     }

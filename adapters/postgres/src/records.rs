@@ -76,20 +76,6 @@ pub(crate) async fn key_sets(pool: &PgPool, workspace_id: &str) -> Result<Vec<Ke
     rows::all(&found, rows::key_set)
 }
 
-/// The domains of a workspace, oldest first (creation time, then id).
-pub(crate) async fn domains(pool: &PgPool, workspace_id: &str) -> Result<Vec<Domain>, StoreError> {
-    let found = sqlx::query(concat!(
-        "SELECT ",
-        domain_cols!(),
-        " FROM domains WHERE workspace_id = $1 ORDER BY created_at, id"
-    ))
-    .bind(workspace_id)
-    .fetch_all(pool)
-    .await
-    .map_err(error::store)?;
-    rows::all(&found, rows::domain)
-}
-
 /// The inbound-enabled domain of that name, in whichever workspace.
 pub(crate) async fn inbound_domain(
     pool: &PgPool,

@@ -53,7 +53,7 @@ impl Store for PgStore {
     }
 
     async fn domains(&self, workspace_id: &WorkspaceId) -> Result<Vec<Domain>, StoreError> {
-        records::domains(&self.pool, workspace_id.as_str()).await
+        self.domain_reads.domains(workspace_id.as_str()).await
     }
 
     async fn inbound_domain(&self, name: &str) -> Result<Option<Domain>, StoreError> {
