@@ -24,3 +24,12 @@ pub(crate) async fn finish(store: PgStore, name: String) {
         eprintln!("note: could not drop test database {name}: {e}");
     }
 }
+
+/// Fails unless `n` concurrent reads took fewer than a quarter as many statements: under
+/// load they must share batches.
+pub(crate) fn assert_batched(statements: u64, n: usize, what: &str) {
+    assert!(
+        statements < n as u64 / 4,
+        "{n} concurrent {what} took {statements} statements"
+    );
+}

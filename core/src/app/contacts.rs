@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 
 use super::{Caller, Patch, StepError};
 use crate::error::{Error, Resource, Result};
-use crate::model::{merge_data, Contact, ContactId, ContactStatus, EmailAddress, Event, Workspace};
+use crate::model::{
+    merge_data, Contact, ContactId, ContactStatus, EmailAddress, Event, Segment, Workspace,
+};
 use crate::ports::{ChangeSet, Clock, ContactQuery, StoreError, Write};
 use crate::Engine;
 
@@ -131,6 +133,39 @@ pub async fn plan_upsert(
         .contact_by_email(&ws.id, upsert.email.as_str())
         .await?;
     plan_upsert_of(engine, ws, upsert, found, room, now, changes).await
+}
+
+/// What [`plan_upsert_reading`] read besides the contact.
+#[derive(Debug, Clone)]
+pub struct ReadAlong {
+    /// The workspace's tracked segments.
+    pub tracked_segments: Vec<Segment>,
+    /// Whether the event named concerns a workflow (`false` when no name was given).
+    pub event_interest: bool,
+}
+
+/// [`plan_upsert`] reading the contact together with the workspace's tracked segments and,
+/// for an event named `event_name`, whether a workflow cares ([`crate::ports::Store::event_reads`]:
+/// one round trip where the store can), so the commit need not read them again.
+pub async fn plan_upsert_reading(
+    engine: &Engine,
+    ws: &Workspace,
+    upsert: &Upsert<'_>,
+    event_name: Option<&str>,
+    room: &mut ActiveRoom,
+    now: DateTime<Utc>,
+    changes: &mut ChangeSet,
+) -> Result<(Upserted, ReadAlong), StoreError> {
+    let reads = engine
+        .store
+        .event_reads(&ws.id, upsert.email.as_str(), event_name)
+        .await?;
+    let done = plan_upsert_of(engine, ws, upsert, reads.contact, room, now, changes).await?;
+    let along = ReadAlong {
+        tracked_segments: reads.tracked_segments,
+        event_interest: reads.event_interest,
+    };
+    Ok((done, along))
 }
 
 /// [`plan_upsert`] with the contact of the address already read (`found`).

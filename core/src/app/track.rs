@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::commit::ReadAhead;
-use super::contacts::{plan_upsert_of, ActiveRoom, Upsert};
+use super::contacts::{plan_upsert_reading, ActiveRoom, Upsert};
 use super::Caller;
 use crate::error::Result;
 use crate::model::{ContactId, EmailAddress, Event, EventId, EventName};
@@ -72,15 +72,11 @@ impl Engine {
             // The contact, the tracked segments and the workflow interest, in one round
             // trip where the store can.
             let event_name = event.as_str();
-            let reads = self
-                .store
-                .event_reads(&ws.id, upsert.email.as_str(), Some(event_name))
-                .await?;
-            let done = plan_upsert_of(
+            let (done, reads) = plan_upsert_reading(
                 self,
                 ws,
                 &upsert,
-                reads.contact,
+                Some(event_name),
                 &mut room,
                 now,
                 &mut changes,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use posthorn_core::model::{Domain, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, Store, SystemClock, Write};
 
-use crate::test_db::{finish, fresh};
+use crate::test_db::{assert_batched, finish, fresh};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_domain_reads_share_statements_and_keep_their_answers() {
@@ -54,11 +54,7 @@ async fn concurrent_domain_reads_share_statements_and_keep_their_answers() {
             .collect();
         assert_eq!(Some(&names), expected.get(&ws), "workspace {ws}");
     }
-    let statements = store.domain_reads.batches() - before;
-    assert!(
-        statements < n as u64 / 4,
-        "{n} concurrent domain reads took {statements} statements"
-    );
+    assert_batched(store.domain_reads.batches() - before, n, "domain reads");
     let store = Arc::into_inner(store).expect("sole owner");
     finish(store, name).await;
 }

@@ -8,7 +8,7 @@ use posthorn_conformance::fixtures::contact;
 use posthorn_core::model::WorkspaceId;
 use posthorn_core::ports::{ChangeSet, Store, SystemClock, Write};
 
-use crate::test_db::{finish, fresh};
+use crate::test_db::{assert_batched, finish, fresh};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_event_reads_share_statements_and_keep_their_answers() {
@@ -54,11 +54,7 @@ async fn concurrent_event_reads_share_statements_and_keep_their_answers() {
         assert!(reads.tracked_segments.is_empty());
         assert!(!reads.event_interest);
     }
-    let statements = store.event_reads.batches() - before;
-    assert!(
-        statements < n as u64 / 4,
-        "{n} concurrent event reads took {statements} statements"
-    );
+    assert_batched(store.event_reads.batches() - before, n, "event reads");
     let store = Arc::into_inner(store).expect("sole owner");
     finish(store, name).await;
 }

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::commit::ReadAhead;
-use super::contacts::{plan_upsert_of, ActiveRoom, Upsert};
+use super::contacts::{plan_upsert_reading, ActiveRoom, Upsert};
 use super::idempotency::Keyed;
 use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
@@ -149,21 +149,9 @@ impl Engine {
                 data: None,
                 default_subscribed: false,
             };
-            let reads = self
-                .store
-                .event_reads(&ws.id, upsert.email.as_str(), None)
-                .await?;
-            tracked_segments.get_or_insert(reads.tracked_segments);
-            let done = plan_upsert_of(
-                self,
-                ws,
-                &upsert,
-                reads.contact,
-                &mut room,
-                now,
-                &mut changes,
-            )
-            .await?;
+            let (done, along) =
+                plan_upsert_reading(self, ws, &upsert, None, &mut room, now, &mut changes).await?;
+            tracked_segments.get_or_insert(along.tracked_segments);
             if marketing && !done.contact.subscribed {
                 unsubscribed.push(recipient.email.to_string());
                 continue;
