@@ -6,6 +6,10 @@
 -- running during a rolling upgrade): they count in every unfiltered total, and while a
 -- workspace has any, its filtered totals count the contacts as before. A rebuild
 -- (`contact_counts::rebuild`) leaves none.
+-- No contact changes while the counts are made again: a contact committed between the
+-- DELETE and the INSERT below would be counted twice.
+LOCK TABLE contacts IN SHARE MODE;
+
 ALTER TABLE contact_counts ADD COLUMN subscribed boolean;
 
 DELETE FROM contact_counts;

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::commit::ReadAhead;
-use super::contacts::{plan_upsert_reading, ActiveRoom, Upsert};
+use super::contacts::{plan_upsert, plan_upsert_reading, ActiveRoom, Upsert};
 use super::idempotency::Keyed;
 use super::{Caller, StepError};
 use crate::error::{Error, Resource, Result};
@@ -140,7 +140,8 @@ impl Engine {
             .tracker(track && ws.track_opens, track && ws.track_clicks)
             .await?;
         // The workspace's tracked segments, read with the first recipient's contact (one
-        // round trip where the store can), for the commit's membership work.
+        // round trip where the store can), for the commit's membership work; the other
+        // recipients read their contacts alone.
         let mut tracked_segments = None;
         for recipient in &req.to {
             let upsert = Upsert {
@@ -149,9 +150,15 @@ impl Engine {
                 data: None,
                 default_subscribed: false,
             };
-            let (done, along) =
-                plan_upsert_reading(self, ws, &upsert, None, &mut room, now, &mut changes).await?;
-            tracked_segments.get_or_insert(along.tracked_segments);
+            let done = if tracked_segments.is_none() {
+                let (done, along) =
+                    plan_upsert_reading(self, ws, &upsert, None, &mut room, now, &mut changes)
+                        .await?;
+                tracked_segments = Some(along.tracked_segments);
+                done
+            } else {
+                plan_upsert(self, ws, &upsert, &mut room, now, &mut changes).await?
+            };
             if marketing && !done.contact.subscribed {
                 unsubscribed.push(recipient.email.to_string());
                 continue;
