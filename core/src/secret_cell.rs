@@ -3,6 +3,10 @@
 
 use std::sync::{Arc, OnceLock};
 
+use rand::RngCore;
+
+use crate::ports::{Store, StoreError};
+
 /// A deployment secret, filled on first use and shared by every clone of the settings
 /// holding it: the store creates each secret once (`Store::ensure_secret`) and never
 /// changes it, so every process keeps the same value. `Debug` never shows it.
@@ -18,6 +22,19 @@ impl SecretCell {
     /// Keeps `key` (the first one kept wins; every process reads the same stored key).
     pub fn set(&self, key: Vec<u8>) {
         let _ = self.0.set(key);
+    }
+
+    /// The kept secret, else the store's secret `name` (created from 32 random bytes on
+    /// first use), which is then kept.
+    pub async fn get_or_load(&self, store: &dyn Store, name: &str) -> Result<Vec<u8>, StoreError> {
+        if let Some(key) = self.get() {
+            return Ok(key.to_vec());
+        }
+        let mut candidate = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut candidate);
+        let key = store.ensure_secret(name, &candidate).await?;
+        self.set(key.clone());
+        Ok(key)
     }
 }
 

@@ -2,8 +2,6 @@
 //! when this server can receive its bounces) and the intake of the bounce and complaint
 //! reports that come back to it.
 
-use rand::RngCore;
-
 use crate::bounce::{self, token, Report, BOUNCE_SECRET};
 use crate::error::Result;
 use crate::model::{BounceType, Domain, EmailRecord};
@@ -15,14 +13,10 @@ impl Engine {
     /// shared by every process) and kept in the settings' cell for
     /// [`Engine::is_bounce_address`].
     pub async fn bounce_key(&self) -> Result<Vec<u8>, StoreError> {
-        if let Some(key) = self.settings.bounce_key.get() {
-            return Ok(key.to_vec());
-        }
-        let mut candidate = [0u8; 32];
-        rand::thread_rng().fill_bytes(&mut candidate);
-        let key = self.store.ensure_secret(BOUNCE_SECRET, &candidate).await?;
-        self.settings.bounce_key.set(key.clone());
-        Ok(key)
+        self.settings
+            .bounce_key
+            .get_or_load(&*self.store, BOUNCE_SECRET)
+            .await
     }
 
     /// Whether `address` is a bounce address this deployment collects:

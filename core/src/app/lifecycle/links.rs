@@ -2,7 +2,6 @@
 //! numbers of `GET /stats`.
 
 use chrono::Duration;
-use rand::RngCore;
 
 use super::super::Caller;
 use crate::error::{Error, Resource, Result};
@@ -19,17 +18,10 @@ impl Engine {
     /// shared by every process) and kept in the settings' cell, so that a send or a
     /// tracking hit reads nothing for it.
     pub async fn tracking_key(&self) -> Result<Vec<u8>, StoreError> {
-        if let Some(key) = self.settings.tracking_key.get() {
-            return Ok(key.to_vec());
-        }
-        let mut candidate = [0u8; 32];
-        rand::thread_rng().fill_bytes(&mut candidate);
-        let key = self
-            .store
-            .ensure_secret(TRACKING_SECRET, &candidate)
-            .await?;
-        self.settings.tracking_key.set(key.clone());
-        Ok(key)
+        self.settings
+            .tracking_key
+            .get_or_load(&*self.store, TRACKING_SECRET)
+            .await
     }
 
     /// A tracker for mail built now, tracking opens and clicks as asked.
