@@ -118,15 +118,10 @@ impl Jobs for PgStore {
     }
 
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
-        let done = sqlx::query(
-            "DELETE FROM jobs WHERE id = $1 AND lease_token = $2 AND state = 'running'",
-        )
-        .bind(job.id.as_str())
-        .bind(&job.lease_token)
-        .execute(&self.pool)
-        .await
-        .map_err(port_error)?;
-        Ok(done.rows_affected() > 0)
+        self.completions
+            .complete(job.id.as_str(), &job.lease_token)
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))
     }
 
     async fn retry(

@@ -18,8 +18,10 @@ mod event_reads;
 mod group;
 mod idempotency;
 mod inbound;
+mod job_completions;
 mod jobs;
 mod matching;
+mod record_reads;
 mod records;
 mod rows;
 mod segments;
@@ -67,6 +69,10 @@ pub struct PgStore {
     event_reads: Arc<event_reads::EventReadBatches>,
     /// Answers concurrent reads of a workspace's domains together.
     domain_reads: Arc<domain_reads::DomainReadBatches>,
+    /// Answers concurrent reads of an email or a workspace together.
+    record_reads: Arc<record_reads::RecordReadBatches>,
+    /// Completes the jobs that concurrent workers finish together.
+    completions: Arc<job_completions::JobCompletions>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -109,6 +115,8 @@ impl PgStore {
             group: Arc::new(group::Group::new(pool.clone())),
             event_reads: Arc::new(event_reads::EventReadBatches::new(pool.clone())),
             domain_reads: Arc::new(domain_reads::DomainReadBatches::new(pool.clone())),
+            record_reads: Arc::new(record_reads::RecordReadBatches::new(pool.clone())),
+            completions: Arc::new(job_completions::JobCompletions::new(pool.clone())),
             pool,
         }
     }

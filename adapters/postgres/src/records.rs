@@ -13,20 +13,6 @@ use crate::rows::{
     workspace_cols,
 };
 
-/// A workspace by id.
-pub(crate) async fn workspace(pool: &PgPool, id: &str) -> Result<Option<Workspace>, StoreError> {
-    let row = sqlx::query(concat!(
-        "SELECT ",
-        workspace_cols!(),
-        " FROM workspaces WHERE id = $1"
-    ))
-    .bind(id)
-    .fetch_optional(pool)
-    .await
-    .map_err(error::store)?;
-    row.as_ref().map(rows::workspace).transpose()
-}
-
 /// Every workspace, oldest first (creation time, then id).
 pub(crate) async fn workspaces(pool: &PgPool) -> Result<Vec<Workspace>, StoreError> {
     let found = sqlx::query(concat!(
@@ -153,25 +139,6 @@ pub(crate) async fn templates(
         .await
         .map_err(error::store)?;
     Ok((page, u64::try_from(total).unwrap_or(0)))
-}
-
-/// An email record by id.
-pub(crate) async fn email(
-    pool: &PgPool,
-    workspace_id: &str,
-    id: &str,
-) -> Result<Option<EmailRecord>, StoreError> {
-    let row = sqlx::query(concat!(
-        "SELECT ",
-        email_cols!(),
-        " FROM emails WHERE workspace_id = $1 AND id = $2"
-    ))
-    .bind(workspace_id)
-    .bind(id)
-    .fetch_optional(pool)
-    .await
-    .map_err(error::store)?;
-    row.as_ref().map(rows::email).transpose()
 }
 
 /// A stored event by id.

@@ -37,7 +37,7 @@ impl Store for PgStore {
     }
 
     async fn workspace(&self, id: &WorkspaceId) -> Result<Option<Workspace>, StoreError> {
-        records::workspace(&self.pool, id.as_str()).await
+        self.record_reads.workspace(id.as_str()).await
     }
 
     async fn workspaces(&self) -> Result<Vec<Workspace>, StoreError> {
@@ -144,7 +144,9 @@ impl Store for PgStore {
         workspace_id: &WorkspaceId,
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError> {
-        records::email(&self.pool, workspace_id.as_str(), id.as_str()).await
+        self.record_reads
+            .email(workspace_id.as_str(), id.as_str())
+            .await
     }
 
     async fn email_by_provider_id(

@@ -21,7 +21,7 @@ pub mod workflows;
 pub mod workspaces;
 
 mod caller;
-mod commit;
+pub(crate) mod commit;
 mod page;
 mod patch;
 mod retry;

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use super::JobOutcome;
+use crate::app::commit::ReadAhead;
 use crate::model::{
     timestamp, BounceType, CampaignStatus, ContactStatus, Domain, EmailId, EmailRecord,
     EmailStatus, Event, WorkspaceId,
@@ -12,6 +13,9 @@ use crate::ports::{
 };
 use crate::render::html_to_text;
 use crate::Engine;
+
+/// The event a handed-over email records.
+const SENT: &str = "email.sent";
 
 /// The workspace's sending budget as a rate-limiter quota.
 pub fn send_quota(per_second: f64) -> Quota {
@@ -174,16 +178,34 @@ impl Engine {
                 let event = Event::new(
                     &*self.clock,
                     &ws.id,
-                    "email.sent",
+                    SENT,
                     data,
                     Some(email.contact_id.clone()),
                     Some(email.id.clone()),
                     sent_at,
                 );
+                // What the commit's follow-up work reads (the tracked segments, whether a
+                // workflow waits for `email.sent`), read in the store's one batched round
+                // trip for events; the contact is the recipient's when its address still is.
+                let reads = self
+                    .store
+                    .event_reads(&ws.id, &email.to.email, Some(SENT))
+                    .await?;
+                let recipient = reads
+                    .contact
+                    .as_ref()
+                    .map(|c| &c.id)
+                    .filter(|id| **id == email.contact_id);
+                let ahead = ReadAhead {
+                    workspace_id: &ws.id,
+                    tracked_segments: &reads.tracked_segments,
+                    event: recipient.map(|id| (SENT, id)),
+                    event_interest: reads.event_interest,
+                };
                 let mut changes = ChangeSet::new();
                 changes.push(Write::UpdateEmail(email));
                 changes.push(Write::AppendEvent(event));
-                self.commit(changes).await?;
+                self.commit_read_ahead(changes, Some(ahead)).await?;
                 self.jobs.complete(job).await?;
                 Ok(JobOutcome::Done)
             }

@@ -355,6 +355,24 @@ async fn an_internal_event_triggers_a_workflow_too() {
 }
 
 #[tokio::test]
+async fn a_delivered_email_triggers_an_email_sent_workflow() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    let flow = w.event_workflow("signup", false).await;
+    let send = w.step_with(&flow, send_to_contact(), Some(&template)).await;
+    w.edge(&flow, &World::trigger(&flow), &send, None).await;
+    let on_sent = w.event_workflow("email.sent", false).await;
+    let ann = w.contact("ann@example.org", json!({"name": "Ann"})).await;
+    w.track("ann@example.org", "signup", json!({"plan": "pro"}))
+        .await;
+    w.run().await;
+    assert_eq!(w.transport.messages_to("ann@example.org").len(), 1);
+    let executions = w.executions(&on_sent).await;
+    assert_eq!(executions.len(), 1, "the delivery's email.sent starts it");
+    assert_eq!(executions[0].contact_id, ann.id);
+}
+
+#[tokio::test]
 async fn a_custom_recipient_is_rendered_and_gets_its_own_contact() {
     let w = World::new().await;
     let template = w.template(TemplateType::Transactional).await;
