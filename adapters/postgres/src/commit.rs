@@ -468,7 +468,10 @@ macro_rules! bind_email {
     };
 }
 
-async fn update_email(conn: &mut PgConnection, e: &EmailRecord) -> Result<(), StoreError> {
+pub(crate) async fn update_email(
+    conn: &mut PgConnection,
+    e: &EmailRecord,
+) -> Result<(), StoreError> {
     let query = sqlx::query(
         "UPDATE emails SET contact_id = $3, to_mailbox = $4, from_mailbox = $5, \
          reply_to = $6, subject = $7, html = $8, text = $9, headers = $10, \

@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use posthorn_core::model::WorkspaceId;
+use posthorn_core::model::{EmailRecord, EmailStatus, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};
 
 use super::transaction::commit_all;
-use posthorn_conformance::fixtures::contact_at;
+use posthorn_conformance::fixtures::{contact_at, email_record};
 
 use crate::test_db::{admin_url, finish, fresh};
 use crate::PgStore;
@@ -258,5 +258,69 @@ async fn jobs_enqueued_in_a_group_wake_workers() {
         started.elapsed() < Duration::from_secs(5),
         "the worker was not woken by the group's commit"
     );
+    finish(store, name).await;
+}
+
+/// A change set replacing `email` with `subject` and `status`.
+fn replace(email: &EmailRecord, subject: &str, status: EmailStatus) -> ChangeSet {
+    let mut changes = ChangeSet::new();
+    changes.push(Write::UpdateEmail(EmailRecord {
+        subject: subject.to_string(),
+        status,
+        ..email.clone()
+    }));
+    changes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn email_replacements_in_a_group_keep_the_order_of_one_commit_each() {
+    let (store, name) = fresh().await;
+    let ws = workspace();
+    let at = Utc::now();
+    let contact = contact_at(&ws, "to@example.com");
+    let emails: Vec<EmailRecord> = (0..5).map(|_| email_record(&contact, at)).collect();
+    let mut seed = insert(&ws, "to@example.com");
+    for email in &emails[..3] {
+        seed.push(Write::InsertEmail(email.clone()));
+    }
+    store.commit(seed).await.expect("seed");
+    let commit = |group: Vec<ChangeSet>| {
+        let pool = store.pool().clone();
+        async move {
+            let outcomes = commit_all(&pool, &group.iter().collect::<Vec<_>>()).await;
+            outcomes.iter().map(Result::is_ok).collect::<Vec<bool>>()
+        }
+    };
+    let read = |i: usize| {
+        let (store, email) = (&store, &emails[i]);
+        async move {
+            let stored = store.email(&email.workspace_id, &email.id).await;
+            stored.expect("read").map(|e| (e.subject, e.status))
+        }
+    };
+    // One pass: email 0 is replaced twice, and the later replacement wins.
+    let group = vec![
+        replace(&emails[0], "first", EmailStatus::Sent),
+        replace(&emails[1], "one", EmailStatus::Sent),
+        replace(&emails[0], "second", EmailStatus::Failed),
+    ];
+    assert_eq!(commit(group).await, [true, true, true]);
+    let second = Some(("second".to_string(), EmailStatus::Failed));
+    assert_eq!(read(0).await, second);
+    assert_eq!(read(1).await, Some(("one".to_string(), EmailStatus::Sent)));
+    // Email 3 was never stored: its replacement fails alone.
+    let group = vec![
+        replace(&emails[2], "two", EmailStatus::Sent),
+        replace(&emails[3], "ghost", EmailStatus::Sent),
+    ];
+    assert_eq!(commit(group).await, [true, false]);
+    assert_eq!(read(2).await, Some(("two".to_string(), EmailStatus::Sent)));
+    assert_eq!(read(3).await, None);
+    // Replaced before it is inserted (email 4, never stored): the replacement finds
+    // nothing, as it would in a commit of its own, so the change set fails.
+    let mut replace_then_insert = replace(&emails[4], "early", EmailStatus::Sent);
+    replace_then_insert.push(Write::InsertEmail(emails[4].clone()));
+    assert_eq!(commit(vec![replace_then_insert]).await, [false]);
+    assert_eq!(read(4).await, None);
     finish(store, name).await;
 }
