@@ -1,20 +1,89 @@
-//! Multi-row inserts for the writes a commit makes in bulk (contacts, emails, jobs,
-//! events): one statement per table and chunk instead of one per row. A campaign batch of 500 recipients
-//! is 1,000 rows; one round trip each made the commit the slowest part of expansion.
+//! Multi-row writes for what a commit writes in bulk (new contacts, emails, jobs and
+//! events, and emails replaced): one statement per table and chunk instead of one per row.
+//! A campaign batch of 500 recipients is 1,000 rows; one round trip each made the commit the
+//! slowest part of expansion.
+//!
+//! Each statement takes one array parameter per column (`unnest`), so its text is the same
+//! for any number of rows: it stays prepared on its connection. A multi-row `VALUES` list
+//! was a new statement for every group size, parsed and planned again each time.
 
 use std::collections::HashSet;
 
+use chrono::{DateTime, Utc};
 use posthorn_core::model::{Contact, EmailRecord, Event};
 use posthorn_core::ports::{NewJob, StoreError, Write};
-use sqlx::query_builder::Separated;
+use sqlx::postgres::PgArguments;
+use sqlx::query::Query;
 use sqlx::types::Json;
-use sqlx::{PgConnection, Postgres, QueryBuilder};
+use sqlx::{PgConnection, Postgres};
 
 use crate::error;
 use crate::rows::enum_text;
 
-/// Rows per statement: far below PostgreSQL's 65,535 bind parameters for every table here.
+/// A statement with its parameters bound so far.
+type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
+
+/// Rows per statement: bounds the size of one statement's arrays.
 const CHUNK: usize = 500;
+
+/// Contacts, counted by workspace, status and subscription in the same statement.
+const INSERT_CONTACTS: &str = "\
+    WITH added AS ( \
+        INSERT INTO contacts (workspace_id, id, email, subscribed, data, status, expires_at, \
+            created_at, updated_at, version) \
+        SELECT w, i, e, s, d, st, x, c, u, 0 FROM unnest($1::text[], $2::text[], \
+            $3::text[], $4::bool[], $5::jsonb[], $6::text[], $7::timestamptz[], \
+            $8::timestamptz[], $9::timestamptz[]) AS t(w, i, e, s, d, st, x, c, u) \
+        RETURNING workspace_id, status, subscribed) \
+    INSERT INTO contact_counts (workspace_id, status, subscribed, n) \
+    SELECT workspace_id, status, subscribed, count(*) FROM added \
+    GROUP BY workspace_id, status, subscribed";
+
+/// Jobs.
+const INSERT_JOBS: &str = "\
+    INSERT INTO jobs (id, payload, run_at) \
+    SELECT * FROM unnest($1::text[], $2::jsonb[], $3::timestamptz[])";
+
+/// The arrays of an email's 32 columns, as a row source named `v`.
+macro_rules! email_arrays {
+    () => {
+        "unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::text[], \
+         $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], \
+         $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
+         $19::timestamptz[], $20::timestamptz[], $21::timestamptz[], $22::timestamptz[], \
+         $23::timestamptz[], $24::timestamptz[], $25::int4[], $26::timestamptz[], \
+         $27::timestamptz[], $28::int4[], $29::timestamptz[], $30::text[], $31::text[], \
+         $32::timestamptz[]) AS v ("
+    };
+}
+
+/// Emails.
+const INSERT_EMAILS: &str = concat!(
+    "INSERT INTO emails (",
+    crate::rows::email_cols!(),
+    ") SELECT * FROM ",
+    email_arrays!(),
+    crate::rows::email_cols!(),
+    ")"
+);
+
+/// Replacements of distinct emails (every column but the key).
+const REPLACE_EMAILS: &str = concat!(
+    "UPDATE emails AS e SET ",
+    crate::rows::email_sets!(),
+    " FROM ",
+    email_arrays!(),
+    crate::rows::email_cols!(),
+    ") WHERE e.workspace_id = v.workspace_id AND e.id = v.id"
+);
+
+/// Events.
+const INSERT_EVENTS: &str = concat!(
+    "INSERT INTO events (",
+    crate::rows::event_cols!(),
+    ") SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::text[], \
+     $6::text[], $7::timestamptz[])"
+);
 
 /// Plain inserts, and replacements of emails, held back to be written together. Flushed
 /// before any other write, so the change set's order is kept for every write that could
@@ -57,66 +126,20 @@ impl<'a> Inserts<'a> {
     /// Writes everything held back (unique violations become `Conflict`).
     pub(crate) async fn flush(&mut self, conn: &mut PgConnection) -> Result<(), StoreError> {
         for chunk in self.contacts.chunks(CHUNK) {
-            // The new contacts are counted by the same statement (migrations 0016, 0017).
-            let mut q: QueryBuilder<Postgres> = QueryBuilder::new(
-                "WITH added AS (INSERT INTO contacts (workspace_id, id, email, subscribed, \
-                 data, status, expires_at, created_at, updated_at, version) ",
-            );
-            q.push_values(chunk, |mut b, c| {
-                b.push_bind(c.workspace_id.as_str())
-                    .push_bind(c.id.as_str())
-                    .push_bind(c.email.as_str())
-                    .push_bind(c.subscribed)
-                    .push_bind(Json(&c.data))
-                    .push_bind(enum_text(&c.status))
-                    .push_bind(c.expires_at)
-                    .push_bind(c.created_at)
-                    .push_bind(c.updated_at)
-                    .push_bind(0_i64);
-            });
-            q.push(
-                " RETURNING workspace_id, status, subscribed) \
-                 INSERT INTO contact_counts (workspace_id, status, subscribed, n) \
-                 SELECT workspace_id, status, subscribed, count(*) FROM added \
-                 GROUP BY workspace_id, status, subscribed",
-            );
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            insert_contacts(conn, chunk).await?;
         }
         for chunk in self.emails.chunks(CHUNK) {
-            let mut q: QueryBuilder<Postgres> = QueryBuilder::new(concat!(
-                "INSERT INTO emails (",
-                crate::rows::email_cols!(),
-                ") "
-            ));
-            q.push_values(chunk, |b, e| bind_email(b, e));
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            let query = sqlx::query(INSERT_EMAILS);
+            bind_email_columns(query, chunk)
+                .execute(&mut *conn)
+                .await
+                .map_err(error::store)?;
         }
         for chunk in self.jobs.chunks(CHUNK) {
-            let mut q: QueryBuilder<Postgres> =
-                QueryBuilder::new("INSERT INTO jobs (id, payload, run_at) ");
-            q.push_values(chunk, |mut b, j| {
-                b.push_bind(j.id.as_str())
-                    .push_bind(Json(&j.payload))
-                    .push_bind(j.run_at);
-            });
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            insert_jobs(conn, chunk).await?;
         }
         for chunk in self.events.chunks(CHUNK) {
-            let mut q: QueryBuilder<Postgres> = QueryBuilder::new(concat!(
-                "INSERT INTO events (",
-                crate::rows::event_cols!(),
-                ") "
-            ));
-            q.push_values(chunk, |mut b, e| {
-                b.push_bind(e.workspace_id.as_str())
-                    .push_bind(e.id.as_str())
-                    .push_bind(&e.name)
-                    .push_bind(Json(&e.data))
-                    .push_bind(e.contact_id.as_ref().map(|id| id.as_str()))
-                    .push_bind(e.email_id.as_ref().map(|id| id.as_str()))
-                    .push_bind(e.created_at);
-            });
-            q.build().execute(&mut *conn).await.map_err(error::store)?;
+            insert_events(conn, chunk).await?;
         }
         for chunk in self.email_updates.chunks(CHUNK) {
             update_emails(conn, chunk).await?;
@@ -131,40 +154,100 @@ impl<'a> Inserts<'a> {
     }
 }
 
-/// Binds the columns of `e` in the order of `email_cols!`.
-fn bind_email(mut b: Separated<'_, Postgres, &'static str>, e: &EmailRecord) {
-    b.push_bind(e.workspace_id.as_str())
-        .push_bind(e.id.as_str())
-        .push_bind(e.contact_id.as_str())
-        .push_bind(Json(&e.to))
-        .push_bind(Json(&e.from))
-        .push_bind(&e.reply_to)
-        .push_bind(&e.subject)
-        .push_bind(&e.html)
-        .push_bind(&e.text)
-        .push_bind(Json(&e.headers))
-        .push_bind(Json(&e.attachments))
-        .push_bind(e.template_id.as_ref().map(|id| id.as_str()))
-        .push_bind(e.campaign_id.as_ref().map(|id| id.as_str()))
-        .push_bind(enum_text(&e.source_type))
-        .push_bind(enum_text(&e.status))
-        .push_bind(&e.message_id)
-        .push_bind(&e.provider_message_id)
-        .push_bind(&e.error)
-        .push_bind(e.created_at)
-        .push_bind(e.sent_at)
-        .push_bind(e.updated_at)
-        .push_bind(e.lifecycle.delivered_at)
-        .push_bind(e.lifecycle.opened_at)
-        .push_bind(e.lifecycle.last_opened_at)
-        .push_bind(crate::rows::count_i32(e.lifecycle.opens))
-        .push_bind(e.lifecycle.clicked_at)
-        .push_bind(e.lifecycle.last_clicked_at)
-        .push_bind(crate::rows::count_i32(e.lifecycle.clicks))
-        .push_bind(e.lifecycle.bounced_at)
-        .push_bind(e.lifecycle.bounce_type.as_ref().map(enum_text))
-        .push_bind(&e.lifecycle.bounce_detail)
-        .push_bind(e.lifecycle.complained_at);
+/// Inserts the contacts of `chunk`, counted by the same statement (migrations 0016, 0017).
+async fn insert_contacts(conn: &mut PgConnection, chunk: &[&Contact]) -> Result<(), StoreError> {
+    sqlx::query(INSERT_CONTACTS)
+        .bind(column(chunk, |c| c.workspace_id.as_str()))
+        .bind(column(chunk, |c| c.id.as_str()))
+        .bind(column(chunk, |c| c.email.as_str()))
+        .bind(column(chunk, |c| c.subscribed))
+        .bind(column(chunk, |c| Json(&c.data)))
+        .bind(column(chunk, |c| enum_text(&c.status)))
+        .bind(column(chunk, |c| c.expires_at))
+        .bind(column(chunk, |c| c.created_at))
+        .bind(column(chunk, |c| c.updated_at))
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+/// Inserts the jobs of `chunk`.
+async fn insert_jobs(conn: &mut PgConnection, chunk: &[&NewJob]) -> Result<(), StoreError> {
+    sqlx::query(INSERT_JOBS)
+        .bind(column(chunk, |j| j.id.as_str()))
+        .bind(column(chunk, |j| Json(&j.payload)))
+        .bind(column(chunk, |j| j.run_at))
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+/// Inserts the events of `chunk`.
+async fn insert_events(conn: &mut PgConnection, chunk: &[&Event]) -> Result<(), StoreError> {
+    sqlx::query(INSERT_EVENTS)
+        .bind(column(chunk, |e| e.workspace_id.as_str()))
+        .bind(column(chunk, |e| e.id.as_str()))
+        .bind(column(chunk, |e| e.name.as_str()))
+        .bind(column(chunk, |e| Json(&e.data)))
+        .bind(column(chunk, |e| {
+            e.contact_id.as_ref().map(|id| id.as_str())
+        }))
+        .bind(column(chunk, |e| e.email_id.as_ref().map(|id| id.as_str())))
+        .bind(column(chunk, |e| e.created_at))
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
+    Ok(())
+}
+
+/// One column of `rows`, bound as one array parameter.
+fn column<'r, R, T>(rows: &[&'r R], value: impl Fn(&'r R) -> T) -> Vec<T> {
+    rows.iter().map(|r| value(r)).collect()
+}
+
+/// Binds one array per column of `chunk`, in the order of `email_cols!` ($1 to $32).
+fn bind_email_columns<'q>(query: PgQuery<'q>, chunk: &[&'q EmailRecord]) -> PgQuery<'q> {
+    let text = |value: fn(&'q EmailRecord) -> Option<&'q str>| column(chunk, value);
+    let time = |value: fn(&'q EmailRecord) -> Option<DateTime<Utc>>| column(chunk, value);
+    query
+        .bind(column(chunk, |e| e.workspace_id.as_str()))
+        .bind(column(chunk, |e| e.id.as_str()))
+        .bind(column(chunk, |e| e.contact_id.as_str()))
+        .bind(column(chunk, |e| Json(&e.to)))
+        .bind(column(chunk, |e| Json(&e.from)))
+        .bind(text(|e| e.reply_to.as_deref()))
+        .bind(column(chunk, |e| e.subject.as_str()))
+        .bind(column(chunk, |e| e.html.as_str()))
+        .bind(text(|e| e.text.as_deref()))
+        .bind(column(chunk, |e| Json(&e.headers)))
+        .bind(column(chunk, |e| Json(&e.attachments)))
+        .bind(text(|e| e.template_id.as_ref().map(|id| id.as_str())))
+        .bind(text(|e| e.campaign_id.as_ref().map(|id| id.as_str())))
+        .bind(column(chunk, |e| enum_text(&e.source_type)))
+        .bind(column(chunk, |e| enum_text(&e.status)))
+        .bind(column(chunk, |e| e.message_id.as_str()))
+        .bind(text(|e| e.provider_message_id.as_deref()))
+        .bind(text(|e| e.error.as_deref()))
+        .bind(column(chunk, |e| e.created_at))
+        .bind(time(|e| e.sent_at))
+        .bind(column(chunk, |e| e.updated_at))
+        .bind(time(|e| e.lifecycle.delivered_at))
+        .bind(time(|e| e.lifecycle.opened_at))
+        .bind(time(|e| e.lifecycle.last_opened_at))
+        .bind(column(chunk, |e| crate::rows::count_i32(e.lifecycle.opens)))
+        .bind(time(|e| e.lifecycle.clicked_at))
+        .bind(time(|e| e.lifecycle.last_clicked_at))
+        .bind(column(chunk, |e| {
+            crate::rows::count_i32(e.lifecycle.clicks)
+        }))
+        .bind(time(|e| e.lifecycle.bounced_at))
+        .bind(column(chunk, |e| {
+            e.lifecycle.bounce_type.as_ref().map(enum_text)
+        }))
+        .bind(text(|e| e.lifecycle.bounce_detail.as_deref()))
+        .bind(time(|e| e.lifecycle.complained_at))
 }
 
 /// Replaces the stored emails of `chunk` (distinct emails) in one statement; `Conflict`
@@ -173,18 +256,10 @@ async fn update_emails(conn: &mut PgConnection, chunk: &[&EmailRecord]) -> Resul
     if let [one] = chunk {
         return crate::commit::update_email(conn, one).await;
     }
-    let mut q: QueryBuilder<Postgres> = QueryBuilder::new(concat!(
-        "UPDATE emails AS e SET ",
-        crate::rows::email_sets!(),
-        " FROM ("
-    ));
-    q.push_values(chunk, |b, e| bind_email(b, e));
-    q.push(concat!(
-        ") AS v (",
-        crate::rows::email_cols!(),
-        ") WHERE e.workspace_id = v.workspace_id AND e.id = v.id"
-    ));
-    let done = q.build().execute(&mut *conn).await.map_err(error::store)?;
+    let done = bind_email_columns(sqlx::query(REPLACE_EMAILS), chunk)
+        .execute(&mut *conn)
+        .await
+        .map_err(error::store)?;
     let gone = chunk.len() as u64 - done.rows_affected().min(chunk.len() as u64);
     if gone > 0 {
         return Err(StoreError::Conflict(format!(
