@@ -112,14 +112,12 @@ impl Jobs for SqliteStore {
 
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
         let writer = self.writer().map_err(store_to_port)?;
-        let done =
-            sqlx::query("DELETE FROM jobs WHERE id = ? AND lease_token = ? AND state = 'running'")
-                .bind(job.id.as_str())
-                .bind(job.lease_token.clone())
-                .execute(writer)
-                .await
-                .map_err(port_error)?;
-        Ok(done.rows_affected() > 0)
+        // Through the group committer: the completions of concurrent workers share a
+        // transaction, one sync of the WAL.
+        self.group
+            .complete(writer, job.id.as_str(), &job.lease_token)
+            .await
+            .map_err(store_to_port)
     }
 
     async fn retry(

@@ -40,10 +40,19 @@ struct Pending {
     reply: oneshot::Sender<Result<bool, StoreError>>,
 }
 
-/// The change sets waiting for the writer, and whether a committer task works them off.
+/// A job completion waiting for the writer, and where its outcome goes.
+struct PendingCompletion {
+    /// The job's id and the lease token it was claimed with.
+    lease: (String, String),
+    reply: oneshot::Sender<Result<bool, StoreError>>,
+}
+
+/// The change sets and job completions waiting for the writer, and whether a committer
+/// task works them off.
 #[derive(Default)]
 struct State {
     queue: Vec<Pending>,
+    completions: Vec<PendingCompletion>,
     running: bool,
     /// Events committed since their names were last filed.
     unfiled: usize,
@@ -76,9 +85,31 @@ impl Group {
             return Ok(false);
         }
         let (reply, outcome) = oneshot::channel();
+        self.enqueue(writer, |state| state.queue.push(Pending { changes, reply }));
+        outcome.await.unwrap_or_else(|_| Err(abandoned()))
+    }
+
+    /// Deletes the running job `id` if `lease_token` still holds it; whether it did. The
+    /// completions waiting together are one transaction, after the group ahead of them.
+    pub(crate) async fn complete(
+        &self,
+        writer: &SqlitePool,
+        id: &str,
+        lease_token: &str,
+    ) -> Result<bool, StoreError> {
+        let (reply, outcome) = oneshot::channel();
+        let lease = (id.to_owned(), lease_token.to_owned());
+        self.enqueue(writer, |state| {
+            state.completions.push(PendingCompletion { lease, reply })
+        });
+        outcome.await.unwrap_or_else(|_| Err(abandoned()))
+    }
+
+    /// Queues work with `push` and starts the committer unless it is at work.
+    fn enqueue(&self, writer: &SqlitePool, push: impl FnOnce(&mut State)) {
         let start = {
             let mut state = lock(&self.state);
-            state.queue.push(Pending { changes, reply });
+            push(&mut state);
             !std::mem::replace(&mut state.running, true)
         };
         if start {
@@ -90,7 +121,6 @@ impl Group {
             let groups = Arc::clone(&self.groups);
             tokio::spawn(async move { committer.run(&writer, &groups).await });
         }
-        outcome.await.unwrap_or_else(|_| Err(abandoned()))
     }
 
     /// Transactions started so far.
@@ -114,28 +144,21 @@ struct Committer {
 impl Committer {
     async fn run(&mut self, writer: &SqlitePool, groups: &AtomicU64) {
         loop {
-            let group: Vec<Pending> = {
+            let (group, completions) = {
                 let mut state = lock(&self.state);
                 let n = state.queue.len().min(MAX_GROUP);
-                if n == 0 {
+                if n == 0 && state.completions.is_empty() {
                     state.running = false;
                     self.finished = true;
                     return;
                 }
-                state.queue.drain(..n).collect()
+                let group: Vec<Pending> = state.queue.drain(..n).collect();
+                (group, std::mem::take(&mut state.completions))
             };
-            // A caller that gave up before its group started is not committed at all.
-            let group: Vec<Pending> = group.into_iter().filter(|p| !p.reply.is_closed()).collect();
-            if group.is_empty() {
-                continue;
-            }
-            groups.fetch_add(1, Ordering::Relaxed);
-            let changes: Vec<&ChangeSet> = group.iter().map(|p| &p.changes).collect();
-            let events = changes.iter().map(|c| events_in(c)).sum::<usize>();
-            let outcomes = transaction::commit_all(writer, &changes).await;
-            for (pending, outcome) in group.into_iter().zip(outcomes) {
-                // A caller that gave up meanwhile no longer listens.
-                let _ = pending.reply.send(outcome);
+            let events = commit_group(writer, groups, group).await;
+            if !completions.is_empty() {
+                groups.fetch_add(1, Ordering::Relaxed);
+                complete(writer, completions).await;
             }
             let file = {
                 let mut state = lock(&self.state);
@@ -155,6 +178,42 @@ impl Committer {
     }
 }
 
+/// Commits `group` (but the change sets whose callers gave up) and answers each; how many
+/// events it appended.
+async fn commit_group(writer: &SqlitePool, groups: &AtomicU64, group: Vec<Pending>) -> usize {
+    // A caller that gave up before its group started is not committed at all.
+    let group: Vec<Pending> = group.into_iter().filter(|p| !p.reply.is_closed()).collect();
+    if group.is_empty() {
+        return 0;
+    }
+    groups.fetch_add(1, Ordering::Relaxed);
+    let changes: Vec<&ChangeSet> = group.iter().map(|p| &p.changes).collect();
+    let events = changes.iter().map(|c| events_in(c)).sum::<usize>();
+    let outcomes = transaction::commit_all(writer, &changes).await;
+    for (pending, outcome) in group.into_iter().zip(outcomes) {
+        // A caller that gave up meanwhile no longer listens.
+        let _ = pending.reply.send(outcome);
+    }
+    events
+}
+
+/// Makes `completions` in one transaction and answers each.
+async fn complete(writer: &SqlitePool, completions: Vec<PendingCompletion>) {
+    let leases: Vec<(String, String)> = completions.iter().map(|c| c.lease.clone()).collect();
+    match transaction::complete_jobs(writer, &leases).await {
+        Ok(deleted) => {
+            for (pending, deleted) in completions.into_iter().zip(deleted) {
+                let _ = pending.reply.send(Ok(deleted));
+            }
+        }
+        Err(err) => {
+            for pending in completions {
+                let _ = pending.reply.send(Err(err.clone()));
+            }
+        }
+    }
+}
+
 /// The events `changes` appends.
 fn events_in(changes: &ChangeSet) -> usize {
     changes
@@ -166,14 +225,15 @@ fn events_in(changes: &ChangeSet) -> usize {
 
 impl Drop for Committer {
     /// Also when the task ends without emptying the queue (a panic, the runtime shutting
-    /// down): the next caller starts a new committer, and the change sets left in the
-    /// queue are answered `Unavailable` (their senders are dropped) instead of waiting
+    /// down): the next caller starts a new committer, and the change sets and completions
+    /// left in the queue are answered `Unavailable` (their senders are dropped) instead of waiting
     /// forever.
     fn drop(&mut self) {
         if !self.finished {
             let mut state = lock(&self.state);
             state.running = false;
             state.queue.clear();
+            state.completions.clear();
         }
     }
 }

@@ -272,3 +272,52 @@ async fn a_writer_left_inside_a_transaction_is_recovered() {
     still_commits(&store, &ws, "again@example.org").await;
     store.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_job_completions_share_transactions_and_honour_leases() {
+    use posthorn_core::ports::Jobs;
+    let store = std::sync::Arc::new(testing::temporary().await.expect("store"));
+    let ws = workspace();
+    let at = chrono::Utc::now();
+    let n = 300;
+    let jobs = (0..n)
+        .map(|_| Write::EnqueueJob(posthorn_conformance::fixtures::job(&ws, at)))
+        .collect();
+    store
+        .commit(ChangeSet { writes: jobs })
+        .await
+        .expect("enqueue");
+    let claimed = store
+        .claim(at, Duration::from_secs(60), n)
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), n);
+    let before = store.group.groups();
+    let tasks: Vec<_> = claimed
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut job)| {
+            let store = std::sync::Arc::clone(&store);
+            // Every third worker holds a lease that is not (or no longer) its own.
+            let stale = i % 3 == 0;
+            if stale {
+                job.lease_token = format!("stale-{i}");
+            }
+            tokio::spawn(async move {
+                let done = store.complete(&job).await.expect("complete");
+                assert_eq!(done, !stale, "job {i}");
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task");
+    }
+    // Through the committer (at least one transaction of its own), in shared transactions.
+    let transactions = store.group.groups() - before;
+    assert!(
+        (1..n as u64 / 4).contains(&transactions),
+        "{n} completions took {transactions} transactions of the committer"
+    );
+    let stats = store.stats(at).await.expect("stats");
+    assert_eq!((stats.queued, stats.running), (0, n as u64 / 3));
+}

@@ -256,6 +256,44 @@ pub(crate) async fn file_event_names(writer: &SqlitePool) -> Result<(), StoreErr
     }
 }
 
+/// Deletes the running job of each (id, lease token) of `leases` whose lease is still held,
+/// in one transaction of its own on the writer (one sync of the WAL for all of them, where
+/// each completion was a transaction of its own); whether each was deleted. On an error
+/// none is (a job not completed runs again and finds its work done).
+pub(super) async fn complete_jobs(
+    writer: &SqlitePool,
+    leases: &[(String, String)],
+) -> Result<Vec<bool>, StoreError> {
+    let mut writer = Writer {
+        conn: writer.acquire().await.map_err(error::store)?,
+        open: false,
+    };
+    writer.begin().await?;
+    let mut deleted = Vec::with_capacity(leases.len());
+    for (id, lease_token) in leases {
+        let done = sqlx::query(
+            "DELETE FROM jobs WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
+        )
+        .bind(id.as_str())
+        .bind(lease_token.as_str())
+        .execute(&mut *writer.conn)
+        .await;
+        match done {
+            Ok(done) => deleted.push(done.rows_affected() > 0),
+            Err(err) => {
+                writer.reset().await;
+                return Err(error::store(err));
+            }
+        }
+    }
+    if let Err(err) = writer.exec("COMMIT").await {
+        writer.reset().await;
+        return Err(err);
+    }
+    writer.open = false;
+    Ok(deleted)
+}
+
 /// Applies each change set in its own savepoint inside the open transaction; a change set
 /// that fails is rolled back to its savepoint alone.
 async fn each_in_savepoint(
