@@ -468,6 +468,41 @@ pub async fn job_complete_removes(p: &StorePorts) {
     );
 }
 
+/// Concurrent completions (workers finishing at once) each delete their own job and say
+/// so; a completion with a stale lease token deletes nothing and says so. (Stores may make
+/// the completions that arrive together in one transaction; each still gets its own
+/// answer.)
+pub async fn job_concurrent_completions_honour_their_leases(p: &StorePorts) {
+    let ws = workspace(p, "completions").await;
+    let now = now_ms();
+    let n = 300;
+    let jobs: Vec<NewJob> = (0..n).map(|_| job(&ws.id, now)).collect();
+    enqueue(p, &jobs).await;
+    let claimed = claim(p, now, n).await;
+    assert_eq!(claimed.len(), n);
+    let tasks: Vec<_> = claimed
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut claimed)| {
+            let jobs = Arc::clone(&p.jobs);
+            // Every third worker holds a lease that is not (or no longer) its own.
+            let stale = i % 3 == 0;
+            if stale {
+                claimed.lease_token = format!("stale-{i}");
+            }
+            tokio::spawn(async move {
+                let done = jobs.complete(&claimed).await;
+                assert_eq!(done, Ok(!stale), "job {i}");
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a completing worker panicked");
+    }
+    let stats = p.jobs.stats(now).await.expect("stats");
+    assert_eq!((stats.queued, stats.running), (0, n as u64 / 3));
+}
+
 /// Every claim counts in `claims` until the job is settled: a lease that runs out makes the
 /// next claim count one more, and `retry` starts the count again.
 pub async fn job_claims_count_unsettled_leases_and_retry_resets(p: &StorePorts) {

@@ -274,50 +274,17 @@ async fn a_writer_left_inside_a_transaction_is_recovered() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_job_completions_share_transactions_and_honour_leases() {
-    use posthorn_core::ports::Jobs;
+async fn concurrent_job_completions_share_transactions() {
+    use posthorn_conformance::store::job_concurrent_completions_honour_their_leases;
     let store = std::sync::Arc::new(testing::temporary().await.expect("store"));
-    let ws = workspace();
-    let at = chrono::Utc::now();
-    let n = 300;
-    let jobs = (0..n)
-        .map(|_| Write::EnqueueJob(posthorn_conformance::fixtures::job(&ws, at)))
-        .collect();
-    store
-        .commit(ChangeSet { writes: jobs })
-        .await
-        .expect("enqueue");
-    let claimed = store
-        .claim(at, Duration::from_secs(60), n)
-        .await
-        .expect("claim");
-    assert_eq!(claimed.len(), n);
+    let ports = posthorn_conformance::StorePorts::of(std::sync::Arc::clone(&store));
+    // The jobs are enqueued by one commit; the completions go through the committer too
+    // (at least one transaction of their own), in shared transactions.
     let before = store.group.groups();
-    let tasks: Vec<_> = claimed
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut job)| {
-            let store = std::sync::Arc::clone(&store);
-            // Every third worker holds a lease that is not (or no longer) its own.
-            let stale = i % 3 == 0;
-            if stale {
-                job.lease_token = format!("stale-{i}");
-            }
-            tokio::spawn(async move {
-                let done = store.complete(&job).await.expect("complete");
-                assert_eq!(done, !stale, "job {i}");
-            })
-        })
-        .collect();
-    for task in tasks {
-        task.await.expect("task");
-    }
-    // Through the committer (at least one transaction of its own), in shared transactions.
+    job_concurrent_completions_honour_their_leases(&ports).await;
     let transactions = store.group.groups() - before;
     assert!(
-        (1..n as u64 / 4).contains(&transactions),
-        "{n} completions took {transactions} transactions of the committer"
+        (2..300 / 4).contains(&transactions),
+        "300 completions took {transactions} transactions of the committer"
     );
-    let stats = store.stats(at).await.expect("stats");
-    assert_eq!((stats.queued, stats.running), (0, n as u64 / 3));
 }
