@@ -58,12 +58,12 @@ struct State {
     unfiled: usize,
 }
 
-/// The queue of change sets waiting for the writer.
+/// The queue of change sets and job completions waiting for the writer.
 #[derive(Default)]
 pub(crate) struct Group {
     state: Arc<Mutex<State>>,
-    /// Transactions started (for tests: commits under load share transactions).
-    groups: Arc<AtomicU64>,
+    /// Transactions started.
+    counts: Arc<Counts>,
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -118,20 +118,35 @@ impl Group {
                 finished: false,
             };
             let writer = writer.clone();
-            let groups = Arc::clone(&self.groups);
-            tokio::spawn(async move { committer.run(&writer, &groups).await });
+            let counts = Arc::clone(&self.counts);
+            tokio::spawn(async move { committer.run(&writer, &counts).await });
         }
     }
 
     /// Transactions started so far.
     #[cfg(test)]
     pub(crate) fn groups(&self) -> u64 {
-        self.groups.load(Ordering::Relaxed)
+        self.counts.groups.load(Ordering::Relaxed)
+    }
+
+    /// Transactions of job completions made so far.
+    #[cfg(test)]
+    pub(crate) fn completion_batches(&self) -> u64 {
+        self.counts.completions.load(Ordering::Relaxed)
     }
 }
 
 fn abandoned() -> StoreError {
     StoreError::Unavailable("the commit was abandoned (the store is closing)".to_string())
+}
+
+/// Transactions started so far, by kind (for tests: work under load shares transactions).
+#[derive(Default)]
+struct Counts {
+    /// Of change sets.
+    groups: AtomicU64,
+    /// Of job completions.
+    completions: AtomicU64,
 }
 
 /// The one task that commits the queue, group after group, until it is empty.
@@ -142,7 +157,7 @@ struct Committer {
 }
 
 impl Committer {
-    async fn run(&mut self, writer: &SqlitePool, groups: &AtomicU64) {
+    async fn run(&mut self, writer: &SqlitePool, counts: &Counts) {
         loop {
             let (group, completions) = {
                 let mut state = lock(&self.state);
@@ -155,9 +170,9 @@ impl Committer {
                 let group: Vec<Pending> = state.queue.drain(..n).collect();
                 (group, std::mem::take(&mut state.completions))
             };
-            let events = commit_group(writer, groups, group).await;
+            let events = commit_group(writer, &counts.groups, group).await;
             if !completions.is_empty() {
-                groups.fetch_add(1, Ordering::Relaxed);
+                counts.completions.fetch_add(1, Ordering::Relaxed);
                 complete(writer, completions).await;
             }
             let file = {
