@@ -10,6 +10,9 @@
 //! `COMMIT` that holds its writes returned. Change sets are applied in arrival order, so a
 //! later one sees an earlier one's writes, as with one transaction each.
 //!
+//! Job completions wait in the same queue: after each group, the committer makes the
+//! completions waiting in one transaction of their own (one sync for all of them).
+//!
 //! One committer task at a time drains the queue ([`State::running`]); it is spawned, so a
 //! caller that gives up (its request is cancelled) abandons nobody else's change set, and
 //! never leaves the writer inside a transaction. The transaction itself is
@@ -123,7 +126,7 @@ impl Group {
         }
     }
 
-    /// Transactions started so far.
+    /// Transactions of change sets started so far.
     #[cfg(test)]
     pub(crate) fn groups(&self) -> u64 {
         self.counts.groups.load(Ordering::Relaxed)
