@@ -9,6 +9,7 @@ use crate::ports::{
     WebhookSink,
 };
 use crate::secret_cell::SecretCell;
+use crate::send_pacer::SendPacer;
 
 /// Tunables of the engine; the defaults are what production uses.
 #[derive(Debug, Clone)]
@@ -42,6 +43,8 @@ pub struct Settings {
     pub bounce_key: SecretCell,
     /// The link-signing key once read from the store (see `Engine::tracking_key`).
     pub tracking_key: SecretCell,
+    /// The windows handed out to deliveries over their workspace's sending rate.
+    pub send_pacer: SendPacer,
 }
 
 /// The `public_url` of [`Settings::default`]: reachable from this machine only.
@@ -63,6 +66,7 @@ impl Default for Settings {
             bounce_domain: None,
             bounce_key: SecretCell::default(),
             tracking_key: SecretCell::default(),
+            send_pacer: SendPacer::default(),
         }
     }
 }

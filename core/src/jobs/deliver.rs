@@ -134,20 +134,17 @@ impl Engine {
             self.jobs.complete(job).await?;
             return Ok(JobOutcome::Done);
         }
-        // Throttle: wait for the next window instead of dropping the mail.
-        let decision = self
-            .rate_limiter
-            .take(
-                &format!("send:{}", ws.id),
-                1,
-                send_quota(ws.send_rate_per_second),
-                now,
-            )
-            .await?;
+        // Throttle: wait for a coming window instead of dropping the mail, the window the
+        // pacer hands out, so that a backlog is spread over as many windows as it needs.
+        let quota = send_quota(ws.send_rate_per_second);
+        let key = format!("send:{}", ws.id);
+        let decision = self.rate_limiter.take(&key, 1, quota, now).await?;
         if !decision.allowed {
-            self.jobs
-                .retry(job, decision.reset_at, false, "throttled")
-                .await?;
+            let at = self
+                .settings
+                .send_pacer
+                .next_window(&ws.id, quota, decision.reset_at);
+            self.jobs.retry(job, at, false, "throttled").await?;
             return Ok(JobOutcome::Retried);
         }
         let sender_domain = self.sender_domain(&email).await?;

@@ -49,6 +49,29 @@ async fn sending_is_throttled_to_the_workspace_rate_without_dropping() {
 }
 
 #[tokio::test]
+async fn a_throttled_backlog_is_spread_over_the_coming_windows() {
+    let app = TestApp::new().await;
+    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 3}))
+        .await;
+    for batch in 0..3 {
+        let ten: Vec<_> = (0..10)
+            .map(|i| json!(format!("r{batch}-{i}@x.com")))
+            .collect();
+        app.post("/v1/send", send_body(json!(ten)))
+            .await
+            .expect(200);
+    }
+    assert_eq!(app.run_jobs().await, 30, "every delivery is tried once");
+    assert_eq!(app.transport.messages().len(), 3, "one second's budget");
+    // Each coming window gets a budget's worth of the backlog, not the whole of it again.
+    for second in 1..=9 {
+        app.clock.advance(chrono::Duration::seconds(1));
+        assert_eq!(app.run_jobs().await, 3, "jobs run in second {second}");
+        assert_eq!(app.transport.messages().len(), 3 * (second + 1));
+    }
+}
+
+#[tokio::test]
 async fn transient_failures_retry_with_backoff_then_succeed() {
     let app = TestApp::new().await;
     app.transport

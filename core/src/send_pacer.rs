@@ -1,0 +1,81 @@
+//! Pacing of the deliveries a workspace's sending rate turns away.
+//!
+//! A delivery over its workspace's budget is put back to run later. Put back to the start of
+//! the next window, every email of a backlog larger than one window's budget came back at
+//! once, and all but a window's worth were turned away again: a campaign of 100,000
+//! emails at 14 a second had the workers claim and put back the whole backlog every
+//! second for two hours. The pacer hands out the coming windows instead, a budget's worth
+//! of emails to each, so each email of a backlog is claimed about once more before it goes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+
+use crate::model::WorkspaceId;
+use crate::ports::Quota;
+
+/// How far ahead of the limiter's next window the pacer may place a delivery. A backlog
+/// beyond it waits in the farthest window and is spread again from there. It also bounds
+/// how long a delivery may wait behind slots handed out to emails that no longer go (a
+/// cancelled campaign).
+pub const MAX_AHEAD: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
+
+/// The window each workspace's next turned-away delivery goes to, and how many went there.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    window: DateTime<Utc>,
+    taken: u32,
+}
+
+/// The windows handed out to turned-away deliveries, per workspace, in this process; shared
+/// by every clone of the settings holding it. (Each process paces its own deliveries; the
+/// limiter still decides what goes, so more processes only mean more windows in use.)
+#[derive(Clone, Default)]
+pub struct SendPacer(Arc<Mutex<HashMap<WorkspaceId, Slot>>>);
+
+impl SendPacer {
+    /// When a delivery of `workspace`, turned away by `quota` until `reset_at`, should be
+    /// tried again: the first window from `reset_at` on with room left in the quota, each
+    /// window taking `quota.limit` deliveries, at most [`MAX_AHEAD`] beyond `reset_at`.
+    pub fn next_window(
+        &self,
+        workspace: &WorkspaceId,
+        quota: Quota,
+        reset_at: DateTime<Utc>,
+    ) -> DateTime<Utc> {
+        let window =
+            chrono::TimeDelta::from_std(quota.window).unwrap_or(chrono::TimeDelta::seconds(1));
+        let farthest = reset_at + MAX_AHEAD;
+        // The map stays consistent across a panic (one entry's update), so a poisoned lock
+        // is still usable.
+        let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = slots.entry(workspace.clone()).or_insert(Slot {
+            window: reset_at,
+            taken: 0,
+        });
+        if slot.window < reset_at {
+            *slot = Slot {
+                window: reset_at,
+                taken: 0,
+            };
+        }
+        if slot.taken >= quota.limit.max(1) && slot.window + window <= farthest {
+            *slot = Slot {
+                window: slot.window + window,
+                taken: 0,
+            };
+        }
+        slot.taken = slot.taken.saturating_add(1);
+        slot.window
+    }
+}
+
+impl std::fmt::Debug for SendPacer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SendPacer")
+    }
+}
+
+#[cfg(test)]
+mod tests;
