@@ -16,6 +16,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Row, SqlitePool};
 
 use crate::error::{port as port_error, store_to_port};
+use crate::group::Settlement;
 use crate::rows::{count, micros, sql_limit};
 use crate::SqliteStore;
 
@@ -112,10 +113,15 @@ impl Jobs for SqliteStore {
 
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
         let writer = self.writer().map_err(store_to_port)?;
-        // Through the group committer: the completions of concurrent workers share a
+        // Through the group committer: the settlements of concurrent workers share a
         // transaction, one sync of the WAL.
         self.group
-            .complete(writer, job.id.as_str(), &job.lease_token)
+            .settle(
+                writer,
+                job.id.as_str(),
+                &job.lease_token,
+                Settlement::Complete,
+            )
             .await
             .map_err(store_to_port)
     }
@@ -128,20 +134,16 @@ impl Jobs for SqliteStore {
         error: &str,
     ) -> Result<bool, PortError> {
         let writer = self.writer().map_err(store_to_port)?;
-        let done = sqlx::query(
-            "UPDATE jobs SET state = 'queued', run_at = ?3, attempts = attempts + ?4, \
-             last_error = ?5, claims = 0, lease_token = NULL, lease_until = NULL \
-             WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
-        )
-        .bind(job.id.as_str())
-        .bind(job.lease_token.clone())
-        .bind(micros(at))
-        .bind(i64::from(failed))
-        .bind(error.to_string())
-        .execute(writer)
-        .await
-        .map_err(port_error)?;
-        let retried = done.rows_affected() > 0;
+        let settlement = Settlement::Retry {
+            run_at: micros(at),
+            failed,
+            error: error.to_string(),
+        };
+        let retried = self
+            .group
+            .settle(writer, job.id.as_str(), &job.lease_token, settlement)
+            .await
+            .map_err(store_to_port)?;
         if retried {
             // The job may be due at once (a release on shutdown): as the memory adapter.
             self.wake.notify();

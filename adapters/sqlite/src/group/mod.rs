@@ -10,8 +10,9 @@
 //! `COMMIT` that holds its writes returned. Change sets are applied in arrival order, so a
 //! later one sees an earlier one's writes, as with one transaction each.
 //!
-//! Job completions wait in the same queue: after each group, the committer makes the
-//! completions waiting in one transaction of their own (one sync for all of them).
+//! Job settlements (completions, and jobs put back to run later) wait in the same queue:
+//! after each group, the committer makes the settlements waiting in one transaction of
+//! their own (one sync for all of them).
 //!
 //! One committer task at a time drains the queue ([`State::running`]); it is spawned, so a
 //! caller that gives up (its request is cancelled) abandons nobody else's change set, and
@@ -43,25 +44,40 @@ struct Pending {
     reply: oneshot::Sender<Result<bool, StoreError>>,
 }
 
-/// A job completion waiting for the writer, and where its outcome goes.
-struct PendingCompletion {
+/// What becomes of a leased job.
+#[derive(Debug, Clone)]
+pub(crate) enum Settlement {
+    /// Done: deleted.
+    Complete,
+    /// Queued again to run at `run_at` (microseconds since the epoch), counting a failed
+    /// attempt when `failed`, with `error` kept.
+    Retry {
+        run_at: i64,
+        failed: bool,
+        error: String,
+    },
+}
+
+/// A job's settlement waiting for the writer, and where its outcome goes.
+struct PendingSettlement {
     /// The job's id and the lease token it was claimed with.
     lease: (String, String),
+    settlement: Settlement,
     reply: oneshot::Sender<Result<bool, StoreError>>,
 }
 
-/// The change sets and job completions waiting for the writer, and whether a committer
+/// The change sets and job settlements waiting for the writer, and whether a committer
 /// task works them off.
 #[derive(Default)]
 struct State {
     queue: Vec<Pending>,
-    completions: Vec<PendingCompletion>,
+    settlements: Vec<PendingSettlement>,
     running: bool,
     /// Events committed since their names were last filed.
     unfiled: usize,
 }
 
-/// The queue of change sets and job completions waiting for the writer.
+/// The queue of change sets and job settlements waiting for the writer.
 #[derive(Default)]
 pub(crate) struct Group {
     state: Arc<Mutex<State>>,
@@ -92,18 +108,23 @@ impl Group {
         outcome.await.unwrap_or_else(|_| Err(abandoned()))
     }
 
-    /// Deletes the running job `id` if `lease_token` still holds it; whether it did. The
-    /// completions waiting together are one transaction, after the group ahead of them.
-    pub(crate) async fn complete(
+    /// Settles the running job `id` if `lease_token` still holds it; whether it did. The
+    /// settlements waiting together are one transaction, after the group ahead of them.
+    pub(crate) async fn settle(
         &self,
         writer: &SqlitePool,
         id: &str,
         lease_token: &str,
+        settlement: Settlement,
     ) -> Result<bool, StoreError> {
         let (reply, outcome) = oneshot::channel();
         let lease = (id.to_owned(), lease_token.to_owned());
         self.enqueue(writer, |state| {
-            state.completions.push(PendingCompletion { lease, reply })
+            state.settlements.push(PendingSettlement {
+                lease,
+                settlement,
+                reply,
+            })
         });
         outcome.await.unwrap_or_else(|_| Err(abandoned()))
     }
@@ -132,10 +153,10 @@ impl Group {
         self.counts.groups.load(Ordering::Relaxed)
     }
 
-    /// Transactions of job completions made so far.
+    /// Transactions of job settlements made so far.
     #[cfg(test)]
-    pub(crate) fn completion_batches(&self) -> u64 {
-        self.counts.completions.load(Ordering::Relaxed)
+    pub(crate) fn settlement_batches(&self) -> u64 {
+        self.counts.settlements.load(Ordering::Relaxed)
     }
 }
 
@@ -148,8 +169,8 @@ fn abandoned() -> StoreError {
 struct Counts {
     /// Of change sets.
     groups: AtomicU64,
-    /// Of job completions.
-    completions: AtomicU64,
+    /// Of job settlements.
+    settlements: AtomicU64,
 }
 
 /// The one task that commits the queue, group after group, until it is empty.
@@ -162,21 +183,21 @@ struct Committer {
 impl Committer {
     async fn run(&mut self, writer: &SqlitePool, counts: &Counts) {
         loop {
-            let (group, completions) = {
+            let (group, settlements) = {
                 let mut state = lock(&self.state);
                 let n = state.queue.len().min(MAX_GROUP);
-                if n == 0 && state.completions.is_empty() {
+                if n == 0 && state.settlements.is_empty() {
                     state.running = false;
                     self.finished = true;
                     return;
                 }
                 let group: Vec<Pending> = state.queue.drain(..n).collect();
-                (group, std::mem::take(&mut state.completions))
+                (group, std::mem::take(&mut state.settlements))
             };
             let events = commit_group(writer, &counts.groups, group).await;
-            if !completions.is_empty() {
-                counts.completions.fetch_add(1, Ordering::Relaxed);
-                complete(writer, completions).await;
+            if !settlements.is_empty() {
+                counts.settlements.fetch_add(1, Ordering::Relaxed);
+                settle(writer, settlements).await;
             }
             let file = {
                 let mut state = lock(&self.state);
@@ -215,17 +236,21 @@ async fn commit_group(writer: &SqlitePool, groups: &AtomicU64, group: Vec<Pendin
     events
 }
 
-/// Makes `completions` in one transaction and answers each.
-async fn complete(writer: &SqlitePool, completions: Vec<PendingCompletion>) {
-    let leases: Vec<(String, String)> = completions.iter().map(|c| c.lease.clone()).collect();
-    match transaction::complete_jobs(writer, &leases).await {
-        Ok(deleted) => {
-            for (pending, deleted) in completions.into_iter().zip(deleted) {
-                let _ = pending.reply.send(Ok(deleted));
+/// Makes `settlements` in one transaction and answers each.
+async fn settle(writer: &SqlitePool, settlements: Vec<PendingSettlement>) {
+    let jobs: Vec<(&str, &str, &Settlement)> = settlements
+        .iter()
+        .map(|p| (p.lease.0.as_str(), p.lease.1.as_str(), &p.settlement))
+        .collect();
+    let outcome = transaction::settle_jobs(writer, &jobs).await;
+    match outcome {
+        Ok(settled) => {
+            for (pending, settled) in settlements.into_iter().zip(settled) {
+                let _ = pending.reply.send(Ok(settled));
             }
         }
         Err(err) => {
-            for pending in completions {
+            for pending in settlements {
                 let _ = pending.reply.send(Err(err.clone()));
             }
         }
@@ -243,7 +268,7 @@ fn events_in(changes: &ChangeSet) -> usize {
 
 impl Drop for Committer {
     /// Also when the task ends without emptying the queue (a panic, the runtime shutting
-    /// down): the next caller starts a new committer, and the change sets and completions
+    /// down): the next caller starts a new committer, and the change sets and settlements
     /// left in the queue are answered `Unavailable` (their senders are dropped) instead of waiting
     /// forever.
     fn drop(&mut self) {
@@ -251,7 +276,7 @@ impl Drop for Committer {
             let mut state = lock(&self.state);
             state.running = false;
             state.queue.clear();
-            state.completions.clear();
+            state.settlements.clear();
         }
     }
 }

@@ -21,6 +21,7 @@ use posthorn_core::ports::{ChangeSet, StoreError};
 use sqlx::pool::PoolConnection;
 use sqlx::{QueryBuilder, Sqlite, SqlitePool};
 
+use super::Settlement;
 use crate::batch::{Inserts, OnConflict};
 use crate::{commit, error};
 
@@ -256,30 +257,44 @@ pub(crate) async fn file_event_names(writer: &SqlitePool) -> Result<(), StoreErr
     }
 }
 
-/// Deletes the running job of each (id, lease token) of `leases` whose lease is still held,
-/// in one transaction of its own on the writer (one sync of the WAL for all of them, where
-/// each completion was a transaction of its own); whether each was deleted. On an error
-/// none is (a job not completed runs again and finds its work done).
-pub(super) async fn complete_jobs(
+/// Settles the running job of each (id, lease token, settlement) of `jobs` whose lease is
+/// still held, in one transaction of its own on the writer (one sync of the WAL for all of
+/// them, where each was a transaction of its own); whether each was settled. On an error
+/// none is (each job keeps its lease: it runs again and finds its work done).
+pub(super) async fn settle_jobs(
     writer: &SqlitePool,
-    leases: &[(String, String)],
+    jobs: &[(&str, &str, &Settlement)],
 ) -> Result<Vec<bool>, StoreError> {
     let mut writer = Writer {
         conn: writer.acquire().await.map_err(error::store)?,
         open: false,
     };
     writer.begin().await?;
-    let mut deleted = Vec::with_capacity(leases.len());
-    for (id, lease_token) in leases {
-        let done = sqlx::query(
-            "DELETE FROM jobs WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
-        )
-        .bind(id.as_str())
-        .bind(lease_token.as_str())
-        .execute(&mut *writer.conn)
-        .await;
-        match done {
-            Ok(done) => deleted.push(done.rows_affected() > 0),
+    let mut settled = Vec::with_capacity(jobs.len());
+    for &(id, lease_token, settlement) in jobs {
+        let query = match settlement {
+            Settlement::Complete => sqlx::query(
+                "DELETE FROM jobs WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
+            )
+            .bind(id)
+            .bind(lease_token),
+            Settlement::Retry {
+                run_at,
+                failed,
+                error,
+            } => sqlx::query(
+                "UPDATE jobs SET state = 'queued', run_at = ?3, attempts = attempts + ?4, \
+                 last_error = ?5, claims = 0, lease_token = NULL, lease_until = NULL \
+                 WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
+            )
+            .bind(id)
+            .bind(lease_token)
+            .bind(*run_at)
+            .bind(i64::from(*failed))
+            .bind(error.as_str()),
+        };
+        match query.execute(&mut *writer.conn).await {
+            Ok(done) => settled.push(done.rows_affected() > 0),
             Err(err) => {
                 writer.reset().await;
                 return Err(error::store(err));
@@ -291,7 +306,7 @@ pub(super) async fn complete_jobs(
         return Err(err);
     }
     writer.open = false;
-    Ok(deleted)
+    Ok(settled)
 }
 
 /// Applies each change set in its own savepoint inside the open transaction; a change set
