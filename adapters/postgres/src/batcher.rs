@@ -101,6 +101,12 @@ impl<T: Send + 'static, R: Send + 'static> Batcher<T, R> {
     }
 }
 
+/// The outcome of each of `count` items whose batch failed with `failure`: that failure,
+/// for every one of them (a batch is one statement: it answers all its items or none).
+pub(crate) fn fail_all<R>(count: usize, failure: &StoreError) -> Vec<Result<R, StoreError>> {
+    (0..count).map(|_| Err(failure.clone())).collect()
+}
+
 fn abandoned() -> StoreError {
     StoreError::Unavailable("the call was abandoned (the store is closing)".to_string())
 }

@@ -9,7 +9,7 @@ use posthorn_core::model::Domain;
 use posthorn_core::ports::StoreError;
 use sqlx::PgPool;
 
-use crate::batcher::Batcher;
+use crate::batcher::{fail_all, Batcher};
 use crate::error;
 use crate::rows::{self, domain_cols};
 
@@ -82,7 +82,7 @@ async fn read_all(pool: &PgPool, workspaces: Vec<String>) -> Vec<Result<Vec<Doma
                 .map(|ws| Ok(by_workspace.get(ws).cloned().unwrap_or_default()))
                 .collect()
         }
-        Err(failure) => workspaces.iter().map(|_| Err(failure.clone())).collect(),
+        Err(failure) => fail_all(workspaces.len(), &failure),
     }
 }
 

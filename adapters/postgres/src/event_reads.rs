@@ -10,7 +10,7 @@ use posthorn_core::ports::{EventReads, StoreError};
 use sqlx::postgres::PgRow;
 use sqlx::{PgPool, Row};
 
-use crate::batcher::Batcher;
+use crate::batcher::{fail_all, Batcher};
 use crate::rows::{self, contact_cols};
 use crate::{error, segments};
 
@@ -142,7 +142,7 @@ async fn read_all(pool: &PgPool, reads: Vec<EventRead>) -> Vec<Result<Answer, St
         )),
         Err(err) => error::store(err),
     };
-    (0..count).map(|_| Err(failure.clone())).collect()
+    fail_all(count, &failure)
 }
 
 fn answer(row: &PgRow) -> Result<Answer, StoreError> {

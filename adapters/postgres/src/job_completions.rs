@@ -8,7 +8,7 @@ use std::sync::Arc;
 use posthorn_core::ports::StoreError;
 use sqlx::{PgPool, Row};
 
-use crate::batcher::Batcher;
+use crate::batcher::{fail_all, Batcher};
 use crate::error;
 
 /// Most completions made by one statement.
@@ -83,7 +83,7 @@ async fn complete_all(pool: &PgPool, leases: Vec<Lease>) -> Vec<Result<bool, Sto
             .iter()
             .map(|(id, _)| Ok(deleted.contains(id)))
             .collect(),
-        Err(failure) => leases.iter().map(|_| Err(failure.clone())).collect(),
+        Err(failure) => fail_all(leases.len(), &failure),
     }
 }
 

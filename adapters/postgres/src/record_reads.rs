@@ -11,7 +11,7 @@ use posthorn_core::ports::StoreError;
 use sqlx::postgres::PgRow;
 use sqlx::PgPool;
 
-use crate::batcher::Batcher;
+use crate::batcher::{fail_all, Batcher};
 use crate::error;
 use crate::rows::{self, email_cols, workspace_cols};
 
@@ -135,7 +135,7 @@ where
             let by_key: HashMap<K, V> = records.into_iter().map(|r| (key_of(&r), r)).collect();
             keys.iter().map(|k| Ok(by_key.get(k).cloned())).collect()
         }
-        Err(failure) => keys.iter().map(|_| Err(failure.clone())).collect(),
+        Err(failure) => fail_all(keys.len(), &failure),
     }
 }
 
