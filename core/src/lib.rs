@@ -12,6 +12,7 @@ pub mod ports;
 pub mod render;
 pub mod secret_cell;
 pub mod segment;
+pub mod send_class;
 pub mod send_pacer;
 pub mod sns;
 pub mod tracking;

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 
 use crate::model::WorkspaceId;
 use crate::ports::Quota;
+use crate::send_class::SendClass;
 
 /// How far ahead of the limiter's next window the pacer may place a delivery. A backlog
 /// beyond it waits in the farthest window and is spread again from there. It also bounds
@@ -28,19 +29,23 @@ struct Slot {
     taken: u32,
 }
 
-/// The windows handed out to turned-away deliveries, per workspace, in this process; shared
-/// by every clone of the settings holding it. (Each process paces its own deliveries; the
-/// limiter still decides what goes, so more processes only mean more windows in use.)
+/// The windows handed out to turned-away deliveries, per workspace and [`SendClass`], in this
+/// process; shared by every clone of the settings holding it. (Each process paces its own
+/// deliveries; the limiter still decides what goes, so more processes only mean more windows
+/// in use.) Each class has windows of its own, so direct mail turned away is never placed
+/// behind a campaign's backlog.
 #[derive(Clone, Default)]
-pub struct SendPacer(Arc<Mutex<HashMap<WorkspaceId, Slot>>>);
+pub struct SendPacer(Arc<Mutex<HashMap<(WorkspaceId, SendClass), Slot>>>);
 
 impl SendPacer {
-    /// When a delivery of `workspace`, turned away by `quota` until `reset_at`, should be
-    /// tried again: the first window from `reset_at` on with room left in the quota, each
-    /// window taking `quota.limit` deliveries, at most [`MAX_AHEAD`] beyond `reset_at`.
+    /// When a delivery of `workspace` in `class`, turned away by `quota` (the class's share)
+    /// until `reset_at`, should be tried again: the first window from `reset_at` on with room
+    /// left in the quota, each window taking `quota.limit` deliveries of the class, at most
+    /// [`MAX_AHEAD`] beyond `reset_at`.
     pub fn next_window(
         &self,
         workspace: &WorkspaceId,
+        class: SendClass,
         quota: Quota,
         reset_at: DateTime<Utc>,
     ) -> DateTime<Utc> {
@@ -50,7 +55,7 @@ impl SendPacer {
         // The map stays consistent across a panic (one entry's update), so a poisoned lock
         // is still usable.
         let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = slots.entry(workspace.clone()).or_insert(Slot {
+        let slot = slots.entry((workspace.clone(), class)).or_insert(Slot {
             window: reset_at,
             taken: 0,
         });
@@ -68,6 +73,13 @@ impl SendPacer {
         }
         slot.taken = slot.taken.saturating_add(1);
         slot.window
+    }
+
+    /// Forgets the windows handed out to `workspace`'s `class`: the deliveries they were
+    /// handed to no longer go (a cancelled campaign), so later ones need not wait behind them.
+    pub fn forget(&self, workspace: &WorkspaceId, class: SendClass) {
+        let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        slots.remove(&(workspace.clone(), class));
     }
 }
 

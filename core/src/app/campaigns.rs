@@ -12,6 +12,7 @@ use crate::model::{
 };
 use crate::ports::{ChangeSet, Clock, EmailStatsQuery, JobPayload, NewJob, StoreError, Write};
 use crate::segment::{Condition, Field, Filter, Group, Logic, Operator};
+use crate::send_class::SendClass;
 use crate::Engine;
 
 /// A campaign with its counters and embedded segment, as the API shows it.
@@ -480,6 +481,11 @@ impl Engine {
         changes.push(Write::UpdateCampaign(campaign.clone()));
         self.commit_campaign(changes).await?;
         campaign.version += 1;
+        // Its queued emails are cancelled as they come due, before the throttle: the
+        // windows they were paced into are free for the workspace's other campaigns.
+        self.settings
+            .send_pacer
+            .forget(&campaign.workspace_id, SendClass::Bulk);
         Ok((
             self.campaign_view(campaign).await?,
             "Campaign cancelled".to_string(),

@@ -1,5 +1,6 @@
 //! Delivering one email: throttle, hand to the transport, record `email.sent`.
 
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::JobOutcome;
@@ -9,9 +10,10 @@ use crate::model::{
     EmailStatus, Event, WorkspaceId,
 };
 use crate::ports::{
-    ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, TransportError, Write,
+    ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, RateDecision, TransportError, Write,
 };
 use crate::render::html_to_text;
+use crate::send_class::SendClass;
 use crate::Engine;
 
 /// The event a handed-over email records.
@@ -108,6 +110,30 @@ impl Engine {
         })
     }
 
+    /// Takes one delivery of `class` from `workspace`'s sending budget: campaign mail first
+    /// from its own share, then, like all mail, from the whole budget. (Campaign mail refused
+    /// by the whole budget has used a unit of its share: in that window other mail came
+    /// first, which is the point.)
+    async fn take_send_budget(
+        &self,
+        workspace: &WorkspaceId,
+        class: SendClass,
+        quota: Quota,
+        now: DateTime<Utc>,
+    ) -> crate::Result<RateDecision> {
+        if let Some(key) = class.share_key(workspace.as_str()) {
+            let share = self
+                .rate_limiter
+                .take(&key, 1, class.quota(quota), now)
+                .await?;
+            if !share.allowed {
+                return Ok(share);
+            }
+        }
+        let key = format!("send:{workspace}");
+        Ok(self.rate_limiter.take(&key, 1, quota, now).await?)
+    }
+
     /// Handles `DeliverEmail`. Idempotent: an email no longer QUEUED is left alone.
     pub(super) async fn deliver_email(
         &self,
@@ -136,14 +162,16 @@ impl Engine {
         }
         // Throttle: wait for a coming window instead of dropping the mail, the window the
         // pacer hands out, so that a backlog is spread over as many windows as it needs.
+        let class = SendClass::of(&email);
         let quota = send_quota(ws.send_rate_per_second);
-        let key = format!("send:{}", ws.id);
-        let decision = self.rate_limiter.take(&key, 1, quota, now).await?;
+        let decision = self.take_send_budget(&ws.id, class, quota, now).await?;
         if !decision.allowed {
-            let at = self
-                .settings
-                .send_pacer
-                .next_window(&ws.id, quota, decision.reset_at);
+            let at = self.settings.send_pacer.next_window(
+                &ws.id,
+                class,
+                class.quota(quota),
+                decision.reset_at,
+            );
             self.jobs.retry(job, at, false, "throttled").await?;
             return Ok(JobOutcome::Retried);
         }

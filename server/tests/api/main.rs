@@ -5,6 +5,7 @@ mod auth;
 mod bounces;
 mod campaign_audience;
 mod campaign_stats;
+mod campaign_throttle;
 mod campaigns;
 mod contacts;
 mod delivery;
