@@ -16,17 +16,30 @@ use crate::model::WorkspaceId;
 use crate::ports::Quota;
 use crate::send_class::SendClass;
 
-/// How far ahead of the limiter's next window the pacer may place a delivery. A backlog
-/// beyond it waits in the farthest window and is spread again from there. It also bounds
-/// how long a delivery may wait behind slots handed out to emails that no longer go (a
-/// cancelled campaign).
+/// How far ahead of the limiter's next window the pacer may place a delivery in a window of
+/// its own. A backlog beyond it is spread over the windows of the following `MAX_AHEAD`
+/// without counting (so it comes due a little at a time, not at once) and is paced again as
+/// it comes due. It also bounds how long a delivery may wait behind windows handed out to
+/// emails that no longer go.
 pub const MAX_AHEAD: chrono::TimeDelta = chrono::TimeDelta::minutes(10);
 
-/// The window each workspace's next turned-away delivery goes to, and how many went there.
+/// The window each workspace's next turned-away delivery goes to, how many went there, and
+/// how many found every window up to [`MAX_AHEAD`] taken.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     window: DateTime<Utc>,
     taken: u32,
+    spilled: u32,
+}
+
+impl Slot {
+    fn at(window: DateTime<Utc>) -> Self {
+        Self {
+            window,
+            taken: 0,
+            spilled: 0,
+        }
+    }
 }
 
 /// The windows handed out to turned-away deliveries, per workspace and [`SendClass`], in this
@@ -41,7 +54,8 @@ impl SendPacer {
     /// When a delivery of `workspace` in `class`, turned away by `quota` (the class's share)
     /// until `reset_at`, should be tried again: the first window from `reset_at` on with room
     /// left in the quota, each window taking `quota.limit` deliveries of the class, at most
-    /// [`MAX_AHEAD`] beyond `reset_at`.
+    /// [`MAX_AHEAD`] beyond `reset_at`; past that, one of the windows of the following
+    /// [`MAX_AHEAD`] in turn.
     pub fn next_window(
         &self,
         workspace: &WorkspaceId,
@@ -55,21 +69,24 @@ impl SendPacer {
         // The map stays consistent across a panic (one entry's update), so a poisoned lock
         // is still usable.
         let mut slots = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = slots.entry((workspace.clone(), class)).or_insert(Slot {
-            window: reset_at,
-            taken: 0,
-        });
+        let slot = slots
+            .entry((workspace.clone(), class))
+            .or_insert(Slot::at(reset_at));
         if slot.window < reset_at {
-            *slot = Slot {
-                window: reset_at,
-                taken: 0,
-            };
+            *slot = Slot::at(reset_at);
         }
-        if slot.taken >= quota.limit.max(1) && slot.window + window <= farthest {
-            *slot = Slot {
-                window: slot.window + window,
-                taken: 0,
-            };
+        if slot.taken >= quota.limit.max(1) {
+            if slot.window + window > farthest {
+                // Every window up to the farthest is taken: spread the rest over the windows
+                // after it, one each in turn, to be paced again when they come due.
+                let spread = (MAX_AHEAD.num_milliseconds() / window.num_milliseconds().max(1))
+                    .clamp(1, i64::from(u32::MAX));
+                let turn = i64::from(slot.spilled) % spread;
+                slot.spilled = slot.spilled.wrapping_add(1);
+                return slot.window + window * i32::try_from(turn + 1).unwrap_or(i32::MAX);
+            }
+            slot.window += window;
+            slot.taken = 0;
         }
         slot.taken = slot.taken.saturating_add(1);
         slot.window

@@ -59,15 +59,41 @@ fn windows_in_the_past_are_not_handed_out() {
 }
 
 #[test]
-fn no_window_lies_beyond_max_ahead() {
+fn no_window_of_its_own_lies_beyond_max_ahead() {
     let pacer = SendPacer::default();
     let ws = workspace();
     let ahead = MAX_AHEAD.num_seconds();
-    let last = (0..ahead + 50)
+    let own: Vec<DateTime<Utc>> = (0..=ahead)
         .map(|_| pacer.next_window(&ws, DIRECT, quota(1), at(1)))
-        .max()
-        .expect("windows");
-    assert_eq!(last, at(1) + TimeDelta::seconds(ahead));
+        .collect();
+    assert_eq!(own.last(), Some(&(at(1) + TimeDelta::seconds(ahead))));
+    assert!(own.windows(2).all(|w| w[1] == w[0] + TimeDelta::seconds(1)));
+}
+
+#[test]
+fn a_backlog_beyond_max_ahead_is_spread_over_the_windows_after_it() {
+    let pacer = SendPacer::default();
+    let ws = workspace();
+    let ahead = MAX_AHEAD.num_seconds();
+    let farthest = at(1) + TimeDelta::seconds(ahead);
+    for _ in 0..=ahead {
+        pacer.next_window(&ws, DIRECT, quota(1), at(1));
+    }
+    // Twice the windows after the farthest: each of them gets two, in turn.
+    let mut spilled = std::collections::BTreeMap::<i64, u32>::new();
+    for _ in 0..2 * ahead {
+        let w = pacer.next_window(&ws, DIRECT, quota(1), at(1));
+        *spilled.entry((w - farthest).num_seconds()).or_default() += 1;
+    }
+    assert_eq!(spilled.len() as i64, ahead);
+    assert_eq!(spilled.keys().next(), Some(&1));
+    assert_eq!(spilled.keys().last(), Some(&ahead));
+    assert!(spilled.values().all(|n| *n == 2), "{spilled:?}");
+    // They are not counted: a second later the window after the farthest is free again.
+    assert_eq!(
+        pacer.next_window(&ws, DIRECT, quota(1), at(2)),
+        farthest + TimeDelta::seconds(1)
+    );
 }
 
 #[test]
