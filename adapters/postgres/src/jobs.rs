@@ -16,6 +16,7 @@ use sqlx::{PgPool, Row};
 
 use crate::contacts::sql_limit;
 use crate::error::port as port_error;
+use crate::job_settlements::Settlement;
 use crate::{PgStore, JOBS_CHANNEL};
 
 /// Claims due jobs and expired leases, oldest `run_at` first, skipping rows that other
@@ -118,8 +119,8 @@ impl Jobs for PgStore {
     }
 
     async fn complete(&self, job: &ClaimedJob) -> Result<bool, PortError> {
-        self.completions
-            .complete(job.id.as_str(), &job.lease_token)
+        self.settlements
+            .settle(job.id.as_str(), &job.lease_token, Settlement::Complete)
             .await
             .map_err(|e| PortError::Unavailable(e.to_string()))
     }
@@ -131,21 +132,15 @@ impl Jobs for PgStore {
         failed: bool,
         error: &str,
     ) -> Result<bool, PortError> {
-        let done = sqlx::query(
-            "UPDATE jobs SET state = 'queued', run_at = $3, \
-             attempts = attempts + CASE WHEN $4 THEN 1 ELSE 0 END, last_error = $5, \
-             claims = 0, lease_token = NULL, lease_until = NULL \
-             WHERE id = $1 AND lease_token = $2 AND state = 'running'",
-        )
-        .bind(job.id.as_str())
-        .bind(&job.lease_token)
-        .bind(at)
-        .bind(failed)
-        .bind(error)
-        .execute(&self.pool)
-        .await
-        .map_err(port_error)?;
-        Ok(done.rows_affected() > 0)
+        let later = Settlement::Retry {
+            run_at: at,
+            failed,
+            error: error.to_owned(),
+        };
+        self.settlements
+            .settle(job.id.as_str(), &job.lease_token, later)
+            .await
+            .map_err(|e| PortError::Unavailable(e.to_string()))
     }
 
     async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError> {

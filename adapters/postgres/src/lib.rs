@@ -18,7 +18,7 @@ mod event_reads;
 mod group;
 mod idempotency;
 mod inbound;
-mod job_completions;
+mod job_settlements;
 mod jobs;
 mod matching;
 mod record_reads;
@@ -72,7 +72,7 @@ pub struct PgStore {
     /// Answers concurrent reads of an email or a workspace together.
     record_reads: Arc<record_reads::RecordReadBatches>,
     /// Completes the jobs that concurrent workers finish together.
-    completions: Arc<job_completions::JobCompletions>,
+    settlements: Arc<job_settlements::JobSettlements>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -116,7 +116,7 @@ impl PgStore {
             event_reads: Arc::new(event_reads::EventReadBatches::new(pool.clone())),
             domain_reads: Arc::new(domain_reads::DomainReadBatches::new(pool.clone())),
             record_reads: Arc::new(record_reads::RecordReadBatches::new(pool.clone())),
-            completions: Arc::new(job_completions::JobCompletions::new(pool.clone())),
+            settlements: Arc::new(job_settlements::JobSettlements::new(pool.clone())),
             pool,
         }
     }

@@ -503,6 +503,65 @@ pub async fn job_concurrent_completions_honour_their_leases(p: &StorePorts) {
     assert_eq!((stats.queued, stats.running), (0, n as u64 / 3));
 }
 
+/// Workers putting their jobs back at once (throttled, or after a failure), as a burst of
+/// deliveries over the sending rate does: each retry honours its own lease (a stale one
+/// changes nothing), keeps its own time and counts only its own failed attempt.
+pub async fn job_concurrent_retries_honour_their_leases_and_times(p: &StorePorts) {
+    let ws = workspace(p, "retries").await;
+    let now = now_ms();
+    let n = 120;
+    let jobs: Vec<NewJob> = (0..n).map(|_| job(&ws.id, now)).collect();
+    enqueue(p, &jobs).await;
+    let claimed = claim(p, now, n).await;
+    assert_eq!(claimed.len(), n);
+    let mut failed_ids = HashSet::new();
+    let tasks: Vec<_> = claimed
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut claimed)| {
+            let jobs = Arc::clone(&p.jobs);
+            // Every third worker holds a lease that is not (or no longer) its own.
+            let stale = i % 3 == 0;
+            if stale {
+                claimed.lease_token = format!("stale-{i}");
+            }
+            // Half failed and come back in 10 s; the others were throttled, back in 20 s.
+            let failed = i % 2 == 0;
+            if failed && !stale {
+                failed_ids.insert(claimed.id.clone());
+            }
+            let at = secs(now, if failed { 10 } else { 20 });
+            tokio::spawn(async move {
+                let done = jobs.retry(&claimed, at, failed, "busy").await;
+                assert_eq!(done, Ok(!stale), "job {i}");
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("a retrying worker panicked");
+    }
+    assert!(claim(p, secs(now, 9), n).await.is_empty(), "back too early");
+    let failed = claim(p, secs(now, 10), n).await;
+    assert_eq!(
+        failed.iter().map(|j| j.id.clone()).collect::<HashSet<_>>(),
+        failed_ids
+    );
+    assert!(
+        failed.iter().all(|j| j.attempts == 1),
+        "a failed attempt each"
+    );
+    let throttled = claim(p, secs(now, 20), n).await;
+    assert_eq!(throttled.len(), 40);
+    assert!(
+        throttled.iter().all(|j| j.attempts == 0),
+        "no attempt counted"
+    );
+    // Every job is leased now: the stale workers' 40 still to whoever holds them, and the
+    // 80 claimed again.
+    let stats = p.jobs.stats(secs(now, 20)).await.expect("stats");
+    assert_eq!(stats.running, 40 + 40 + 40);
+}
+
 /// Every claim counts in `claims` until the job is settled: a lease that runs out makes the
 /// next claim count one more, and `retry` starts the count again.
 pub async fn job_claims_count_unsettled_leases_and_retry_resets(p: &StorePorts) {

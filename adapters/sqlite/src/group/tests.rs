@@ -289,45 +289,16 @@ async fn concurrent_job_completions_share_transactions() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_retries_share_transactions_and_keep_their_times() {
-    use posthorn_core::ports::Jobs;
+async fn concurrent_retries_share_transactions() {
+    use posthorn_conformance::store::job_concurrent_retries_honour_their_leases_and_times;
     let store = std::sync::Arc::new(testing::temporary().await.expect("store"));
-    let ws = workspace();
-    let now = posthorn_conformance::fixtures::now_ms();
-    let n = 120;
-    let jobs = (0..n)
-        .map(|_| Write::EnqueueJob(posthorn_conformance::fixtures::job(&ws, now)))
-        .collect();
-    store
-        .commit(ChangeSet { writes: jobs })
-        .await
-        .expect("enqueue");
-    let lease = Duration::from_secs(60);
-    let claimed = store.claim(now, lease, n).await.expect("claim");
-    assert_eq!(claimed.len(), n);
-    let later = now + chrono::TimeDelta::seconds(30);
+    let ports = posthorn_conformance::StorePorts::of(std::sync::Arc::clone(&store));
+    // Through the committer (at least one transaction), in shared transactions.
     let before = store.group.settlement_batches();
-    let tasks: Vec<_> = claimed
-        .into_iter()
-        .map(|job| {
-            let store = std::sync::Arc::clone(&store);
-            tokio::spawn(async move { store.retry(&job, later, true, "busy").await })
-        })
-        .collect();
-    for task in tasks {
-        assert_eq!(task.await.expect("task"), Ok(true));
-    }
+    job_concurrent_retries_honour_their_leases_and_times(&ports).await;
     let transactions = store.group.settlement_batches() - before;
     assert!(
-        (1..n as u64 / 4).contains(&transactions),
-        "{n} retries took {transactions} transactions of the committer"
-    );
-    let early = store.claim(now, lease, n).await.expect("claim");
-    assert!(early.is_empty(), "a retried job came back before its time");
-    let due = store.claim(later, lease, n).await.expect("claim");
-    assert_eq!(due.len(), n);
-    assert!(
-        due.iter().all(|job| job.attempts == 1),
-        "a failed attempt each"
+        (1..120 / 4).contains(&transactions),
+        "120 retries took {transactions} transactions of the committer"
     );
 }
