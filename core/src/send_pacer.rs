@@ -80,7 +80,7 @@ impl SendPacer {
                 // Every window up to the farthest is taken: spread the rest over the windows
                 // after it, one each in turn, to be paced again when they come due.
                 let spread = (MAX_AHEAD.num_milliseconds() / window.num_milliseconds().max(1))
-                    .clamp(1, i64::from(u32::MAX));
+                    .clamp(1, i64::from(i32::MAX));
                 let turn = i64::from(slot.spilled) % spread;
                 slot.spilled = slot.spilled.wrapping_add(1);
                 return slot.window + window * i32::try_from(turn + 1).unwrap_or(i32::MAX);
