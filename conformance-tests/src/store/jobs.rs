@@ -468,28 +468,39 @@ pub async fn job_complete_removes(p: &StorePorts) {
     );
 }
 
+/// `n` jobs of a new workspace `name`, claimed at `now`, numbered, every third with a lease
+/// token that is not (or no longer) its worker's own: `(i, job, stale)`.
+async fn leased_some_stale(
+    p: &StorePorts,
+    name: &str,
+    now: chrono::DateTime<chrono::Utc>,
+    n: usize,
+) -> impl Iterator<Item = (usize, ClaimedJob, bool)> {
+    let ws = workspace(p, name).await;
+    let jobs: Vec<NewJob> = (0..n).map(|_| job(&ws.id, now)).collect();
+    enqueue(p, &jobs).await;
+    let claimed = claim(p, now, n).await;
+    assert_eq!(claimed.len(), n);
+    claimed.into_iter().enumerate().map(|(i, mut claimed)| {
+        let stale = i % 3 == 0;
+        if stale {
+            claimed.lease_token = format!("stale-{i}");
+        }
+        (i, claimed, stale)
+    })
+}
+
 /// Concurrent completions (workers finishing at once) each delete their own job and say
 /// so; a completion with a stale lease token deletes nothing and says so. (Stores may make
 /// the completions that arrive together in one transaction; each still gets its own
 /// answer.)
 pub async fn job_concurrent_completions_honour_their_leases(p: &StorePorts) {
-    let ws = workspace(p, "completions").await;
     let now = now_ms();
     let n = 300;
-    let jobs: Vec<NewJob> = (0..n).map(|_| job(&ws.id, now)).collect();
-    enqueue(p, &jobs).await;
-    let claimed = claim(p, now, n).await;
-    assert_eq!(claimed.len(), n);
-    let tasks: Vec<_> = claimed
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut claimed)| {
+    let tasks: Vec<_> = leased_some_stale(p, "completions", now, n)
+        .await
+        .map(|(i, claimed, stale)| {
             let jobs = Arc::clone(&p.jobs);
-            // Every third worker holds a lease that is not (or no longer) its own.
-            let stale = i % 3 == 0;
-            if stale {
-                claimed.lease_token = format!("stale-{i}");
-            }
             tokio::spawn(async move {
                 let done = jobs.complete(&claimed).await;
                 assert_eq!(done, Ok(!stale), "job {i}");
@@ -507,24 +518,13 @@ pub async fn job_concurrent_completions_honour_their_leases(p: &StorePorts) {
 /// deliveries over the sending rate does: each retry honours its own lease (a stale one
 /// changes nothing), keeps its own time and counts only its own failed attempt.
 pub async fn job_concurrent_retries_honour_their_leases_and_times(p: &StorePorts) {
-    let ws = workspace(p, "retries").await;
     let now = now_ms();
     let n = 120;
-    let jobs: Vec<NewJob> = (0..n).map(|_| job(&ws.id, now)).collect();
-    enqueue(p, &jobs).await;
-    let claimed = claim(p, now, n).await;
-    assert_eq!(claimed.len(), n);
     let mut failed_ids = HashSet::new();
-    let tasks: Vec<_> = claimed
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut claimed)| {
+    let tasks: Vec<_> = leased_some_stale(p, "retries", now, n)
+        .await
+        .map(|(i, claimed, stale)| {
             let jobs = Arc::clone(&p.jobs);
-            // Every third worker holds a lease that is not (or no longer) its own.
-            let stale = i % 3 == 0;
-            if stale {
-                claimed.lease_token = format!("stale-{i}");
-            }
             // Half failed and come back in 10 s; the others were throttled, back in 20 s.
             let failed = i % 2 == 0;
             if failed && !stale {
