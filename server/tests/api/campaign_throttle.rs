@@ -47,22 +47,6 @@ async fn mail_sent_during_a_campaign_is_not_queued_behind_it() {
 }
 
 #[tokio::test]
-async fn a_burst_of_sends_still_takes_the_whole_rate() {
-    let app = TestApp::new().await;
-    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 5}))
-        .await;
-    let ten: Vec<_> = (0..10).map(|i| json!(format!("d{i}@x.com"))).collect();
-    app.post("/v1/send", send_body(json!(ten)))
-        .await
-        .expect(200);
-    drain(&app).await;
-    assert_eq!(app.transport.messages().len(), 5);
-    app.clock.advance(chrono::Duration::seconds(1));
-    drain(&app).await;
-    assert_eq!(app.transport.messages().len(), 10);
-}
-
-#[tokio::test]
 async fn a_cancelled_campaign_does_not_hold_up_the_next_one() {
     let app = TestApp::new().await;
     app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 5}))
