@@ -1,5 +1,5 @@
 //! Multi-row writes for what a commit writes in bulk (new contacts, emails, jobs and
-//! events, and emails replaced): one statement per table and chunk instead of one per row.
+//! events, and the new states of emails): one statement per table and chunk instead of one per row.
 //! A campaign batch of 500 recipients is 1,000 rows; one round trip each made the commit the
 //! slowest part of expansion.
 //!
@@ -67,13 +67,15 @@ const INSERT_EMAILS: &str = concat!(
     ")"
 );
 
-/// Replacements of distinct emails (every column but the key).
-const REPLACE_EMAILS: &str = concat!(
+/// New states of distinct emails (`Write::UpdateEmail`: the state only).
+const UPDATE_EMAILS: &str = concat!(
     "UPDATE emails AS e SET ",
-    crate::rows::email_sets!(),
-    " FROM ",
-    email_arrays!(),
-    crate::rows::email_cols!(),
+    crate::rows::email_state_sets!(),
+    " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
+     $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], \
+     $10::timestamptz[], $11::int4[], $12::timestamptz[], $13::timestamptz[], $14::int4[], \
+     $15::timestamptz[], $16::text[], $17::text[], $18::timestamptz[]) AS v (",
+    crate::rows::email_state_cols!(),
     ") WHERE e.workspace_id = v.workspace_id AND e.id = v.id"
 );
 
@@ -85,16 +87,16 @@ const INSERT_EVENTS: &str = concat!(
      $6::text[], $7::timestamptz[])"
 );
 
-/// Plain inserts, and replacements of emails, held back to be written together. Flushed
+/// Plain inserts, and the new states of emails, held back to be written together. Flushed
 /// before any other write, so the change set's order is kept for every write that could
-/// observe it (a replacement reads no other table; the inserts of emails go first).
+/// observe it (an email's update reads no other table; the inserts of emails go first).
 #[derive(Default)]
 pub(crate) struct Inserts<'a> {
     contacts: Vec<&'a Contact>,
     emails: Vec<&'a EmailRecord>,
     jobs: Vec<&'a NewJob>,
     events: Vec<&'a Event>,
-    /// Emails replaced (`UpdateEmail`), written after the inserts by one `UPDATE ... FROM`
+    /// Emails updated (`UpdateEmail`), written after the inserts by one `UPDATE ... FROM`
     /// per chunk. At most one per email: such a statement updates a row once, with any one
     /// of the rows that match it.
     email_updates: Vec<&'a EmailRecord>,
@@ -104,9 +106,9 @@ pub(crate) struct Inserts<'a> {
 
 impl<'a> Inserts<'a> {
     /// Holds `write` back when it is a plain insert (contact, email, job, event) or an
-    /// email's replacement; says whether it did. A write whose order against one held
-    /// already matters (a second replacement of the same email, or its insert after its
-    /// replacement) is not held: the caller writes everything held first.
+    /// email's update; says whether it did. A write whose order against one held
+    /// already matters (a second update of the same email, or its insert after its update)
+    /// is not held: the caller writes everything held first.
     pub(crate) fn hold(&mut self, write: &'a Write) -> bool {
         match write {
             Write::InsertContact(c) => self.contacts.push(c),
@@ -250,22 +252,47 @@ fn bind_email_columns<'q>(query: PgQuery<'q>, chunk: &[&'q EmailRecord]) -> PgQu
         .bind(time(|e| e.lifecycle.complained_at))
 }
 
-/// Replaces the stored emails of `chunk` (distinct emails) in one statement; `Conflict`
-/// when any of them is gone. One alone is the single-row statement, with its own message.
-async fn update_emails(conn: &mut PgConnection, chunk: &[&EmailRecord]) -> Result<(), StoreError> {
-    if let [one] = chunk {
-        return crate::commit::update_email(conn, one).await;
-    }
-    let done = bind_email_columns(sqlx::query(REPLACE_EMAILS), chunk)
+/// Writes the states of `chunk` (distinct emails) in one statement; `Conflict` when any of
+/// them is gone.
+pub(crate) async fn update_emails(
+    conn: &mut PgConnection,
+    chunk: &[&EmailRecord],
+) -> Result<(), StoreError> {
+    let text = |value: fn(&EmailRecord) -> Option<&str>| column(chunk, value);
+    let time = |value: fn(&EmailRecord) -> Option<DateTime<Utc>>| column(chunk, value);
+    let done = sqlx::query(UPDATE_EMAILS)
+        .bind(column(chunk, |e| e.workspace_id.as_str()))
+        .bind(column(chunk, |e| e.id.as_str()))
+        .bind(column(chunk, |e| enum_text(&e.status)))
+        .bind(text(|e| e.provider_message_id.as_deref()))
+        .bind(text(|e| e.error.as_deref()))
+        .bind(time(|e| e.sent_at))
+        .bind(column(chunk, |e| e.updated_at))
+        .bind(time(|e| e.lifecycle.delivered_at))
+        .bind(time(|e| e.lifecycle.opened_at))
+        .bind(time(|e| e.lifecycle.last_opened_at))
+        .bind(column(chunk, |e| crate::rows::count_i32(e.lifecycle.opens)))
+        .bind(time(|e| e.lifecycle.clicked_at))
+        .bind(time(|e| e.lifecycle.last_clicked_at))
+        .bind(column(chunk, |e| {
+            crate::rows::count_i32(e.lifecycle.clicks)
+        }))
+        .bind(time(|e| e.lifecycle.bounced_at))
+        .bind(column(chunk, |e| {
+            e.lifecycle.bounce_type.as_ref().map(enum_text)
+        }))
+        .bind(text(|e| e.lifecycle.bounce_detail.as_deref()))
+        .bind(time(|e| e.lifecycle.complained_at))
         .execute(&mut *conn)
         .await
         .map_err(error::store)?;
     let gone = chunk.len() as u64 - done.rows_affected().min(chunk.len() as u64);
-    if gone > 0 {
-        return Err(StoreError::Conflict(format!(
-            "{gone} of {} emails replaced together are gone",
+    match (gone, chunk) {
+        (0, _) => Ok(()),
+        (_, [one]) => Err(StoreError::Conflict(format!("email {} is gone", one.id))),
+        _ => Err(StoreError::Conflict(format!(
+            "{gone} of {} emails updated together are gone",
             chunk.len()
-        )));
+        ))),
     }
-    Ok(())
 }

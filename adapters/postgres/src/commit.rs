@@ -2,8 +2,8 @@
 //! (and savepoint) of its group (see [`crate::group`]).
 
 use posthorn_core::model::{
-    Campaign, Contact, DkimKeyPair, Domain, DomainId, EmailRecord, KeySet, Segment, Template,
-    Workspace, WorkspaceId,
+    Campaign, Contact, DkimKeyPair, Domain, DomainId, KeySet, Segment, Template, Workspace,
+    WorkspaceId,
 };
 use posthorn_core::ports::{ChangeSet, StoreError, Write};
 use sqlx::types::Json;
@@ -129,7 +129,7 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             one.hold(write);
             one.flush(conn).await
         }
-        Write::UpdateEmail(e) => update_email(conn, e).await,
+        Write::UpdateEmail(e) => crate::batch::update_emails(conn, &[e]).await,
         Write::PutSegment(s) => put_segment(conn, s).await,
         Write::DeleteSegment { workspace_id, id } => {
             delete(
@@ -427,67 +427,6 @@ async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), Store
     .await
     .map_err(error::store)?;
     Ok(())
-}
-
-/// Binds every column of an email in `email_cols!` order ($1 = workspace, $2 = id).
-macro_rules! bind_email {
-    ($query:expr, $e:expr) => {
-        $query
-            .bind($e.workspace_id.as_str())
-            .bind($e.id.as_str())
-            .bind($e.contact_id.as_str())
-            .bind(Json(&$e.to))
-            .bind(Json(&$e.from))
-            .bind(&$e.reply_to)
-            .bind(&$e.subject)
-            .bind(&$e.html)
-            .bind(&$e.text)
-            .bind(Json(&$e.headers))
-            .bind(Json(&$e.attachments))
-            .bind($e.template_id.as_ref().map(|id| id.as_str()))
-            .bind($e.campaign_id.as_ref().map(|id| id.as_str()))
-            .bind(enum_text(&$e.source_type))
-            .bind(enum_text(&$e.status))
-            .bind(&$e.message_id)
-            .bind(&$e.provider_message_id)
-            .bind(&$e.error)
-            .bind($e.created_at)
-            .bind($e.sent_at)
-            .bind($e.updated_at)
-            .bind($e.lifecycle.delivered_at)
-            .bind($e.lifecycle.opened_at)
-            .bind($e.lifecycle.last_opened_at)
-            .bind(crate::rows::count_i32($e.lifecycle.opens))
-            .bind($e.lifecycle.clicked_at)
-            .bind($e.lifecycle.last_clicked_at)
-            .bind(crate::rows::count_i32($e.lifecycle.clicks))
-            .bind($e.lifecycle.bounced_at)
-            .bind($e.lifecycle.bounce_type.as_ref().map(enum_text))
-            .bind(&$e.lifecycle.bounce_detail)
-            .bind($e.lifecycle.complained_at)
-    };
-}
-
-pub(crate) async fn update_email(
-    conn: &mut PgConnection,
-    e: &EmailRecord,
-) -> Result<(), StoreError> {
-    let query = sqlx::query(
-        "UPDATE emails SET contact_id = $3, to_mailbox = $4, from_mailbox = $5, \
-         reply_to = $6, subject = $7, html = $8, text = $9, headers = $10, \
-         attachments = $11, template_id = $12, campaign_id = $13, source_type = $14, \
-         status = $15, message_id = $16, provider_message_id = $17, error = $18, \
-         created_at = $19, sent_at = $20, updated_at = $21, delivered_at = $22, \
-         opened_at = $23, last_opened_at = $24, opens = $25, clicked_at = $26, \
-         last_clicked_at = $27, clicks = $28, bounced_at = $29, bounce_type = $30, \
-         bounce_detail = $31, complained_at = $32 \
-         WHERE workspace_id = $1 AND id = $2",
-    );
-    let done = bind_email!(query, e)
-        .execute(conn)
-        .await
-        .map_err(error::store)?;
-    expect_one(done.rows_affected(), || format!("email {} is gone", e.id))
 }
 
 async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreError> {

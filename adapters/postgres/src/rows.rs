@@ -68,21 +68,26 @@ macro_rules! email_cols {
     };
 }
 
-/// The assignments of an `UPDATE emails AS e ... FROM (...) AS v (email_cols)`: every
-/// column but the key from `v`.
-macro_rules! email_sets {
+/// The columns of an email's state, which `Write::UpdateEmail` writes (the rest is what
+/// it was accepted with, never rewritten), after its key.
+macro_rules! email_state_cols {
     () => {
-        "contact_id = v.contact_id, to_mailbox = v.to_mailbox, from_mailbox = v.from_mailbox, \
-         reply_to = v.reply_to, subject = v.subject, html = v.html, text = v.text, \
-         headers = v.headers, attachments = v.attachments, template_id = v.template_id, \
-         campaign_id = v.campaign_id, source_type = v.source_type, status = v.status, \
-         message_id = v.message_id, provider_message_id = v.provider_message_id, \
-         error = v.error, created_at = v.created_at, sent_at = v.sent_at, \
-         updated_at = v.updated_at, delivered_at = v.delivered_at, opened_at = v.opened_at, \
-         last_opened_at = v.last_opened_at, opens = v.opens, clicked_at = v.clicked_at, \
-         last_clicked_at = v.last_clicked_at, clicks = v.clicks, bounced_at = v.bounced_at, \
-         bounce_type = v.bounce_type, bounce_detail = v.bounce_detail, \
-         complained_at = v.complained_at"
+        "workspace_id, id, status, provider_message_id, error, sent_at, updated_at, \
+         delivered_at, opened_at, last_opened_at, opens, clicked_at, last_clicked_at, clicks, \
+         bounced_at, bounce_type, bounce_detail, complained_at"
+    };
+}
+
+/// The assignments of an `UPDATE emails AS e ... FROM (...) AS v (email_state_cols)`:
+/// the state from `v`.
+macro_rules! email_state_sets {
+    () => {
+        "status = v.status, provider_message_id = v.provider_message_id, error = v.error, \
+         sent_at = v.sent_at, updated_at = v.updated_at, delivered_at = v.delivered_at, \
+         opened_at = v.opened_at, last_opened_at = v.last_opened_at, opens = v.opens, \
+         clicked_at = v.clicked_at, last_clicked_at = v.last_clicked_at, clicks = v.clicks, \
+         bounced_at = v.bounced_at, bounce_type = v.bounce_type, \
+         bounce_detail = v.bounce_detail, complained_at = v.complained_at"
     };
 }
 
@@ -112,8 +117,8 @@ macro_rules! campaign_cols {
 }
 
 pub(crate) use {
-    campaign_cols, contact_cols, domain_cols, email_cols, email_sets, event_cols, key_set_cols,
-    segment_cols, template_cols, workspace_cols,
+    campaign_cols, contact_cols, domain_cols, email_cols, email_state_cols, email_state_sets,
+    event_cols, key_set_cols, segment_cols, template_cols, workspace_cols,
 };
 
 /// Reads one column of a row of `table`, mapping a decode failure to `Corrupt` naming the

@@ -416,37 +416,21 @@ async fn put_template(conn: &mut SqliteConnection, t: &Template) -> Result<(), S
     Ok(())
 }
 
+/// Writes the email's state only: what it was accepted with is never rewritten (see
+/// `Write::UpdateEmail`).
 async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<(), StoreError> {
     let done = sqlx::query(
-        "UPDATE emails SET contact_id = ?3, to_mailbox = ?4, from_mailbox = ?5, \
-         reply_to = ?6, subject = ?7, html = ?8, text = ?9, headers = ?10, \
-         attachments = ?11, template_id = ?12, campaign_id = ?13, source_type = ?14, \
-         status = ?15, message_id = ?16, provider_message_id = ?17, error = ?18, \
-         created_at = ?19, sent_at = ?20, updated_at = ?21, delivered_at = ?22, \
-         opened_at = ?23, last_opened_at = ?24, opens = ?25, clicked_at = ?26, \
-         last_clicked_at = ?27, clicks = ?28, bounced_at = ?29, bounce_type = ?30, \
-         bounce_detail = ?31, complained_at = ?32 \
+        "UPDATE emails SET status = ?3, provider_message_id = ?4, error = ?5, sent_at = ?6, \
+         updated_at = ?7, delivered_at = ?8, opened_at = ?9, last_opened_at = ?10, \
+         opens = ?11, clicked_at = ?12, last_clicked_at = ?13, clicks = ?14, \
+         bounced_at = ?15, bounce_type = ?16, bounce_detail = ?17, complained_at = ?18 \
          WHERE workspace_id = ?1 AND id = ?2",
     )
     .bind(e.workspace_id.as_str())
     .bind(e.id.as_str())
-    .bind(e.contact_id.as_str())
-    .bind(json_text(&e.to))
-    .bind(json_text(&e.from))
-    .bind(e.reply_to.clone())
-    .bind(e.subject.clone())
-    .bind(e.html.clone())
-    .bind(e.text.clone())
-    .bind(json_text(&e.headers))
-    .bind(json_text(&e.attachments))
-    .bind(e.template_id.as_ref().map(|id| id.as_str()))
-    .bind(e.campaign_id.as_ref().map(|id| id.as_str()))
-    .bind(enum_text(&e.source_type))
     .bind(enum_text(&e.status))
-    .bind(e.message_id.clone())
-    .bind(e.provider_message_id.clone())
-    .bind(e.error.clone())
-    .bind(micros(e.created_at))
+    .bind(e.provider_message_id.as_deref())
+    .bind(e.error.as_deref())
     .bind(opt_micros(e.sent_at))
     .bind(micros(e.updated_at))
     .bind(opt_micros(e.lifecycle.delivered_at))
@@ -458,7 +442,7 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
     .bind(i64::from(e.lifecycle.clicks))
     .bind(opt_micros(e.lifecycle.bounced_at))
     .bind(e.lifecycle.bounce_type.as_ref().map(enum_text))
-    .bind(e.lifecycle.bounce_detail.clone())
+    .bind(e.lifecycle.bounce_detail.as_deref())
     .bind(opt_micros(e.lifecycle.complained_at))
     .execute(conn)
     .await

@@ -1,5 +1,6 @@
 //! The query plans of the reads whose indexes group commit depends on: the event name
-//! index in two parts (migration 0011) and the partial index of PENDING contacts (0012).
+//! index in two parts (migration 0011) and the partial indexes of PENDING contacts (0012)
+//! and of campaign mail (0015).
 //! A `SCAN` of `events`, `contacts` or `event_names_filed` would read a whole workspace
 //! per request.
 
@@ -8,7 +9,7 @@ use posthorn_core::ports::EventQuery;
 use sqlx::QueryBuilder;
 
 use crate::testing::{self, query_plan};
-use crate::{contacts, records, SqliteStore};
+use crate::{contacts, records, segments, SqliteStore};
 
 async fn events_plan(store: &SqliteStore, q: &EventQuery) -> String {
     let mut sql = QueryBuilder::new("");
@@ -80,6 +81,14 @@ async fn reads_by_name_and_pending_contacts_use_their_indexes() {
     assert_eq!(
         pending, "SEARCH c USING INDEX contacts_pending (workspace_id=?)",
         "pending contacts"
+    );
+    let campaign_counts = query_plan(&store, segments::CAMPAIGN_EMAIL_COUNTS, &["ws", "k"])
+        .await
+        .expect("explain");
+    assert_plan(
+        &campaign_counts,
+        &["SEARCH emails USING COVERING INDEX emails_campaign_status (workspace_id=? AND campaign_id=?)"],
+        "SCAN emails",
     );
     store.close().await;
 }

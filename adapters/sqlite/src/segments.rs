@@ -246,21 +246,24 @@ pub(crate) async fn campaigns(
     Ok((page, count(total)))
 }
 
+/// A campaign's emails counted by status ($1 workspace, $2 campaign): read from the partial
+/// index of campaign mail (migration 0015).
+pub(crate) const CAMPAIGN_EMAIL_COUNTS: &str =
+    "SELECT status, count(*) FROM emails WHERE workspace_id = ? AND campaign_id = ? \
+     GROUP BY status";
+
 /// How many of a campaign's emails are in each status.
 pub(crate) async fn campaign_email_counts(
     pool: &SqlitePool,
     workspace_id: &str,
     campaign_id: &str,
 ) -> Result<EmailCounts, StoreError> {
-    let found: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT status, count(*) FROM emails WHERE workspace_id = ? AND campaign_id = ? \
-         GROUP BY status",
-    )
-    .bind(workspace_id.to_string())
-    .bind(campaign_id.to_string())
-    .fetch_all(pool)
-    .await
-    .map_err(error::store)?;
+    let found: Vec<(String, i64)> = sqlx::query_as(CAMPAIGN_EMAIL_COUNTS)
+        .bind(workspace_id.to_string())
+        .bind(campaign_id.to_string())
+        .fetch_all(pool)
+        .await
+        .map_err(error::store)?;
     let mut counts = EmailCounts::default();
     for (status, n) in found {
         let status: EmailStatus = text_enum("status", status)?;

@@ -209,7 +209,7 @@ pub async fn commit_rollback_restores_replaced_records(p: &StorePorts) {
     c2.email = crate::fixtures::email("changed");
     c2.data = object(json!({"keep": false}));
     let mut mail2 = mail.clone();
-    mail2.subject = "changed".into();
+    mail2.status = EmailStatus::Sent;
     commit_conflicts(
         p.store.as_ref(),
         "replacing everything, then a conflicting insert",

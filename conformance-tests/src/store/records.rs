@@ -2,7 +2,9 @@
 
 use posthorn_core::model::ContactId;
 use posthorn_core::model::WorkspaceId;
-use posthorn_core::model::{hash_key, EmailStatus, KeyKind, NewKeySet, TemplateType, Workspace};
+use posthorn_core::model::{
+    hash_key, BounceType, EmailRecord, EmailStatus, KeyKind, NewKeySet, TemplateType, Workspace,
+};
 use posthorn_core::ports::{EventQuery, TemplateQuery, Write};
 
 use crate::fixtures::{
@@ -376,6 +378,105 @@ pub async fn emails_insert_update_get(p: &StorePorts) {
     )
     .await;
     assert_eq!(p.store.email(&ws.id, &ghost.id).await, Ok(None));
+}
+
+/// `UpdateEmail` writes an email's state only: what it was accepted with (recipient,
+/// addresses, subject, bodies, headers, attachments, template, campaign, origin,
+/// Message-ID, creation time) stays as inserted, alone and two in one change set.
+pub async fn email_updates_write_the_state_only(p: &StorePorts) {
+    let ws = workspace(p, "email-state").await;
+    let now = now_ms();
+    let contact = insert_contact(p, &ws.id, "state", true, now).await;
+    let other = insert_contact(p, &ws.id, "state-other", true, now).await;
+    let mut first = email_record(&contact, now);
+    first.attachments = vec![posthorn_core::ports::Attachment {
+        filename: "invoice.pdf".into(),
+        content_type: "application/pdf".into(),
+        content: vec![7; 2048],
+        content_id: None,
+        inline: false,
+    }];
+    let second = email_record(&contact, now);
+    commit(
+        p.store.as_ref(),
+        "insert two emails",
+        vec![
+            Write::InsertEmail(first.clone()),
+            Write::InsertEmail(second.clone()),
+        ],
+    )
+    .await;
+
+    // A new state, sent with changed content that must not be stored.
+    let update = |stored: &EmailRecord, status: EmailStatus, at: i64| {
+        let mut e = stored.clone();
+        e.status = status;
+        e.provider_message_id = Some(format!("provider-{at}"));
+        e.error = Some(format!("error {at}"));
+        e.sent_at = Some(secs(now, at));
+        e.updated_at = secs(now, at + 1);
+        e.lifecycle.delivered_at = Some(secs(now, at + 2));
+        e.lifecycle.opened_at = Some(secs(now, at + 3));
+        e.lifecycle.last_opened_at = Some(secs(now, at + 4));
+        e.lifecycle.opens = 3;
+        e.lifecycle.clicks = 1;
+        e.lifecycle.bounce_type = Some(BounceType::Transient);
+        e.lifecycle.bounce_detail = Some("mailbox full".into());
+        e.contact_id = other.id.clone();
+        e.to = posthorn_core::ports::Mailbox {
+            name: Some("Other".into()),
+            email: other.email.as_str().to_owned(),
+        };
+        e.subject = "rewritten".into();
+        e.html = "<p>rewritten</p>".into();
+        e.text = Some("rewritten".into());
+        e.headers = vec![("X-Rewritten".into(), "yes".into())];
+        e.attachments.clear();
+        e.message_id = format!("<rewritten-{at}@example.com>");
+        e.created_at = secs(now, at + 5);
+        e
+    };
+    let expect = |stored: &EmailRecord, update: &EmailRecord| {
+        let mut e = stored.clone();
+        e.take_state(update.clone());
+        e
+    };
+
+    let (first_sent, second_sent) = (
+        update(&first, EmailStatus::Sent, 10),
+        update(&second, EmailStatus::Opened, 20),
+    );
+    commit(
+        p.store.as_ref(),
+        "two updates in one change set",
+        vec![
+            Write::UpdateEmail(first_sent.clone()),
+            Write::UpdateEmail(second_sent.clone()),
+        ],
+    )
+    .await;
+    let first_now = expect(&first, &first_sent);
+    assert_ne!(first_now, first, "the state changed");
+    assert_eq!(
+        p.store.email(&ws.id, &first.id).await,
+        Ok(Some(first_now.clone()))
+    );
+    assert_eq!(
+        p.store.email(&ws.id, &second.id).await,
+        Ok(Some(expect(&second, &second_sent)))
+    );
+
+    let first_bounced = update(&first_now, EmailStatus::Bounced, 30);
+    commit(
+        p.store.as_ref(),
+        "one update",
+        vec![Write::UpdateEmail(first_bounced.clone())],
+    )
+    .await;
+    assert_eq!(
+        p.store.email(&ws.id, &first.id).await,
+        Ok(Some(expect(&first, &first_bounced)))
+    );
 }
 
 /// Events list newest first, filtered by exact name and by contact, up to the limit.

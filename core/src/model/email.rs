@@ -166,6 +166,22 @@ pub struct EmailStats {
     pub complained: u64,
 }
 
+impl EmailRecord {
+    /// Takes `newer`'s state: status, provider id, error, sent and updated times and
+    /// lifecycle. The rest (recipient, addresses, subject, bodies, headers, attachments,
+    /// template, campaign, origin, Message-ID, creation time) is what the email was accepted
+    /// with and never changes, so it is kept: stores write only the state back
+    /// (`Write::UpdateEmail`), not bodies and attachments on every open and click.
+    pub fn take_state(&mut self, newer: EmailRecord) {
+        self.status = newer.status;
+        self.provider_message_id = newer.provider_message_id;
+        self.error = newer.error;
+        self.sent_at = newer.sent_at;
+        self.updated_at = newer.updated_at;
+        self.lifecycle = newer.lifecycle;
+    }
+}
+
 impl EmailStatus {
     /// Whether the email reached an outcome that nothing later replaces.
     pub fn is_terminal(self) -> bool {

@@ -80,7 +80,12 @@ pub enum Write {
     /// Inserts an email record; `Conflict` if the id exists, or if the email belongs to a
     /// campaign that already has an email for the same contact (unique (campaign, contact)).
     InsertEmail(EmailRecord),
-    /// Replaces an email record; `Conflict` if it is gone.
+    /// Stores an email's new state (what [`EmailRecord::take_state`] takes: status,
+    /// provider id, error, sent and updated times, lifecycle); `Conflict` if it is gone.
+    /// What the email was accepted with (its recipient, addresses, subject, bodies,
+    /// headers, attachments, template, campaign, origin, Message-ID and creation time)
+    /// stays as inserted: adapters do not write it again, so an open or a click does not
+    /// rewrite a large body or its attachments.
     UpdateEmail(EmailRecord),
     /// Appends an event.
     AppendEvent(Event),

@@ -226,22 +226,12 @@ fn apply(
         }
         Write::UpdateEmail(email) => {
             let (ws, id) = (email.workspace_id.clone(), email.id.clone());
-            let data = state.data_mut(&ws);
-            if !data.emails.contains_key(&id) {
+            // Only the state changes: what the email was accepted with stays as stored.
+            let Some(mut updated) = state.data_mut(&ws).emails.get(&id).cloned() else {
                 return Err(conflict(format!("email {id} is gone")));
-            }
-            if let Some(campaign_id) = &email.campaign_id {
-                if data
-                    .campaign_email_to(campaign_id, &email.contact_id)
-                    .is_some_and(|other| other != &id)
-                {
-                    return Err(conflict(format!(
-                        "campaign {campaign_id} already has an email to contact {}",
-                        email.contact_id
-                    )));
-                }
-            }
-            let old = state.replace_email(&ws, &id, Some(email));
+            };
+            updated.take_state(email);
+            let old = state.replace_email(&ws, &id, Some(updated));
             undo.push(Undo::Email(ws, id, old));
         }
         Write::AppendEvent(event) => {

@@ -261,11 +261,11 @@ async fn jobs_enqueued_in_a_group_wake_workers() {
     finish(store, name).await;
 }
 
-/// A change set replacing `email` with `subject` and `status`.
-fn replace(email: &EmailRecord, subject: &str, status: EmailStatus) -> ChangeSet {
+/// A change set updating `email` to `status`, with `error` to tell the updates apart.
+fn update(email: &EmailRecord, error: &str, status: EmailStatus) -> ChangeSet {
     let mut changes = ChangeSet::new();
     changes.push(Write::UpdateEmail(EmailRecord {
-        subject: subject.to_string(),
+        error: Some(error.to_string()),
         status,
         ..email.clone()
     }));
@@ -273,7 +273,7 @@ fn replace(email: &EmailRecord, subject: &str, status: EmailStatus) -> ChangeSet
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn email_replacements_in_a_group_keep_the_order_of_one_commit_each() {
+async fn email_updates_in_a_group_keep_the_order_of_one_commit_each() {
     let (store, name) = fresh().await;
     let ws = workspace();
     let at = Utc::now();
@@ -295,32 +295,38 @@ async fn email_replacements_in_a_group_keep_the_order_of_one_commit_each() {
         let (store, email) = (&store, &emails[i]);
         async move {
             let stored = store.email(&email.workspace_id, &email.id).await;
-            stored.expect("read").map(|e| (e.subject, e.status))
+            stored.expect("read").map(|e| (e.error, e.status))
         }
     };
-    // One pass: email 0 is replaced twice, and the later replacement wins.
+    // One pass: email 0 is updated twice, and the later update wins.
     let group = vec![
-        replace(&emails[0], "first", EmailStatus::Sent),
-        replace(&emails[1], "one", EmailStatus::Sent),
-        replace(&emails[0], "second", EmailStatus::Failed),
+        update(&emails[0], "first", EmailStatus::Sent),
+        update(&emails[1], "one", EmailStatus::Sent),
+        update(&emails[0], "second", EmailStatus::Failed),
     ];
     assert_eq!(commit(group).await, [true, true, true]);
-    let second = Some(("second".to_string(), EmailStatus::Failed));
+    let second = Some((Some("second".to_string()), EmailStatus::Failed));
     assert_eq!(read(0).await, second);
-    assert_eq!(read(1).await, Some(("one".to_string(), EmailStatus::Sent)));
-    // Email 3 was never stored: its replacement fails alone.
+    assert_eq!(
+        read(1).await,
+        Some((Some("one".to_string()), EmailStatus::Sent))
+    );
+    // Email 3 was never stored: its update fails alone.
     let group = vec![
-        replace(&emails[2], "two", EmailStatus::Sent),
-        replace(&emails[3], "ghost", EmailStatus::Sent),
+        update(&emails[2], "two", EmailStatus::Sent),
+        update(&emails[3], "ghost", EmailStatus::Sent),
     ];
     assert_eq!(commit(group).await, [true, false]);
-    assert_eq!(read(2).await, Some(("two".to_string(), EmailStatus::Sent)));
+    assert_eq!(
+        read(2).await,
+        Some((Some("two".to_string()), EmailStatus::Sent))
+    );
     assert_eq!(read(3).await, None);
-    // Replaced before it is inserted (email 4, never stored): the replacement finds
+    // Updated before it is inserted (email 4, never stored): the update finds
     // nothing, as it would in a commit of its own, so the change set fails.
-    let mut replace_then_insert = replace(&emails[4], "early", EmailStatus::Sent);
-    replace_then_insert.push(Write::InsertEmail(emails[4].clone()));
-    assert_eq!(commit(vec![replace_then_insert]).await, [false]);
+    let mut update_then_insert = update(&emails[4], "early", EmailStatus::Sent);
+    update_then_insert.push(Write::InsertEmail(emails[4].clone()));
+    assert_eq!(commit(vec![update_then_insert]).await, [false]);
     assert_eq!(read(4).await, None);
     finish(store, name).await;
 }
