@@ -113,6 +113,9 @@ enum Scenario {
     TrackFresh,
     /// `POST /v1/send`, one recipient.
     Send,
+    /// `POST /v1/send` of an invoice-sized message: a 48 KB HTML body and a 144 KB
+    /// attachment.
+    SendLarge,
     /// `GET /contacts?limit=20`.
     Contacts,
     /// `GET /contacts?limit=20&subscribed=true`: a filtered first page and its `total`.
@@ -256,6 +259,11 @@ async fn run(args: Args) -> Result<(), BoxError> {
                 plan,
             ),
             Scenario::Send => ("POST /v1/send", send(&api, auth.clone())?, plan),
+            Scenario::SendLarge => (
+                "POST /v1/send, 48 KB body + 144 KB attachment",
+                send_large(&api, auth.clone())?,
+                plan,
+            ),
             Scenario::TrackPaced => {
                 let rate = track_rate.map_or(args.paced_rate, |r| r * args.paced_fraction);
                 if rate < 1.0 {
@@ -283,7 +291,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
         if scenario == Scenario::Track {
             track_rate = Some(outcome.rate());
         }
-        if scenario == Scenario::Send {
+        if matches!(scenario, Scenario::Send | Scenario::SendLarge) {
             // Delivery runs after the answer: how fast the worker works off the backlog
             // says what the delivery path sustains.
             let watch = Duration::from_secs_f64(args.delivery_watch);
@@ -575,6 +583,28 @@ fn track_fresh(api: &Api, auth: HeaderValue) -> Result<MakeRequest, BoxError> {
         let body = format!(
             r#"{{"email":"fresh{i}@bench.io","event":"bench-event-{}","data":{{"seq":{i},"plan":"pro"}}}}"#,
             i % 16
+        );
+        post(uri.clone(), auth.clone(), body)
+    }))
+}
+
+/// `/v1/send` of an invoice-sized message to one of 100 000 recipients: a 48 KB HTML body
+/// and a 144 KB PDF attachment (192 KB of base64), what a delivery and every later change
+/// of the email's state carry along unless the store leaves them alone.
+fn send_large(api: &Api, auth: HeaderValue) -> Result<MakeRequest, BoxError> {
+    let uri = uri(api, "/v1/send")?;
+    let line = "<p>Item, quantity, unit price and amount of the benchmark invoice.</p>";
+    let html = line.repeat(48 * 1024 / line.len());
+    // Valid base64 (a multiple of four characters) of 144 KB of zero bytes.
+    let pdf = "A".repeat(192 * 1024);
+    let rest: Arc<str> = format!(
+        r#","body":"{html}","attachments":[{{"filename":"invoice.pdf","content":"{pdf}","contentType":"application/pdf"}}]}}"#
+    )
+    .into();
+    Ok(Arc::new(move |i| {
+        let body = format!(
+            r#"{{"to":"r{}@bench.io","from":"bench@example.com","subject":"Invoice {i}"{rest}"#,
+            i % 100_000
         );
         post(uri.clone(), auth.clone(), body)
     }))
