@@ -1,6 +1,7 @@
 -- What delivering one `/v1/send` email costs PostgreSQL (core/src/jobs/deliver.rs, file
 -- transport): the workers' claim (one job), the email and its workspace, the commit of
--- [UpdateEmail (SENT), AppendEvent email.sent], and completing (deleting) the job.
+-- [UpdateEmail (SENT: the state columns only), AppendEvent email.sent], and completing
+-- (deleting) the job.
 -- Mixed 1:1 with send.sql it models the server, which delivers while it accepts.
 WITH queued AS (
     SELECT id, run_at FROM jobs
@@ -30,12 +31,11 @@ SELECT id, name, disabled, active_contact_limit, rate_limit_per_minute, send_rat
        created_at, updated_at
   FROM workspaces WHERE id = :ws;
 BEGIN;
-UPDATE emails SET contact_id = :e_contact_id, to_mailbox = to_mailbox,
-       from_mailbox = from_mailbox, reply_to = NULL, subject = :e_subject, html = :e_html,
-       text = :e_text, headers = '[]', attachments = '[]', template_id = NULL,
-       campaign_id = NULL, source_type = 'TRANSACTIONAL', status = 'SENT',
-       message_id = :e_message_id, provider_message_id = :e_message_id, error = NULL,
-       created_at = created_at, sent_at = now(), updated_at = now()
+UPDATE emails SET status = 'SENT', provider_message_id = :e_message_id, error = NULL,
+       sent_at = now(), updated_at = now(), delivered_at = NULL, opened_at = NULL,
+       last_opened_at = NULL, opens = 0, clicked_at = NULL, last_clicked_at = NULL,
+       clicks = 0, bounced_at = NULL, bounce_type = NULL, bounce_detail = NULL,
+       complained_at = NULL
  WHERE workspace_id = :ws AND id = :eid;
 INSERT INTO events (workspace_id, id, name, data, contact_id, email_id, created_at)
 VALUES (:ws, gen_random_uuid()::text, 'email.sent',

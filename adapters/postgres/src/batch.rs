@@ -44,16 +44,21 @@ const INSERT_JOBS: &str = "\
     INSERT INTO jobs (id, payload, run_at) \
     SELECT * FROM unnest($1::text[], $2::jsonb[], $3::timestamptz[])";
 
-/// The arrays of an email's 32 columns, as a row source named `v`.
-macro_rules! email_arrays {
-    () => {
-        "unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::text[], \
-         $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], \
-         $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], \
-         $19::timestamptz[], $20::timestamptz[], $21::timestamptz[], $22::timestamptz[], \
-         $23::timestamptz[], $24::timestamptz[], $25::int4[], $26::timestamptz[], \
-         $27::timestamptz[], $28::int4[], $29::timestamptz[], $30::text[], $31::text[], \
-         $32::timestamptz[]) AS v ("
+/// The arrays of an email's state columns (`email_state!`), numbered from `$3` (after the
+/// key: an update) or from `$17` (after the key and the 14 columns of what the email was
+/// accepted with: an insert).
+macro_rules! email_state_arrays {
+    (3) => {
+        "$3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], \
+         $8::timestamptz[], $9::timestamptz[], $10::timestamptz[], $11::int4[], \
+         $12::timestamptz[], $13::timestamptz[], $14::int4[], $15::timestamptz[], $16::text[], \
+         $17::text[], $18::timestamptz[]"
+    };
+    (17) => {
+        "$17::text[], $18::text[], $19::text[], $20::timestamptz[], $21::timestamptz[], \
+         $22::timestamptz[], $23::timestamptz[], $24::timestamptz[], $25::int4[], \
+         $26::timestamptz[], $27::timestamptz[], $28::int4[], $29::timestamptz[], $30::text[], \
+         $31::text[], $32::timestamptz[]"
     };
 }
 
@@ -61,9 +66,10 @@ macro_rules! email_arrays {
 const INSERT_EMAILS: &str = concat!(
     "INSERT INTO emails (",
     crate::rows::email_cols!(),
-    ") SELECT * FROM ",
-    email_arrays!(),
-    crate::rows::email_cols!(),
+    ") SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], \
+     $6::text[], $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::jsonb[], $12::text[], \
+     $13::text[], $14::text[], $15::text[], $16::timestamptz[], ",
+    email_state_arrays!(17),
     ")"
 );
 
@@ -71,11 +77,10 @@ const INSERT_EMAILS: &str = concat!(
 const UPDATE_EMAILS: &str = concat!(
     "UPDATE emails AS e SET ",
     crate::rows::email_state_sets!(),
-    " FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], \
-     $6::timestamptz[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], \
-     $10::timestamptz[], $11::int4[], $12::timestamptz[], $13::timestamptz[], $14::int4[], \
-     $15::timestamptz[], $16::text[], $17::text[], $18::timestamptz[]) AS v (",
-    crate::rows::email_state_cols!(),
+    " FROM unnest($1::text[], $2::text[], ",
+    email_state_arrays!(3),
+    ") AS v (workspace_id, id, ",
+    crate::rows::email_state!(),
     ") WHERE e.workspace_id = v.workspace_id AND e.id = v.id"
 );
 
@@ -212,8 +217,7 @@ fn column<'r, R, T>(rows: &[&'r R], value: impl Fn(&'r R) -> T) -> Vec<T> {
 /// Binds one array per column of `chunk`, in the order of `email_cols!` ($1 to $32).
 fn bind_email_columns<'q>(query: PgQuery<'q>, chunk: &[&'q EmailRecord]) -> PgQuery<'q> {
     let text = |value: fn(&'q EmailRecord) -> Option<&'q str>| column(chunk, value);
-    let time = |value: fn(&'q EmailRecord) -> Option<DateTime<Utc>>| column(chunk, value);
-    query
+    let query = query
         .bind(column(chunk, |e| e.workspace_id.as_str()))
         .bind(column(chunk, |e| e.id.as_str()))
         .bind(column(chunk, |e| e.contact_id.as_str()))
@@ -228,11 +232,19 @@ fn bind_email_columns<'q>(query: PgQuery<'q>, chunk: &[&'q EmailRecord]) -> PgQu
         .bind(text(|e| e.template_id.as_ref().map(|id| id.as_str())))
         .bind(text(|e| e.campaign_id.as_ref().map(|id| id.as_str())))
         .bind(column(chunk, |e| enum_text(&e.source_type)))
-        .bind(column(chunk, |e| enum_text(&e.status)))
         .bind(column(chunk, |e| e.message_id.as_str()))
+        .bind(column(chunk, |e| e.created_at));
+    bind_email_state(query, chunk)
+}
+
+/// Binds one array per state column of `chunk`, in the order of `email_state!`.
+fn bind_email_state<'q>(query: PgQuery<'q>, chunk: &[&'q EmailRecord]) -> PgQuery<'q> {
+    let text = |value: fn(&'q EmailRecord) -> Option<&'q str>| column(chunk, value);
+    let time = |value: fn(&'q EmailRecord) -> Option<DateTime<Utc>>| column(chunk, value);
+    query
+        .bind(column(chunk, |e| enum_text(&e.status)))
         .bind(text(|e| e.provider_message_id.as_deref()))
         .bind(text(|e| e.error.as_deref()))
-        .bind(column(chunk, |e| e.created_at))
         .bind(time(|e| e.sent_at))
         .bind(column(chunk, |e| e.updated_at))
         .bind(time(|e| e.lifecycle.delivered_at))
@@ -258,31 +270,10 @@ pub(crate) async fn update_emails(
     conn: &mut PgConnection,
     chunk: &[&EmailRecord],
 ) -> Result<(), StoreError> {
-    let text = |value: fn(&EmailRecord) -> Option<&str>| column(chunk, value);
-    let time = |value: fn(&EmailRecord) -> Option<DateTime<Utc>>| column(chunk, value);
-    let done = sqlx::query(UPDATE_EMAILS)
+    let keys = sqlx::query(UPDATE_EMAILS)
         .bind(column(chunk, |e| e.workspace_id.as_str()))
-        .bind(column(chunk, |e| e.id.as_str()))
-        .bind(column(chunk, |e| enum_text(&e.status)))
-        .bind(text(|e| e.provider_message_id.as_deref()))
-        .bind(text(|e| e.error.as_deref()))
-        .bind(time(|e| e.sent_at))
-        .bind(column(chunk, |e| e.updated_at))
-        .bind(time(|e| e.lifecycle.delivered_at))
-        .bind(time(|e| e.lifecycle.opened_at))
-        .bind(time(|e| e.lifecycle.last_opened_at))
-        .bind(column(chunk, |e| crate::rows::count_i32(e.lifecycle.opens)))
-        .bind(time(|e| e.lifecycle.clicked_at))
-        .bind(time(|e| e.lifecycle.last_clicked_at))
-        .bind(column(chunk, |e| {
-            crate::rows::count_i32(e.lifecycle.clicks)
-        }))
-        .bind(time(|e| e.lifecycle.bounced_at))
-        .bind(column(chunk, |e| {
-            e.lifecycle.bounce_type.as_ref().map(enum_text)
-        }))
-        .bind(text(|e| e.lifecycle.bounce_detail.as_deref()))
-        .bind(time(|e| e.lifecycle.complained_at))
+        .bind(column(chunk, |e| e.id.as_str()));
+    let done = bind_email_state(keys, chunk)
         .execute(&mut *conn)
         .await
         .map_err(error::store)?;

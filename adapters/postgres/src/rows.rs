@@ -57,28 +57,31 @@ macro_rules! template_cols {
     };
 }
 
-/// Columns of `emails`.
+/// Columns of `emails`: the key, what the email was accepted with, then its state
+/// (`email_state!`).
 macro_rules! email_cols {
     () => {
-        "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, html, \
-         text, headers, attachments, template_id, campaign_id, source_type, status, \
-         message_id, provider_message_id, error, created_at, sent_at, updated_at, \
-         delivered_at, opened_at, last_opened_at, opens, clicked_at, last_clicked_at, clicks, \
-         bounced_at, bounce_type, bounce_detail, complained_at"
+        concat!(
+            "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, html, \
+             text, headers, attachments, template_id, campaign_id, source_type, message_id, \
+             created_at, ",
+            crate::rows::email_state!()
+        )
     };
 }
 
-/// The columns of an email's state, which `Write::UpdateEmail` writes (the rest is what
-/// it was accepted with, never rewritten), after its key.
-macro_rules! email_state_cols {
+/// The columns of an email's state, the part `Write::UpdateEmail` writes (the rest is what
+/// it was accepted with, never rewritten).
+macro_rules! email_state {
     () => {
-        "workspace_id, id, status, provider_message_id, error, sent_at, updated_at, \
-         delivered_at, opened_at, last_opened_at, opens, clicked_at, last_clicked_at, clicks, \
-         bounced_at, bounce_type, bounce_detail, complained_at"
+        "status, provider_message_id, error, sent_at, updated_at, delivered_at, opened_at, \
+         last_opened_at, opens, clicked_at, last_clicked_at, clicks, bounced_at, bounce_type, \
+         bounce_detail, complained_at"
     };
 }
 
-/// The assignments of an `UPDATE emails AS e ... FROM (...) AS v (email_state_cols)`:
+/// The assignments of an `UPDATE emails AS e ... FROM (...) AS v (workspace_id, id,
+/// email_state)`:
 /// the state from `v`.
 macro_rules! email_state_sets {
     () => {
@@ -117,7 +120,7 @@ macro_rules! campaign_cols {
 }
 
 pub(crate) use {
-    campaign_cols, contact_cols, domain_cols, email_cols, email_state_cols, email_state_sets,
+    campaign_cols, contact_cols, domain_cols, email_cols, email_state, email_state_sets,
     event_cols, key_set_cols, segment_cols, template_cols, workspace_cols,
 };
 
