@@ -1,7 +1,7 @@
 //! The job queue of a [`MemoryStore`] and its `Jobs` port.
 
 use posthorn_core::model::JobId;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -49,7 +49,10 @@ impl JobEntry {
 /// Jobs indexed by due time and by lease expiry.
 #[derive(Debug, Default)]
 pub(crate) struct JobQueue {
-    jobs: HashMap<JobId, JobEntry>,
+    /// By id. A B-tree grows a node at a time; a hash map grows by rehashing every job at
+    /// once, under the store's write lock (jobs join the queue inside a commit), which at a
+    /// campaign's million jobs held every request for as long.
+    jobs: BTreeMap<JobId, JobEntry>,
     /// Waiting jobs by (run_at, seq, id).
     waiting: BTreeSet<(DateTime<Utc>, u64, JobId)>,
     /// Leased jobs by (lease end, id).
@@ -198,14 +201,11 @@ impl JobQueue {
 
     /// Dead jobs, oldest first by id, at most `limit`.
     fn dead(&self, limit: usize) -> Vec<DeadJob> {
-        let mut dead: Vec<DeadJob> = self
-            .jobs
+        self.jobs
             .iter()
             .filter_map(|(id, entry)| entry.as_dead(id))
-            .collect();
-        dead.sort_by(|a, b| a.id.cmp(&b.id));
-        dead.truncate(limit);
-        dead
+            .take(limit)
+            .collect()
     }
 
     fn dead_job(&self, id: &JobId) -> Option<DeadJob> {
