@@ -81,8 +81,7 @@ macro_rules! email_state {
 }
 
 /// The assignments of an `UPDATE emails AS e ... FROM (...) AS v (workspace_id, id,
-/// email_state)`:
-/// the state from `v`.
+/// email_state)`: the state from `v`.
 macro_rules! email_state_sets {
     () => {
         "status = v.status, provider_message_id = v.provider_message_id, error = v.error, \
