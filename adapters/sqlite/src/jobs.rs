@@ -49,13 +49,13 @@ impl Jobs for SqliteStore {
         if max == 0 {
             return Ok(Vec::new());
         }
-        let writer = self.writer().map_err(store_to_port)?;
+        let writer = self.direct_writer().map_err(store_to_port)?;
         let lease_until = lease_end(now, lease);
         let rows = sqlx::query(CLAIM)
             .bind(micros(now))
             .bind(lease_until)
             .bind(sql_limit(max))
-            .fetch_all(writer)
+            .fetch_all(&*writer)
             .await
             .map_err(port_error)?;
 
@@ -82,7 +82,7 @@ impl Jobs for SqliteStore {
                     // A payload this version cannot read (written by a newer one, or
                     // corrupt) would fail forever: park it instead of handing it out.
                     let reason = format!("undecodable payload: {err}");
-                    park(writer, &id, &token, &reason).await?;
+                    park(&writer, &id, &token, &reason).await?;
                 }
             }
         }
@@ -97,7 +97,7 @@ impl Jobs for SqliteStore {
         now: DateTime<Utc>,
         lease: Duration,
     ) -> Result<bool, PortError> {
-        let writer = self.writer().map_err(store_to_port)?;
+        let writer = self.direct_writer().map_err(store_to_port)?;
         let done = sqlx::query(
             "UPDATE jobs SET lease_until = ?3 \
              WHERE id = ?1 AND lease_token = ?2 AND state = 'running'",
@@ -105,7 +105,7 @@ impl Jobs for SqliteStore {
         .bind(job.id.as_str())
         .bind(job.lease_token.clone())
         .bind(lease_end(now, lease))
-        .execute(writer)
+        .execute(&*writer)
         .await
         .map_err(port_error)?;
         Ok(done.rows_affected() > 0)
@@ -152,8 +152,8 @@ impl Jobs for SqliteStore {
     }
 
     async fn dead_letter(&self, job: &ClaimedJob, error: &str) -> Result<bool, PortError> {
-        let writer = self.writer().map_err(store_to_port)?;
-        park(writer, job.id.as_str(), &job.lease_token, error).await
+        let writer = self.direct_writer().map_err(store_to_port)?;
+        park(&writer, job.id.as_str(), &job.lease_token, error).await
     }
 
     async fn wait_for_work(&self, timeout: Duration) {
@@ -215,14 +215,14 @@ impl Jobs for SqliteStore {
     }
 
     async fn revive(&self, id: &JobId, at: DateTime<Utc>) -> Result<bool, PortError> {
-        let writer = self.writer().map_err(store_to_port)?;
+        let writer = self.direct_writer().map_err(store_to_port)?;
         let done = sqlx::query(
             "UPDATE jobs SET state = 'queued', run_at = ?2, attempts = 0, claims = 0, \
              lease_token = NULL, lease_until = NULL WHERE id = ?1 AND state = 'dead'",
         )
         .bind(id.to_string())
         .bind(micros(at))
-        .execute(writer)
+        .execute(&*writer)
         .await
         .map_err(port_error)?;
         let revived = done.rows_affected() > 0;

@@ -133,8 +133,33 @@ impl SqliteStore {
         self.readers.close().await;
     }
 
-    /// The writer, or `Unavailable` on a read-only store.
+    /// The writer's pool for the group committer, or `Unavailable` on a read-only store.
     fn writer(&self) -> Result<&SqlitePool, StoreError> {
         self.writer.as_ref().ok_or_else(error::read_only)
+    }
+
+    /// The writer's pool for a statement run on it directly (a job claim, a purge), or
+    /// `Unavailable` on a read-only store. While the result lives, the group committer
+    /// gives the connection back after each group rather than keep it for its next ones.
+    fn direct_writer(&self) -> Result<DirectWriter<'_>, StoreError> {
+        Ok(DirectWriter {
+            pool: self.writer()?,
+            _counted: self.group.direct_use(),
+        })
+    }
+}
+
+/// The writer's pool, borrowed for statements run on it directly (see
+/// [`SqliteStore::direct_writer`]).
+struct DirectWriter<'s> {
+    pool: &'s SqlitePool,
+    _counted: group::DirectUse,
+}
+
+impl std::ops::Deref for DirectWriter<'_> {
+    type Target = SqlitePool;
+
+    fn deref(&self) -> &SqlitePool {
+        self.pool
     }
 }

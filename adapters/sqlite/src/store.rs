@@ -182,18 +182,18 @@ impl Store for SqliteStore {
     }
 
     async fn purge_idempotency(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
-        crate::idempotency::purge(self.writer()?, now).await
+        crate::idempotency::purge(&*self.direct_writer()?, now).await
     }
 
     async fn ensure_secret(&self, name: &str, candidate: &[u8]) -> Result<Vec<u8>, StoreError> {
         if let Some(value) = records::secret(&self.readers, name).await? {
             return Ok(value);
         }
-        records::ensure_secret(self.writer()?, name, candidate).await
+        records::ensure_secret(&*self.direct_writer()?, name, candidate).await
     }
 
     async fn purge_sns_messages(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
-        crate::sns::purge(self.writer()?, before).await
+        crate::sns::purge(&*self.direct_writer()?, before).await
     }
 
     async fn sns_message_seen(&self, message_id: &str) -> Result<bool, StoreError> {

@@ -22,8 +22,9 @@
 mod transaction;
 
 pub(crate) use transaction::file_event_names;
+use transaction::{file_event_names_on, Held};
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use posthorn_core::ports::{ChangeSet, StoreError, Write};
@@ -32,6 +33,10 @@ use tokio::sync::oneshot;
 
 /// Most change sets committed in one transaction.
 const MAX_GROUP: usize = 256;
+
+/// Groups the committer makes in a row on the writer connection before it gives it back to
+/// the pool (and takes it again, after anyone waiting for it).
+const HOLD_GROUPS: usize = 16;
 
 /// Events committed between two filings of their names ([`file_event_names`]): about 130
 /// pages for a filing of 1,024 events under 16 names, where each group of 27 `/v1/track`s
@@ -83,6 +88,18 @@ pub(crate) struct Group {
     state: Arc<Mutex<State>>,
     /// Transactions started.
     counts: Arc<Counts>,
+    /// Callers using the writer connection directly (a job claim), not through the queue:
+    /// while any does, the committer gives the connection back after each group.
+    direct: Arc<AtomicUsize>,
+}
+
+/// A direct use of the writer connection, counted while it lives (see [`Group::direct_use`]).
+pub(crate) struct DirectUse(Arc<AtomicUsize>);
+
+impl Drop for DirectUse {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
@@ -129,6 +146,13 @@ impl Group {
         outcome.await.unwrap_or_else(|_| Err(abandoned()))
     }
 
+    /// Counts a use of the writer connection outside the queue until it is dropped, so the
+    /// committer lets go of the connection instead of keeping it for its next groups.
+    pub(crate) fn direct_use(&self) -> DirectUse {
+        self.direct.fetch_add(1, Ordering::Relaxed);
+        DirectUse(Arc::clone(&self.direct))
+    }
+
     /// Queues work with `push` and starts the committer unless it is at work.
     fn enqueue(&self, writer: &SqlitePool, push: impl FnOnce(&mut State)) {
         let start = {
@@ -139,6 +163,7 @@ impl Group {
         if start {
             let mut committer = Committer {
                 state: Arc::clone(&self.state),
+                direct: Arc::clone(&self.direct),
                 finished: false,
             };
             let writer = writer.clone();
@@ -176,12 +201,20 @@ struct Counts {
 /// The one task that commits the queue, group after group, until it is empty.
 struct Committer {
     state: Arc<Mutex<State>>,
+    /// Uses of the writer connection outside the queue ([`Group::direct_use`]).
+    direct: Arc<AtomicUsize>,
     /// Set when it stopped because the queue was empty (not by a panic or a shutdown).
     finished: bool,
 }
 
 impl Committer {
     async fn run(&mut self, writer: &SqlitePool, counts: &Counts) {
+        // The writer connection, kept from one group to the next (see `Held`), given back
+        // every `HOLD_GROUPS` groups, and after each group while a job claim or another
+        // direct use wants it, so that those are not kept waiting behind a steady stream
+        // of groups.
+        let mut held: Option<Held> = None;
+        let mut held_for = 0;
         loop {
             let (group, settlements) = {
                 let mut state = lock(&self.state);
@@ -194,10 +227,23 @@ impl Committer {
                 let group: Vec<Pending> = state.queue.drain(..n).collect();
                 (group, std::mem::take(&mut state.settlements))
             };
-            let events = commit_group(writer, &counts.groups, group).await;
+            let events = match take_writer(writer, &mut held).await {
+                Ok(conn) => commit_group(conn, &counts.groups, group).await,
+                Err(err) => {
+                    fail_all(group, Vec::new(), &err);
+                    0
+                }
+            };
+            let_go_if_poisoned(&mut held);
             if !settlements.is_empty() {
-                counts.settlements.fetch_add(1, Ordering::Relaxed);
-                settle(writer, settlements).await;
+                match take_writer(writer, &mut held).await {
+                    Ok(conn) => {
+                        counts.settlements.fetch_add(1, Ordering::Relaxed);
+                        settle(conn, settlements).await;
+                    }
+                    Err(err) => fail_all(Vec::new(), settlements, &err),
+                }
+                let_go_if_poisoned(&mut held);
             }
             let file = {
                 let mut state = lock(&self.state);
@@ -208,18 +254,58 @@ impl Committer {
                 // Reads by name take the recent part as well, so a filing that fails
                 // costs only speed: it is tried again after as many events, not after
                 // every group.
-                if let Err(err) = file_event_names(writer).await {
+                let filed = match take_writer(writer, &mut held).await {
+                    Ok(conn) => file_event_names_on(conn).await,
+                    Err(err) => Err(err),
+                };
+                if let Err(err) = filed {
                     tracing::warn!(error = %err, "filing event names failed");
                 }
+                let_go_if_poisoned(&mut held);
                 lock(&self.state).unfiled = 0;
+            }
+            held_for += 1;
+            if held_for >= HOLD_GROUPS || self.direct.load(Ordering::Relaxed) > 0 {
+                held = None;
+                held_for = 0;
             }
         }
     }
 }
 
+/// The writer connection the committer holds, taken from the pool if it holds none.
+async fn take_writer<'h>(
+    writer: &SqlitePool,
+    held: &'h mut Option<Held>,
+) -> Result<&'h mut Held, StoreError> {
+    let conn = match held.take() {
+        Some(conn) => conn,
+        None => Held::acquire(writer).await?,
+    };
+    Ok(held.insert(conn))
+}
+
+/// Lets go of the writer connection when a transaction on it could not be ended (it is
+/// closed, and the next group takes a new one).
+fn let_go_if_poisoned(held: &mut Option<Held>) {
+    if held.as_ref().is_some_and(Held::is_poisoned) {
+        *held = None;
+    }
+}
+
+/// Answers every change set of `group` and every settlement with `err`.
+fn fail_all(group: Vec<Pending>, settlements: Vec<PendingSettlement>, err: &StoreError) {
+    for pending in group {
+        let _ = pending.reply.send(Err(err.clone()));
+    }
+    for pending in settlements {
+        let _ = pending.reply.send(Err(err.clone()));
+    }
+}
+
 /// Commits `group` (but the change sets whose callers gave up) and answers each; how many
 /// events it appended.
-async fn commit_group(writer: &SqlitePool, groups: &AtomicU64, group: Vec<Pending>) -> usize {
+async fn commit_group(held: &mut Held, groups: &AtomicU64, group: Vec<Pending>) -> usize {
     // A caller that gave up before its group started is not committed at all.
     let group: Vec<Pending> = group.into_iter().filter(|p| !p.reply.is_closed()).collect();
     if group.is_empty() {
@@ -228,7 +314,7 @@ async fn commit_group(writer: &SqlitePool, groups: &AtomicU64, group: Vec<Pendin
     groups.fetch_add(1, Ordering::Relaxed);
     let changes: Vec<&ChangeSet> = group.iter().map(|p| &p.changes).collect();
     let events = changes.iter().map(|c| events_in(c)).sum::<usize>();
-    let outcomes = transaction::commit_all(writer, &changes).await;
+    let outcomes = transaction::commit_all(held, &changes).await;
     for (pending, outcome) in group.into_iter().zip(outcomes) {
         // A caller that gave up meanwhile no longer listens.
         let _ = pending.reply.send(outcome);
@@ -237,23 +323,19 @@ async fn commit_group(writer: &SqlitePool, groups: &AtomicU64, group: Vec<Pendin
 }
 
 /// Makes `settlements` in one transaction and answers each.
-async fn settle(writer: &SqlitePool, settlements: Vec<PendingSettlement>) {
+async fn settle(held: &mut Held, settlements: Vec<PendingSettlement>) {
     let jobs: Vec<(&str, &str, &Settlement)> = settlements
         .iter()
         .map(|p| (p.lease.0.as_str(), p.lease.1.as_str(), &p.settlement))
         .collect();
-    let outcome = transaction::settle_jobs(writer, &jobs).await;
+    let outcome = transaction::settle_jobs(held, &jobs).await;
     match outcome {
         Ok(settled) => {
             for (pending, settled) in settlements.into_iter().zip(settled) {
                 let _ = pending.reply.send(Ok(settled));
             }
         }
-        Err(err) => {
-            for pending in settlements {
-                let _ = pending.reply.send(Err(err.clone()));
-            }
-        }
+        Err(err) => fail_all(Vec::new(), settlements, &err),
     }
 }
 

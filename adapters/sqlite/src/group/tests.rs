@@ -302,3 +302,58 @@ async fn concurrent_retries_share_transactions() {
         "120 retries took {transactions} transactions of the committer"
     );
 }
+
+/// The committer keeps the writer connection from one group to the next, but a job claim
+/// (which takes the connection from the pool) waits for the group in flight, not for every
+/// group a steady stream of commits brings.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_claim_waits_for_the_group_in_flight_not_for_the_stream() {
+    use posthorn_core::ports::Jobs;
+    let store = std::sync::Arc::new(testing::temporary().await.expect("store"));
+    let ws = workspace();
+    store
+        .commit(insert(&ws, "seed@example.org"))
+        .await
+        .expect("seed");
+    let (writers, each) = (48, 60);
+    let mut stream = Vec::new();
+    for w in 0..writers {
+        let (store, ws) = (std::sync::Arc::clone(&store), ws.clone());
+        stream.push(tokio::spawn(async move {
+            for i in 0..each {
+                let email = format!("s{w}-{i}@example.org");
+                store
+                    .commit(insert(&ws, &email))
+                    .await
+                    .expect("stream commit");
+            }
+        }));
+    }
+    let started = store.group.groups();
+    while store.group.groups() < started + 8 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let mut waited = Vec::new();
+    for _ in 0..5 {
+        let before = store.group.groups();
+        store
+            .claim(chrono::Utc::now(), Duration::from_secs(30), 1)
+            .await
+            .expect("claim");
+        waited.push(store.group.groups() - before);
+    }
+    let streamed = store.group.groups() - started;
+    for task in stream {
+        task.await.expect("stream");
+    }
+    // Still streaming when the claims were done: they did not just wait for the end.
+    let total = store.group.groups() - started;
+    assert!(
+        streamed < total,
+        "the stream ended before the claims: {streamed} of {total}"
+    );
+    assert!(
+        waited.iter().all(|&groups| groups <= 3),
+        "groups committed while each claim waited: {waited:?}"
+    );
+}

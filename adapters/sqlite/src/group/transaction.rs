@@ -19,7 +19,7 @@
 
 use posthorn_core::ports::{ChangeSet, StoreError};
 use sqlx::pool::PoolConnection;
-use sqlx::{QueryBuilder, Sqlite, SqlitePool};
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 
 use super::Settlement;
 use crate::batch::{Inserts, OnConflict};
@@ -42,11 +42,8 @@ pub(super) type Outcome = Result<bool, StoreError>;
 /// are written a few statements for the whole group. When that fails, the transaction is
 /// rolled back and the group goes again, each change set in a savepoint, so a change set
 /// that fails is rolled back alone.
-pub(super) async fn commit_all(writer: &SqlitePool, changes: &[&ChangeSet]) -> Vec<Outcome> {
-    let mut writer = match writer.acquire().await {
-        Ok(conn) => Writer { conn, open: false },
-        Err(err) => return vec![Err(error::store(err)); changes.len()],
-    };
+pub(super) async fn commit_all(held: &mut Held, changes: &[&ChangeSet]) -> Vec<Outcome> {
+    let mut writer = Writer { held, open: false };
     let mut outcomes: Vec<Option<Outcome>> = vec![None; changes.len()];
     // The change sets still to commit, by index.
     let mut left: Vec<usize> = (0..changes.len()).collect();
@@ -113,7 +110,7 @@ pub(super) async fn commit_all(writer: &SqlitePool, changes: &[&ChangeSet]) -> V
 }
 
 /// Commits one change set in its own transaction.
-async fn alone(writer: &mut Writer, changes: &ChangeSet) -> Outcome {
+async fn alone(writer: &mut Writer<'_>, changes: &ChangeSet) -> Outcome {
     match attempt(writer, &[changes], false).await {
         Ok(mut results) => results.pop().unwrap_or_else(|| Err(writer_reset())),
         Err(Abort::Begin(err)) => Err(err),
@@ -157,7 +154,7 @@ enum Abort {
 /// One transaction for `changes`, each in a savepoint when `savepoints` and there are
 /// several.
 async fn attempt(
-    writer: &mut Writer,
+    writer: &mut Writer<'_>,
     changes: &[&ChangeSet],
     savepoints: bool,
 ) -> Result<Vec<Outcome>, Abort> {
@@ -172,7 +169,7 @@ async fn attempt(
     } else {
         // One pass: the plain inserts of all the change sets are written together, so a
         // failure belongs to the group, unless it has one change set.
-        match commit::apply_group(&mut writer.conn, changes).await {
+        match commit::apply_group(writer.conn(), changes).await {
             Ok(()) => changes.iter().map(|c| Ok(commit::enqueues(c))).collect(),
             Err(err) if changes.len() == 1 => return Err(Abort::Lost { at: 0, err }),
             Err(err) => return Err(Abort::Unattributed(err)),
@@ -201,7 +198,7 @@ async fn attempt(
 /// ends the transaction, the inserts are `INSERT OR ROLLBACK`: SQLite then keeps no
 /// statement journal (a copy of every page an insert changes, 4.5 % of the writer's time).
 async fn in_one_trip(
-    writer: &mut Writer,
+    writer: &mut Writer<'_>,
     inserts: &Inserts<'_>,
     changes: &[&ChangeSet],
 ) -> Result<Vec<Outcome>, Abort> {
@@ -214,12 +211,7 @@ async fn in_one_trip(
     // groups keep theirs prepared. Big ones (rarer, and up to hundreds of KB each once
     // prepared) are parsed each time.
     let cached = inserts.rows() <= CACHED_ROWS;
-    match q
-        .build()
-        .persistent(cached)
-        .execute(&mut *writer.conn)
-        .await
-    {
+    match q.build().persistent(cached).execute(writer.conn()).await {
         Ok(_) => {
             writer.open = false;
             Ok(changes.iter().map(|c| Ok(commit::enqueues(c))).collect())
@@ -232,10 +224,12 @@ async fn in_one_trip(
 /// transaction of its own on the writer: a thousand or so names filed at once fill index
 /// pages that one group at a time would each rewrite.
 pub(crate) async fn file_event_names(writer: &SqlitePool) -> Result<(), StoreError> {
-    let mut writer = Writer {
-        conn: writer.acquire().await.map_err(error::store)?,
-        open: true,
-    };
+    file_event_names_on(&mut Held::acquire(writer).await?).await
+}
+
+/// [`file_event_names`] on the writer connection the committer holds.
+pub(super) async fn file_event_names_on(held: &mut Held) -> Result<(), StoreError> {
+    let mut writer = Writer { held, open: true };
     let filed = sqlx::query(
         "BEGIN IMMEDIATE; \
          INSERT OR IGNORE INTO event_names_filed (workspace_id, name, id) \
@@ -243,7 +237,7 @@ pub(crate) async fn file_event_names(writer: &SqlitePool) -> Result<(), StoreErr
          DELETE FROM event_names_recent; \
          COMMIT",
     )
-    .execute(&mut *writer.conn)
+    .execute(writer.conn())
     .await;
     match filed {
         Ok(_) => {
@@ -262,13 +256,10 @@ pub(crate) async fn file_event_names(writer: &SqlitePool) -> Result<(), StoreErr
 /// them, where each was a transaction of its own); whether each was settled. On an error
 /// none is (each job keeps its lease: it runs again and finds its work done).
 pub(super) async fn settle_jobs(
-    writer: &SqlitePool,
+    held: &mut Held,
     jobs: &[(&str, &str, &Settlement)],
 ) -> Result<Vec<bool>, StoreError> {
-    let mut writer = Writer {
-        conn: writer.acquire().await.map_err(error::store)?,
-        open: false,
-    };
+    let mut writer = Writer { held, open: false };
     writer.begin().await?;
     let mut settled = Vec::with_capacity(jobs.len());
     for &(id, lease_token, settlement) in jobs {
@@ -293,7 +284,7 @@ pub(super) async fn settle_jobs(
             .bind(i64::from(*failed))
             .bind(error.as_str()),
         };
-        match query.execute(&mut *writer.conn).await {
+        match query.execute(writer.conn()).await {
             Ok(done) => settled.push(done.rows_affected() > 0),
             Err(err) => {
                 writer.reset().await;
@@ -312,7 +303,7 @@ pub(super) async fn settle_jobs(
 /// Applies each change set in its own savepoint inside the open transaction; a change set
 /// that fails is rolled back to its savepoint alone.
 async fn each_in_savepoint(
-    writer: &mut Writer,
+    writer: &mut Writer<'_>,
     changes: &[&ChangeSet],
 ) -> Result<Vec<Outcome>, Abort> {
     let mut outcomes = Vec::with_capacity(changes.len());
@@ -320,7 +311,7 @@ async fn each_in_savepoint(
         if let Err(err) = writer.exec("SAVEPOINT change_set").await {
             return Err(Abort::Lost { at, err });
         }
-        match commit::apply_all(&mut writer.conn, changes).await {
+        match commit::apply_all(writer.conn(), changes).await {
             Ok(()) => {
                 if let Err(err) = writer.exec("RELEASE change_set").await {
                     return Err(Abort::Lost { at, err });
@@ -341,29 +332,61 @@ async fn each_in_savepoint(
     Ok(outcomes)
 }
 
-/// The writer connection while a group holds it.
+/// The writer connection, held by the committer across the groups, settlements and filings
+/// it makes in a row: giving it back to the pool after each group cost a ping of the
+/// connection's thread (sqlx tests every connection it takes back) and a hand-off to a
+/// spawned task, two more trips between threads while the writer sat idle.
+pub(crate) struct Held {
+    conn: PoolConnection<Sqlite>,
+    /// Left possibly inside a transaction: it is closed when dropped, and not used again.
+    poisoned: bool,
+}
+
+impl Held {
+    /// Takes the writer connection from its pool (waiting for whoever has it).
+    pub(crate) async fn acquire(writer: &SqlitePool) -> Result<Self, StoreError> {
+        let conn = writer.acquire().await.map_err(error::store)?;
+        Ok(Self {
+            conn,
+            poisoned: false,
+        })
+    }
+
+    /// Whether the connection must be given up (a transaction on it could not be ended).
+    pub(super) fn is_poisoned(&self) -> bool {
+        self.poisoned
+    }
+}
+
+/// The writer connection while a transaction may be open on it.
 ///
 /// Dropped while `open` (a panic, a cancelled task, a reset that failed), the connection
-/// is closed instead of going back to the pool: closing rolls back, and the pool opens a
-/// new one, so no later commit or claim ever runs inside a transaction left over.
-struct Writer {
-    conn: PoolConnection<Sqlite>,
+/// is marked to be closed instead of going back to the pool, and the committer lets go of
+/// it: closing rolls back, and the pool opens a new one, so no later commit or claim ever
+/// runs inside a transaction left over.
+struct Writer<'h> {
+    held: &'h mut Held,
     /// Possibly inside a transaction.
     open: bool,
 }
 
-impl Drop for Writer {
+impl Drop for Writer<'_> {
     fn drop(&mut self) {
         if self.open {
-            self.conn.close_on_drop();
+            self.held.poisoned = true;
+            self.held.conn.close_on_drop();
         }
     }
 }
 
-impl Writer {
+impl Writer<'_> {
+    fn conn(&mut self) -> &mut SqliteConnection {
+        &mut self.held.conn
+    }
+
     async fn exec(&mut self, sql: &'static str) -> Result<(), StoreError> {
         sqlx::query(sql)
-            .execute(&mut *self.conn)
+            .execute(self.conn())
             .await
             .map(|_| ())
             .map_err(error::store)
