@@ -43,10 +43,13 @@ const HOLD_GROUPS: usize = 16;
 /// rewrote 36 pages of one index by name (docs/performance.md).
 const FILE_EVERY: usize = 1024;
 
+/// Where the outcome of a change set or a settlement goes.
+type Reply = oneshot::Sender<Result<bool, StoreError>>;
+
 /// A change set waiting for a transaction, and where its outcome goes.
 struct Pending {
     changes: ChangeSet,
-    reply: oneshot::Sender<Result<bool, StoreError>>,
+    reply: Reply,
 }
 
 /// What becomes of a leased job.
@@ -68,7 +71,7 @@ struct PendingSettlement {
     /// The job's id and the lease token it was claimed with.
     lease: (String, String),
     settlement: Settlement,
-    reply: oneshot::Sender<Result<bool, StoreError>>,
+    reply: Reply,
 }
 
 /// The change sets and job settlements waiting for the writer, and whether a committer
@@ -230,7 +233,7 @@ impl Committer {
             let events = match take_writer(writer, &mut held).await {
                 Ok(conn) => commit_group(conn, &counts.groups, group).await,
                 Err(err) => {
-                    fail_all(group, Vec::new(), &err);
+                    fail(group.into_iter().map(|p| p.reply), &err);
                     0
                 }
             };
@@ -241,7 +244,7 @@ impl Committer {
                         counts.settlements.fetch_add(1, Ordering::Relaxed);
                         settle(conn, settlements).await;
                     }
-                    Err(err) => fail_all(Vec::new(), settlements, &err),
+                    Err(err) => fail(settlements.into_iter().map(|p| p.reply), &err),
                 }
                 let_go_if_poisoned(&mut held);
             }
@@ -293,13 +296,11 @@ fn let_go_if_poisoned(held: &mut Option<Held>) {
     }
 }
 
-/// Answers every change set of `group` and every settlement with `err`.
-fn fail_all(group: Vec<Pending>, settlements: Vec<PendingSettlement>, err: &StoreError) {
-    for pending in group {
-        let _ = pending.reply.send(Err(err.clone()));
-    }
-    for pending in settlements {
-        let _ = pending.reply.send(Err(err.clone()));
+/// Answers each of `replies` (change sets or settlements) with `err`.
+fn fail(replies: impl IntoIterator<Item = Reply>, err: &StoreError) {
+    for reply in replies {
+        // A caller that gave up no longer listens.
+        let _ = reply.send(Err(err.clone()));
     }
 }
 
@@ -335,7 +336,7 @@ async fn settle(held: &mut Held, settlements: Vec<PendingSettlement>) {
                 let _ = pending.reply.send(Ok(settled));
             }
         }
-        Err(err) => fail_all(Vec::new(), settlements, &err),
+        Err(err) => fail(settlements.into_iter().map(|p| p.reply), &err),
     }
 }
 
