@@ -6,7 +6,7 @@ use posthorn_core::ports::{ChangeSet, NewJob, StoreError, Write};
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 
 use crate::error;
-use crate::rows::{enum_text, json_text, micros, opt_micros};
+use crate::rows::{enum_text, json_text, micros, opt_micros, to_i64};
 
 /// Rows per statement: 32 columns × 400 rows stays far below SQLite's 32,766 bound
 /// parameters.
@@ -44,17 +44,6 @@ impl<'a> Inserts<'a> {
     /// Rows held back, over every table.
     pub(crate) fn rows(&self) -> usize {
         self.contacts.len() + self.emails.len() + self.jobs.len() + self.events.len()
-    }
-
-    /// Holds back every write of `group` when all of them are plain inserts; `None` when
-    /// one is not.
-    pub(crate) fn only(group: &[&'a ChangeSet]) -> Option<Self> {
-        let mut held = Self::default();
-        group
-            .iter()
-            .flat_map(|c| c.writes.iter())
-            .all(|w| held.hold(w))
-            .then_some(held)
     }
 
     /// Writes everything held back in one trip to the writer's thread (constraint
@@ -163,6 +152,75 @@ impl<'a> Inserts<'a> {
             });
             q.push("; ");
         }
+    }
+}
+
+/// A group whose writes are all plain inserts or contact updates: what `/v1/track` and
+/// `/v1/send` write, for new contacts and for ones that exist. It goes to the writer as one
+/// query (see `group::transaction`), the updates first, each checked in SQL
+/// (migration 0016), then the inserts.
+///
+/// Putting the updates first gives the same result as applying the writes in order
+/// whenever the query succeeds: an update could only observe an insert of the same group
+/// by hitting a contact inserted in it, and then it finds no row, which fails the query.
+/// Any failure sends the group the long way, in order, each change set in a savepoint.
+#[derive(Default)]
+pub(crate) struct OneTrip<'a> {
+    updates: Vec<&'a Contact>,
+    inserts: Inserts<'a>,
+}
+
+impl<'a> OneTrip<'a> {
+    /// The writes of `group` when every one of them is a plain insert or a contact update;
+    /// `None` when one is not.
+    pub(crate) fn only(group: &[&'a ChangeSet]) -> Option<Self> {
+        let mut trip = Self::default();
+        group
+            .iter()
+            .flat_map(|c| c.writes.iter())
+            .all(|w| match w {
+                Write::UpdateContact(c) => {
+                    trip.updates.push(c);
+                    true
+                }
+                other => trip.inserts.hold(other),
+            })
+            .then_some(trip)
+    }
+
+    /// Rows written, over every table.
+    pub(crate) fn rows(&self) -> usize {
+        self.updates.len() + self.inserts.rows()
+    }
+
+    /// Appends the statements of every write to `q`, each ended with `;`. Each one ends
+    /// the whole transaction when it fails (`OR ROLLBACK`, so SQLite keeps no statement
+    /// journal), as does an update that finds its contact gone or at another version.
+    pub(crate) fn push_statements(&self, q: &mut QueryBuilder<Sqlite>) {
+        for c in &self.updates {
+            q.push("UPDATE OR ROLLBACK contacts SET email = ");
+            q.push_bind(c.email.as_str())
+                .push(", subscribed = ")
+                .push_bind(c.subscribed)
+                .push(", data = ")
+                .push_bind(json_text(&c.data))
+                .push(", status = ")
+                .push_bind(enum_text(&c.status))
+                .push(", expires_at = ")
+                .push_bind(opt_micros(c.expires_at))
+                .push(", created_at = ")
+                .push_bind(micros(c.created_at))
+                .push(", updated_at = ")
+                .push_bind(micros(c.updated_at))
+                .push(", version = version + 1 WHERE workspace_id = ")
+                .push_bind(c.workspace_id.as_str())
+                .push(" AND id = ")
+                .push_bind(c.id.as_str())
+                .push(" AND version = ")
+                .push_bind(to_i64(c.version))
+                .push("; INSERT INTO guarded_update_check (changed) VALUES (changes()); ");
+        }
+        self.inserts.push_statements(q, OnConflict::Rollback);
     }
 }
 

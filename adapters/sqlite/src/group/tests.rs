@@ -5,10 +5,12 @@
 
 use std::time::Duration;
 
-use posthorn_conformance::fixtures::contact_at;
-use posthorn_core::model::WorkspaceId;
+use chrono::Utc;
+use posthorn_conformance::fixtures::{contact_at, event};
+use posthorn_core::model::{Contact, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+use serde_json::json;
 use sqlx::Connection;
 
 use crate::options::SqliteOptions;
@@ -356,4 +358,124 @@ async fn a_job_claim_waits_for_the_group_in_flight_not_for_the_stream() {
         waited.iter().all(|&groups| groups <= 3),
         "groups committed while each claim waited: {waited:?}"
     );
+}
+
+/// Stores `n` new contacts `u{i}@example.org`, each at version 0.
+async fn stored_contacts(store: &SqliteStore, ws: &WorkspaceId, n: usize) -> Vec<Contact> {
+    let mut contacts = Vec::with_capacity(n);
+    for i in 0..n {
+        let contact = contact_at(ws, &format!("u{i}@example.org"));
+        let mut changes = ChangeSet::new();
+        changes.push(Write::InsertContact(contact.clone()));
+        store.commit(changes).await.expect("insert");
+        contacts.push(contact);
+    }
+    contacts
+}
+
+/// What `/v1/track` writes for a contact that exists: its update, and the event.
+fn tracked(ws: &WorkspaceId, contact: &Contact) -> ChangeSet {
+    let mut changes = ChangeSet::new();
+    changes.push(Write::UpdateContact(contact.clone()));
+    changes.push(Write::AppendEvent(event(
+        ws,
+        "tracked",
+        Some(&contact.id),
+        Utc::now(),
+    )));
+    changes
+}
+
+async fn tracked_events(store: &SqliteStore) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM events WHERE name = 'tracked'")
+        .fetch_one(&mut raw(store).await)
+        .await
+        .expect("count")
+}
+
+/// A group of contact updates with their events goes to the writer as one query, each
+/// update's version guard checked in SQL: an update at a stale version fails alone, with
+/// `Conflict`, and writes nothing (neither the update nor its event); the others of its
+/// group are committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_contact_update_fails_alone_in_a_group_of_updates() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    let n = 140;
+    let stale = |i: usize| i.is_multiple_of(7);
+    let contacts = stored_contacts(&store, &ws, n).await;
+    let before = store.group.groups();
+    let mut tasks = Vec::new();
+    for (i, mut contact) in contacts.into_iter().enumerate() {
+        let (store, ws) = (store.clone(), ws.clone());
+        if stale(i) {
+            contact.version = 5;
+        }
+        contact.data.insert("seq".to_string(), json!(i));
+        tasks.push(tokio::spawn(async move {
+            store.commit(tracked(&ws, &contact)).await
+        }));
+    }
+    for (i, task) in tasks.into_iter().enumerate() {
+        match task.await.expect("task") {
+            Err(StoreError::Conflict(_)) if stale(i) => {}
+            Ok(()) if !stale(i) => {}
+            other => panic!("change set {i} (stale: {}): {other:?}", stale(i)),
+        }
+    }
+    for i in 0..n {
+        let stored = store
+            .contact_by_email(&ws, &format!("u{i}@example.org"))
+            .await
+            .expect("read")
+            .expect("contact");
+        let (version, seq) = if stale(i) { (0, None) } else { (1, Some(json!(i))) };
+        assert_eq!(stored.version, version, "contact {i}");
+        assert_eq!(stored.data.get("seq").cloned(), seq, "contact {i}");
+    }
+    let committed = (0..n).filter(|&i| !stale(i)).count();
+    assert_eq!(tracked_events(&store).await, committed as i64);
+    let groups = store.group.groups() - before;
+    assert!(groups < n as u64, "{groups} transactions for {n} change sets");
+    store.close().await;
+}
+
+/// Two updates of one contact from the same version, committed at once (possibly in one
+/// group): one is committed, the other conflicts, whichever order they take.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_updates_from_one_version_one_is_committed() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    let n = 60;
+    let contacts = stored_contacts(&store, &ws, n).await;
+    let mut tasks = Vec::new();
+    for contact in &contacts {
+        for twin in 0..2 {
+            let (store, ws, mut contact) = (store.clone(), ws.clone(), contact.clone());
+            contact.data.insert("twin".to_string(), json!(twin));
+            tasks.push(tokio::spawn(async move {
+                store.commit(tracked(&ws, &contact)).await
+            }));
+        }
+    }
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.expect("task"));
+    }
+    for (i, pair) in outcomes.chunks(2).enumerate() {
+        let committed = pair.iter().filter(|o| o.is_ok()).count();
+        let conflicts = pair
+            .iter()
+            .filter(|o| matches!(o, Err(StoreError::Conflict(_))))
+            .count();
+        assert_eq!((committed, conflicts), (1, 1), "contact {i}: {pair:?}");
+        let stored = store
+            .contact_by_email(&ws, &format!("u{i}@example.org"))
+            .await
+            .expect("read")
+            .expect("contact");
+        assert_eq!(stored.version, 1, "contact {i}");
+    }
+    assert_eq!(tracked_events(&store).await, n as i64);
+    store.close().await;
 }

@@ -9,8 +9,8 @@
 //! into answering 503 to everything.
 //!
 //! A group goes without savepoints until one of its change sets fails ([`commit_all`]). A
-//! group of plain inserts (what `/v1/track` and `/v1/send` write) goes as one query,
-//! `BEGIN IMMEDIATE` to `COMMIT` ([`in_one_trip`]).
+//! group of plain inserts and contact updates (what `/v1/track` and `/v1/send` write) goes
+//! as one query, `BEGIN IMMEDIATE` to `COMMIT` ([`in_one_trip`]).
 //! Every failure ends with the connection provably outside a transaction
 //! ([`Writer::reset`]) or closed; the change sets of a transaction that was lost are
 //! committed again without the one that lost it; and when `COMMIT` itself fails, the
@@ -22,7 +22,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 
 use super::Settlement;
-use crate::batch::{Inserts, OnConflict};
+use crate::batch::OneTrip;
 use crate::{commit, error};
 
 /// Most rows in a group of plain inserts whose statement stays prepared on the writer (see
@@ -159,8 +159,8 @@ async fn attempt(
     savepoints: bool,
 ) -> Result<Vec<Outcome>, Abort> {
     if !savepoints {
-        if let Some(inserts) = Inserts::only(changes) {
-            return in_one_trip(writer, &inserts, changes).await;
+        if let Some(trip) = OneTrip::only(changes) {
+            return in_one_trip(writer, &trip, changes).await;
         }
     }
     writer.begin().await.map_err(Abort::Begin)?;
@@ -187,30 +187,33 @@ async fn attempt(
     }
 }
 
-/// The whole transaction of a group of plain inserts (what `/v1/track` and `/v1/send`
-/// write) as one query: `BEGIN IMMEDIATE`, the inserts, `COMMIT`. Each statement sent on
-/// its own is a trip to the writer's thread, which waits for a core when the machine is
-/// busy: four trips made a group's transaction twice as long as its work.
+/// The whole transaction of a group of plain inserts and contact updates (what `/v1/track`
+/// and `/v1/send` write; [`OneTrip`]) as one query: `BEGIN IMMEDIATE`, the writes,
+/// `COMMIT`. Each statement sent on its own is a trip to the writer's thread, which waits
+/// for a core when the machine is busy: four trips made a group's transaction twice as
+/// long as its work, and a group of `/v1/track`s for existing contacts, two trips per
+/// change set (its update, checked, then its event), ran at half the rate of one for new
+/// contacts.
 ///
 /// When it fails, which statement failed is not known (SQLite stops at the first error,
 /// possibly inside the transaction): the caller rolls back and the group goes again the
 /// long way, each change set in a savepoint, which tells whose it was. Since any failure
-/// ends the transaction, the inserts are `INSERT OR ROLLBACK`: SQLite then keeps no
+/// ends the transaction, the writes are `OR ROLLBACK`: SQLite then keeps no
 /// statement journal (a copy of every page an insert changes, 4.5 % of the writer's time).
 async fn in_one_trip(
     writer: &mut Writer<'_>,
-    inserts: &Inserts<'_>,
+    trip: &OneTrip<'_>,
     changes: &[&ChangeSet],
 ) -> Result<Vec<Outcome>, Abort> {
     let mut q = QueryBuilder::new("BEGIN IMMEDIATE; ");
-    inserts.push_statements(&mut q, OnConflict::Rollback);
+    trip.push_statements(&mut q);
     q.push("COMMIT");
     writer.open = true;
-    // The text depends only on the group's row counts per table, so the same few dozen
+    // The text depends only on the group's updates and row counts per table, so the same few dozen
     // come back over and over, and parsing one took a tenth of the writer's time: small
     // groups keep theirs prepared. Big ones (rarer, and up to hundreds of KB each once
     // prepared) are parsed each time.
-    let cached = inserts.rows() <= CACHED_ROWS;
+    let cached = trip.rows() <= CACHED_ROWS;
     match q.build().persistent(cached).execute(writer.conn()).await {
         Ok(_) => {
             writer.open = false;
