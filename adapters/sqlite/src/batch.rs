@@ -155,24 +155,33 @@ impl<'a> Inserts<'a> {
     }
 }
 
-/// A group whose writes are all plain inserts or contact updates: what `/v1/track` and
-/// `/v1/send` write, for new contacts and for ones that exist. It goes to the writer as one
-/// query (see `group::transaction`), the updates first, each checked in SQL
-/// (migration 0016), then the inserts.
+/// A group whose writes are all plain inserts or updates of contacts and emails: what
+/// `/v1/track` and `/v1/send` write (for new contacts and for ones that exist), and what a
+/// delivery or a delivery report writes. It goes to the writer as one query (see
+/// `group::transaction`): the updates first, each checked in SQL (migration 0016), then the
+/// inserts.
 ///
 /// Putting the updates first gives the same result as applying the writes in order
 /// whenever the query succeeds: an update could only observe an insert of the same group
-/// by hitting a contact inserted in it, and then it finds no row, which fails the query.
+/// by hitting a row inserted in it, and then it finds no row, which fails the query.
 /// Any failure sends the group the long way, in order, each change set in a savepoint.
 #[derive(Default)]
 pub(crate) struct OneTrip<'a> {
-    updates: Vec<&'a Contact>,
+    updates: Vec<Update<'a>>,
     inserts: Inserts<'a>,
 }
 
+/// An update [`OneTrip`] makes.
+enum Update<'a> {
+    /// `Write::UpdateContact`: guarded by the contact's version.
+    Contact(&'a Contact),
+    /// `Write::UpdateEmail`: the email's state only.
+    Email(&'a EmailRecord),
+}
+
 impl<'a> OneTrip<'a> {
-    /// The writes of `group` when every one of them is a plain insert or a contact update;
-    /// `None` when one is not.
+    /// The writes of `group` when every one of them is a plain insert or an update of a
+    /// contact or an email; `None` when one is not.
     pub(crate) fn only(group: &[&'a ChangeSet]) -> Option<Self> {
         let mut trip = Self::default();
         group
@@ -180,7 +189,11 @@ impl<'a> OneTrip<'a> {
             .flat_map(|c| c.writes.iter())
             .all(|w| match w {
                 Write::UpdateContact(c) => {
-                    trip.updates.push(c);
+                    trip.updates.push(Update::Contact(c));
+                    true
+                }
+                Write::UpdateEmail(e) => {
+                    trip.updates.push(Update::Email(e));
                     true
                 }
                 other => trip.inserts.hold(other),
@@ -195,36 +208,96 @@ impl<'a> OneTrip<'a> {
 
     /// Appends the statements of every write to `q`, each ended with `;`. Each one ends
     /// the whole transaction when it fails (`OR ROLLBACK`, so SQLite keeps no statement
-    /// journal), as does an update that finds its contact gone or at another version.
+    /// journal), as does an update that finds no row (a contact gone or at another
+    /// version, an email gone).
     pub(crate) fn push_statements(&self, q: &mut QueryBuilder<Sqlite>) {
-        for c in &self.updates {
-            q.push("UPDATE OR ROLLBACK contacts SET email = ");
-            q.push_bind(c.email.as_str())
-                .push(", subscribed = ")
-                .push_bind(c.subscribed)
-                .push(", data = ")
-                .push_bind(json_text(&c.data))
-                .push(", status = ")
-                .push_bind(enum_text(&c.status))
-                .push(", expires_at = ")
-                .push_bind(opt_micros(c.expires_at))
-                .push(", created_at = ")
-                .push_bind(micros(c.created_at))
-                .push(", updated_at = ")
-                .push_bind(micros(c.updated_at))
-                .push(", version = version + 1 WHERE workspace_id = ")
-                .push_bind(c.workspace_id.as_str())
-                .push(" AND id = ")
-                .push_bind(c.id.as_str())
-                .push(" AND version = ")
-                .push_bind(to_i64(c.version))
-                .push("; INSERT INTO guarded_update_check (changed) VALUES (changes()); ");
+        for update in &self.updates {
+            match update {
+                Update::Contact(c) => push_contact_update(q, c, OnConflict::Rollback),
+                Update::Email(e) => push_email_update(q, e, OnConflict::Rollback),
+            }
+            q.push("; INSERT INTO guarded_update_check (changed) VALUES (changes()); ");
         }
         self.inserts.push_statements(q, OnConflict::Rollback);
     }
 }
 
-/// What a failing insert of [`Inserts::push_statements`] undoes.
+/// `Write::UpdateContact` as one statement (no `;`), guarded by the contact's version.
+pub(crate) fn push_contact_update(
+    q: &mut QueryBuilder<Sqlite>,
+    c: &Contact,
+    on_conflict: OnConflict,
+) {
+    q.push(on_conflict.update())
+        .push(" contacts SET email = ")
+        .push_bind(c.email.as_str())
+        .push(", subscribed = ")
+        .push_bind(c.subscribed)
+        .push(", data = ")
+        .push_bind(json_text(&c.data))
+        .push(", status = ")
+        .push_bind(enum_text(&c.status))
+        .push(", expires_at = ")
+        .push_bind(opt_micros(c.expires_at))
+        .push(", created_at = ")
+        .push_bind(micros(c.created_at))
+        .push(", updated_at = ")
+        .push_bind(micros(c.updated_at))
+        .push(", version = version + 1 WHERE workspace_id = ")
+        .push_bind(c.workspace_id.as_str())
+        .push(" AND id = ")
+        .push_bind(c.id.as_str())
+        .push(" AND version = ")
+        .push_bind(to_i64(c.version));
+}
+
+/// `Write::UpdateEmail` as one statement (no `;`): the email's state only.
+pub(crate) fn push_email_update(
+    q: &mut QueryBuilder<Sqlite>,
+    e: &EmailRecord,
+    on_conflict: OnConflict,
+) {
+    let life = &e.lifecycle;
+    q.push(on_conflict.update())
+        .push(" emails SET status = ")
+        .push_bind(enum_text(&e.status))
+        .push(", provider_message_id = ")
+        .push_bind(e.provider_message_id.as_deref())
+        .push(", error = ")
+        .push_bind(e.error.as_deref())
+        .push(", sent_at = ")
+        .push_bind(opt_micros(e.sent_at))
+        .push(", updated_at = ")
+        .push_bind(micros(e.updated_at))
+        .push(", delivered_at = ")
+        .push_bind(opt_micros(life.delivered_at))
+        .push(", opened_at = ")
+        .push_bind(opt_micros(life.opened_at))
+        .push(", last_opened_at = ")
+        .push_bind(opt_micros(life.last_opened_at))
+        .push(", opens = ")
+        .push_bind(i64::from(life.opens))
+        .push(", clicked_at = ")
+        .push_bind(opt_micros(life.clicked_at))
+        .push(", last_clicked_at = ")
+        .push_bind(opt_micros(life.last_clicked_at))
+        .push(", clicks = ")
+        .push_bind(i64::from(life.clicks))
+        .push(", bounced_at = ")
+        .push_bind(opt_micros(life.bounced_at))
+        .push(", bounce_type = ")
+        .push_bind(life.bounce_type.as_ref().map(enum_text))
+        .push(", bounce_detail = ")
+        .push_bind(life.bounce_detail.as_deref())
+        .push(", complained_at = ")
+        .push_bind(opt_micros(life.complained_at))
+        .push(" WHERE workspace_id = ")
+        .push_bind(e.workspace_id.as_str())
+        .push(" AND id = ")
+        .push_bind(e.id.as_str());
+}
+
+/// What a failing insert or update undoes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OnConflict {
     /// The statement alone (SQLite's default), so the transaction can go on: SQLite keeps
@@ -240,6 +313,13 @@ impl OnConflict {
         match self {
             Self::Abort => "INSERT",
             Self::Rollback => "INSERT OR ROLLBACK",
+        }
+    }
+
+    fn update(self) -> &'static str {
+        match self {
+            Self::Abort => "UPDATE",
+            Self::Rollback => "UPDATE OR ROLLBACK",
         }
     }
 }

@@ -6,9 +6,9 @@ use posthorn_core::model::{
     Workspace, WorkspaceId,
 };
 use posthorn_core::ports::{ChangeSet, StoreError, Write};
-use sqlx::SqliteConnection;
+use sqlx::{QueryBuilder, SqliteConnection};
 
-use crate::batch::Inserts;
+use crate::batch::{self, Inserts, OnConflict};
 use crate::error;
 use crate::idempotency;
 use crate::inbound;
@@ -362,24 +362,9 @@ async fn set_dkim_key(
 }
 
 async fn update_contact(conn: &mut SqliteConnection, c: &Contact) -> Result<(), StoreError> {
-    let done = sqlx::query(
-        "UPDATE contacts SET email = ?4, subscribed = ?5, data = ?6, status = ?7, \
-         expires_at = ?8, created_at = ?9, updated_at = ?10, version = version + 1 \
-         WHERE workspace_id = ?1 AND id = ?2 AND version = ?3",
-    )
-    .bind(c.workspace_id.as_str())
-    .bind(c.id.as_str())
-    .bind(to_i64(c.version))
-    .bind(c.email.as_str().to_string())
-    .bind(c.subscribed)
-    .bind(json_text(&c.data))
-    .bind(enum_text(&c.status))
-    .bind(opt_micros(c.expires_at))
-    .bind(micros(c.created_at))
-    .bind(micros(c.updated_at))
-    .execute(conn)
-    .await
-    .map_err(error::store)?;
+    let mut q = QueryBuilder::new("");
+    batch::push_contact_update(&mut q, c, OnConflict::Abort);
+    let done = q.build().execute(conn).await.map_err(error::store)?;
     expect_one(done.rows_affected(), || {
         format!("contact {} is gone or not at version {}", c.id, c.version)
     })
@@ -419,34 +404,9 @@ async fn put_template(conn: &mut SqliteConnection, t: &Template) -> Result<(), S
 /// Writes the email's state only: what it was accepted with is never rewritten (see
 /// `Write::UpdateEmail`).
 async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<(), StoreError> {
-    let done = sqlx::query(
-        "UPDATE emails SET status = ?3, provider_message_id = ?4, error = ?5, sent_at = ?6, \
-         updated_at = ?7, delivered_at = ?8, opened_at = ?9, last_opened_at = ?10, \
-         opens = ?11, clicked_at = ?12, last_clicked_at = ?13, clicks = ?14, \
-         bounced_at = ?15, bounce_type = ?16, bounce_detail = ?17, complained_at = ?18 \
-         WHERE workspace_id = ?1 AND id = ?2",
-    )
-    .bind(e.workspace_id.as_str())
-    .bind(e.id.as_str())
-    .bind(enum_text(&e.status))
-    .bind(e.provider_message_id.as_deref())
-    .bind(e.error.as_deref())
-    .bind(opt_micros(e.sent_at))
-    .bind(micros(e.updated_at))
-    .bind(opt_micros(e.lifecycle.delivered_at))
-    .bind(opt_micros(e.lifecycle.opened_at))
-    .bind(opt_micros(e.lifecycle.last_opened_at))
-    .bind(i64::from(e.lifecycle.opens))
-    .bind(opt_micros(e.lifecycle.clicked_at))
-    .bind(opt_micros(e.lifecycle.last_clicked_at))
-    .bind(i64::from(e.lifecycle.clicks))
-    .bind(opt_micros(e.lifecycle.bounced_at))
-    .bind(e.lifecycle.bounce_type.as_ref().map(enum_text))
-    .bind(e.lifecycle.bounce_detail.as_deref())
-    .bind(opt_micros(e.lifecycle.complained_at))
-    .execute(conn)
-    .await
-    .map_err(error::store)?;
+    let mut q = QueryBuilder::new("");
+    batch::push_email_update(&mut q, e, OnConflict::Abort);
+    let done = q.build().execute(conn).await.map_err(error::store)?;
     expect_one(done.rows_affected(), || format!("email {} is gone", e.id))
 }
 

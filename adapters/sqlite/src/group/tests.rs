@@ -6,11 +6,11 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use posthorn_conformance::fixtures::{contact_at, event};
+use posthorn_conformance::fixtures::{contact_at, email_record, event};
 use posthorn_core::model::{Contact, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use serde_json::json;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::Connection;
 
 use crate::options::SqliteOptions;
@@ -429,14 +429,21 @@ async fn a_stale_contact_update_fails_alone_in_a_group_of_updates() {
             .await
             .expect("read")
             .expect("contact");
-        let (version, seq) = if stale(i) { (0, None) } else { (1, Some(json!(i))) };
+        let (version, seq) = if stale(i) {
+            (0, None)
+        } else {
+            (1, Some(json!(i)))
+        };
         assert_eq!(stored.version, version, "contact {i}");
         assert_eq!(stored.data.get("seq").cloned(), seq, "contact {i}");
     }
     let committed = (0..n).filter(|&i| !stale(i)).count();
     assert_eq!(tracked_events(&store).await, committed as i64);
     let groups = store.group.groups() - before;
-    assert!(groups < n as u64, "{groups} transactions for {n} change sets");
+    assert!(
+        groups < n as u64,
+        "{groups} transactions for {n} change sets"
+    );
     store.close().await;
 }
 
@@ -477,5 +484,64 @@ async fn of_two_updates_from_one_version_one_is_committed() {
         assert_eq!(stored.version, 1, "contact {i}");
     }
     assert_eq!(tracked_events(&store).await, n as i64);
+    store.close().await;
+}
+
+/// A group of email updates (what deliveries and delivery reports write), each with an
+/// event, goes as one query too: the update of an email that is gone fails alone, with
+/// `Conflict`, and writes nothing; the others of its group are committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_of_an_email_that_is_gone_fails_alone_in_a_group_of_updates() {
+    let store = testing::temporary().await.expect("store");
+    let ws = workspace();
+    let contact = stored_contacts(&store, &ws, 1).await.remove(0);
+    let n = 140;
+    let gone = |i: usize| i.is_multiple_of(9);
+    let mut emails = Vec::with_capacity(n);
+    for i in 0..n {
+        let email = email_record(&contact, Utc::now());
+        if !gone(i) {
+            let mut changes = ChangeSet::new();
+            changes.push(Write::InsertEmail(email.clone()));
+            store.commit(changes).await.expect("insert");
+        }
+        emails.push(email);
+    }
+    let mut tasks = Vec::new();
+    for (i, mut email) in emails.clone().into_iter().enumerate() {
+        let (store, ws, contact_id) = (store.clone(), ws.clone(), contact.id.clone());
+        email.provider_message_id = Some(format!("provider-{i}"));
+        tasks.push(tokio::spawn(async move {
+            let mut changes = ChangeSet::new();
+            changes.push(Write::UpdateEmail(email));
+            changes.push(Write::AppendEvent(event(
+                &ws,
+                "tracked",
+                Some(&contact_id),
+                Utc::now(),
+            )));
+            store.commit(changes).await
+        }));
+    }
+    for (i, task) in tasks.into_iter().enumerate() {
+        match task.await.expect("task") {
+            Err(StoreError::Conflict(_)) if gone(i) => {}
+            Ok(()) if !gone(i) => {}
+            other => panic!("change set {i} (gone: {}): {other:?}", gone(i)),
+        }
+    }
+    for (i, email) in emails.iter().enumerate() {
+        let stored = store.email(&ws, &email.id).await.expect("read");
+        match stored {
+            None => assert!(gone(i), "email {i} was lost"),
+            Some(stored) => assert_eq!(
+                stored.provider_message_id,
+                Some(format!("provider-{i}")),
+                "email {i}"
+            ),
+        }
+    }
+    let committed = (0..n).filter(|&i| !gone(i)).count();
+    assert_eq!(tracked_events(&store).await, committed as i64);
     store.close().await;
 }
