@@ -8,6 +8,11 @@
 //! while a batch is in flight, so the cost of a round trip is shared by everybody waiting.
 //! Runners are spawned tasks, so a caller that gives up (its request is cancelled) abandons
 //! nobody else's item; an item whose caller gave up before its batch started is dropped.
+//!
+//! When a batch failed as unavailable after waiting at least [`OUTAGE_WAIT`] (no connection
+//! came within the pool's time limit: PostgreSQL is down or unreachable), the items queued
+//! meanwhile get that answer at once instead of waiting as long again for a batch of their
+//! own: while the database is down every call is answered within one time limit, not two.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,6 +21,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use posthorn_core::ports::StoreError;
 use tokio::sync::oneshot;
+use tokio::time::{Duration, Instant};
+
+/// How long a batch that failed as unavailable must have waited for the items queued behind
+/// it to get the same answer at once: far above a round trip, far below the pool's time
+/// limit for a connection.
+const OUTAGE_WAIT: Duration = Duration::from_secs(1);
 
 /// An item waiting for a runner, and where its outcome goes.
 struct Pending<T, R> {
@@ -107,6 +118,20 @@ pub(crate) fn fail_all<R>(count: usize, failure: &StoreError) -> Vec<Result<R, S
     (0..count).map(|_| Err(failure.clone())).collect()
 }
 
+/// The error of a batch that found the database unavailable after waiting for it at least
+/// [`OUTAGE_WAIT`]: every outcome `Unavailable`.
+fn outage<R>(outcomes: &[Result<R, StoreError>], waited: Duration) -> Option<StoreError> {
+    if waited < OUTAGE_WAIT {
+        return None;
+    }
+    let mut errors = outcomes.iter().map(|o| match o {
+        Err(err @ StoreError::Unavailable(_)) => Some(err),
+        _ => None,
+    });
+    let first = errors.next()??;
+    errors.all(|e| e.is_some()).then(|| first.clone())
+}
+
 fn abandoned() -> StoreError {
     StoreError::Unavailable("the call was abandoned (the store is closing)".to_string())
 }
@@ -144,7 +169,9 @@ impl<T, R> Runner<T, R> {
                 continue;
             }
             self.batches.fetch_add(1, Ordering::Relaxed);
+            let started = Instant::now();
             let outcomes = (self.serve)(items).await;
+            let outage = outage(&outcomes, started.elapsed());
             let mut outcomes = outcomes.into_iter();
             for reply in replies {
                 // A batch function that answered too few leaves the rest unanswered
@@ -156,6 +183,12 @@ impl<T, R> Runner<T, R> {
                 });
                 // A caller that gave up meanwhile no longer listens.
                 let _ = reply.send(outcome);
+            }
+            if let Some(err) = outage {
+                let queued: Vec<Pending<T, R>> = lock(&self.queue).items.drain(..).collect();
+                for pending in queued {
+                    let _ = pending.reply.send(Err(err.clone()));
+                }
             }
         }
     }
@@ -285,5 +318,63 @@ mod tests {
         let (_, outcomes) = behind_a_held_runner(8, &[7, 8]).await;
         assert_eq!(outcomes[0].as_ref().ok(), Some(&14));
         assert!(matches!(outcomes[1], Err(StoreError::Unavailable(_))));
+    }
+
+    /// A batcher whose every batch fails as unavailable after `delay`, and how many
+    /// batches it served.
+    fn failing_after(delay: Duration) -> (Arc<Batcher<u32, u32>>, Arc<AtomicU64>) {
+        let served = Arc::new(AtomicU64::new(0));
+        let count = Arc::clone(&served);
+        let serve: Serve<u32, u32> = Arc::new(move |items: Vec<u32>| {
+            count.fetch_add(1, Ordering::Relaxed);
+            Box::pin(async move {
+                tokio::time::sleep(delay).await;
+                fail_all(items.len(), &StoreError::Unavailable("no connection".into()))
+            })
+        });
+        (Arc::new(Batcher::new(8, 1, serve)), served)
+    }
+
+    /// Starts a call, queues two more behind its batch, and returns the three outcomes.
+    async fn queued_behind(batcher: &Arc<Batcher<u32, u32>>) -> Vec<Result<u32, StoreError>> {
+        let call = |i| {
+            let batcher = Arc::clone(batcher);
+            tokio::spawn(async move { batcher.call(i).await })
+        };
+        let first = call(1);
+        while batcher.batches.load(Ordering::Relaxed) == 0 {
+            tokio::task::yield_now().await;
+        }
+        let queued = [call(2), call(3)];
+        while lock(&batcher.queue).items.len() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let mut outcomes = vec![first.await.unwrap_or_else(|_| Err(abandoned()))];
+        for call in queued {
+            outcomes.push(call.await.unwrap_or_else(|_| Err(abandoned())));
+        }
+        outcomes
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_queued_behind_a_batch_that_waited_out_an_outage_fail_with_it() {
+        let (batcher, served) = failing_after(OUTAGE_WAIT + Duration::from_millis(100));
+        let started = Instant::now();
+        let outcomes = queued_behind(&batcher).await;
+        assert!(outcomes
+            .iter()
+            .all(|o| matches!(o, Err(StoreError::Unavailable(_)))));
+        assert_eq!(served.load(Ordering::Relaxed), 1, "the queued calls waited again");
+        assert!(started.elapsed() < 2 * OUTAGE_WAIT, "{:?}", started.elapsed());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_queued_behind_a_quick_failure_get_a_batch_of_their_own() {
+        let (batcher, served) = failing_after(Duration::from_millis(20));
+        let outcomes = queued_behind(&batcher).await;
+        assert!(outcomes
+            .iter()
+            .all(|o| matches!(o, Err(StoreError::Unavailable(_)))));
+        assert_eq!(served.load(Ordering::Relaxed), 2);
     }
 }
