@@ -329,7 +329,10 @@ mod tests {
             count.fetch_add(1, Ordering::Relaxed);
             Box::pin(async move {
                 tokio::time::sleep(delay).await;
-                fail_all(items.len(), &StoreError::Unavailable("no connection".into()))
+                fail_all(
+                    items.len(),
+                    &StoreError::Unavailable("no connection".into()),
+                )
             })
         });
         (Arc::new(Batcher::new(8, 1, serve)), served)
@@ -364,8 +367,16 @@ mod tests {
         assert!(outcomes
             .iter()
             .all(|o| matches!(o, Err(StoreError::Unavailable(_)))));
-        assert_eq!(served.load(Ordering::Relaxed), 1, "the queued calls waited again");
-        assert!(started.elapsed() < 2 * OUTAGE_WAIT, "{:?}", started.elapsed());
+        assert_eq!(
+            served.load(Ordering::Relaxed),
+            1,
+            "the queued calls waited again"
+        );
+        assert!(
+            started.elapsed() < 2 * OUTAGE_WAIT,
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
