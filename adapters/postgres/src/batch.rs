@@ -1,6 +1,6 @@
 //! Multi-row writes for what a commit writes in bulk (new contacts, emails, jobs and
-//! events, and the new states of emails): one statement per table and chunk instead of one
-//! per row. A campaign batch of 500 recipients is 1,000 rows; one round trip each made the
+//! events, and the updates of contacts and of emails' states): one statement per table and
+//! chunk instead of one per row. A campaign batch of 500 recipients is 1,000 rows; one round trip each made the
 //! commit the slowest part of expansion.
 //!
 //! Each statement takes one array parameter per column (`unnest`), so its text is the same
@@ -18,7 +18,7 @@ use sqlx::types::Json;
 use sqlx::{PgConnection, Postgres};
 
 use crate::error;
-use crate::rows::enum_text;
+use crate::rows::{enum_text, to_i64};
 
 /// A statement with its parameters bound so far.
 type PgQuery<'q> = Query<'q, Postgres, PgArguments>;
@@ -84,6 +84,17 @@ const UPDATE_EMAILS: &str = concat!(
     ") WHERE e.workspace_id = v.workspace_id AND e.id = v.id"
 );
 
+/// Updates of distinct contacts (`Write::UpdateContact`), each guarded by its version.
+const UPDATE_CONTACTS: &str = "\
+    UPDATE contacts AS c SET email = v.email, subscribed = v.subscribed, data = v.data, \
+        status = v.status, expires_at = v.expires_at, created_at = v.created_at, \
+        updated_at = v.updated_at, version = c.version + 1 \
+    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::bool[], $6::jsonb[], \
+        $7::text[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[]) \
+        AS v (workspace_id, id, version, email, subscribed, data, status, expires_at, \
+            created_at, updated_at) \
+    WHERE c.workspace_id = v.workspace_id AND c.id = v.id AND c.version = v.version";
+
 /// Events.
 const INSERT_EVENTS: &str = concat!(
     "INSERT INTO events (",
@@ -92,9 +103,14 @@ const INSERT_EVENTS: &str = concat!(
      $6::text[], $7::timestamptz[])"
 );
 
-/// Plain inserts, and the new states of emails, held back to be written together. Flushed
-/// before any other write, so the change set's order is kept for every write that could
-/// observe it (an email's update reads no other table; the inserts of emails go first).
+/// Plain inserts, the updates of contacts and the new states of emails, held back to be
+/// written together. Flushed before any other write, so the change set's order is kept for
+/// every write that could observe it (the inserts go first, so an update finds a row
+/// inserted before it; an update reads no other table).
+///
+/// A contact's update held here used to be a round trip of its own: a group of `/v1/track`s
+/// for contacts that exist made two per change set (the update, then the inserts held
+/// before it), on a connection held for the whole transaction.
 #[derive(Default)]
 pub(crate) struct Inserts<'a> {
     contacts: Vec<&'a Contact>,
@@ -107,16 +123,26 @@ pub(crate) struct Inserts<'a> {
     email_updates: Vec<&'a EmailRecord>,
     /// The ids of `email_updates`.
     updated_emails: HashSet<&'a str>,
+    /// Contacts updated (`UpdateContact`), written last by one `UPDATE ... FROM` per chunk;
+    /// at most one per contact, as for emails.
+    contact_updates: Vec<&'a Contact>,
+    /// The ids of `contact_updates`.
+    updated_contacts: HashSet<&'a str>,
 }
 
 impl<'a> Inserts<'a> {
-    /// Holds `write` back when it is a plain insert (contact, email, job, event) or an
-    /// email's update; says whether it did. A write whose order against one held
-    /// already matters (a second update of the same email, or its insert after its update)
-    /// is not held: the caller writes everything held first.
+    /// Holds `write` back when it is a plain insert (contact, email, job, event) or the
+    /// update of a contact or an email; says whether it did. A write whose order against
+    /// one held already matters (a second update of the same contact or email, or an
+    /// insert after its update) is not held: the caller writes everything held first.
     pub(crate) fn hold(&mut self, write: &'a Write) -> bool {
         match write {
-            Write::InsertContact(c) => self.contacts.push(c),
+            Write::InsertContact(c) if !self.updated_contacts.contains(c.id.as_str()) => {
+                self.contacts.push(c)
+            }
+            Write::UpdateContact(c) if self.updated_contacts.insert(c.id.as_str()) => {
+                self.contact_updates.push(c)
+            }
             Write::InsertEmail(e) if !self.updated_emails.contains(e.id.as_str()) => {
                 self.emails.push(e)
             }
@@ -151,12 +177,17 @@ impl<'a> Inserts<'a> {
         for chunk in self.email_updates.chunks(CHUNK) {
             update_emails(conn, chunk).await?;
         }
+        for chunk in self.contact_updates.chunks(CHUNK) {
+            update_contacts(conn, chunk).await?;
+        }
         self.contacts.clear();
         self.emails.clear();
         self.jobs.clear();
         self.events.clear();
         self.email_updates.clear();
         self.updated_emails.clear();
+        self.contact_updates.clear();
+        self.updated_contacts.clear();
         Ok(())
     }
 }
@@ -283,6 +314,38 @@ pub(crate) async fn update_emails(
         (_, [one]) => Err(StoreError::Conflict(format!("email {} is gone", one.id))),
         _ => Err(StoreError::Conflict(format!(
             "{gone} of {} emails updated together are gone",
+            chunk.len()
+        ))),
+    }
+}
+
+/// Updates the contacts of `chunk` (distinct contacts) in one statement; `Conflict` when any
+/// of them is gone or not at the version it was read at (the group then goes again, each
+/// change set in a savepoint, which tells whose update it was).
+async fn update_contacts(conn: &mut PgConnection, chunk: &[&Contact]) -> Result<(), StoreError> {
+    let done = sqlx::query(UPDATE_CONTACTS)
+        .bind(column(chunk, |c| c.workspace_id.as_str()))
+        .bind(column(chunk, |c| c.id.as_str()))
+        .bind(column(chunk, |c| to_i64(c.version)))
+        .bind(column(chunk, |c| c.email.as_str()))
+        .bind(column(chunk, |c| c.subscribed))
+        .bind(column(chunk, |c| Json(&c.data)))
+        .bind(column(chunk, |c| enum_text(&c.status)))
+        .bind(column(chunk, |c| c.expires_at))
+        .bind(column(chunk, |c| c.created_at))
+        .bind(column(chunk, |c| c.updated_at))
+        .execute(&mut *conn)
+        .await
+        .map_err(error::store)?;
+    let missed = chunk.len() as u64 - done.rows_affected().min(chunk.len() as u64);
+    match (missed, chunk) {
+        (0, _) => Ok(()),
+        (_, [one]) => Err(StoreError::Conflict(format!(
+            "contact {} is gone or not at version {}",
+            one.id, one.version
+        ))),
+        _ => Err(StoreError::Conflict(format!(
+            "{missed} of {} contacts updated together are gone or at another version",
             chunk.len()
         ))),
     }

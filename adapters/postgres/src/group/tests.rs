@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use posthorn_core::model::{EmailRecord, EmailStatus, WorkspaceId};
+use posthorn_core::model::{Contact, EmailAddress, EmailRecord, EmailStatus, WorkspaceId};
 use posthorn_core::ports::{ChangeSet, Store, StoreError, SystemClock, Write};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection};
 
 use super::transaction::commit_all;
-use posthorn_conformance::fixtures::{contact_at, email_record};
+use posthorn_conformance::fixtures::{contact_at, email_record, event};
 
 use crate::test_db::{admin_url, finish, fresh};
 use crate::PgStore;
@@ -328,5 +328,91 @@ async fn email_updates_in_a_group_keep_the_order_of_one_commit_each() {
     update_then_insert.push(Write::InsertEmail(emails[4].clone()));
     assert_eq!(commit(vec![update_then_insert]).await, [false]);
     assert_eq!(read(4).await, None);
+    finish(store, name).await;
+}
+
+/// A change set updating `contact` (as read) with `data.tag = tag`.
+fn retag(contact: &Contact, tag: &str) -> ChangeSet {
+    let mut contact = contact.clone();
+    contact.data.insert("tag".to_string(), tag.into());
+    let mut changes = ChangeSet::new();
+    changes.push(Write::UpdateContact(contact));
+    changes
+}
+
+/// Contact updates in one group are one statement (with the group's inserts before it),
+/// and give what one commit each would: a second update from the same version conflicts,
+/// an update at a stale version fails alone, a changed address is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn contact_updates_in_a_group_keep_the_guards_of_one_commit_each() {
+    let (store, name) = fresh().await;
+    let ws = workspace();
+    let contacts: Vec<Contact> = (0..4)
+        .map(|i| contact_at(&ws, &format!("c{i}@example.com")))
+        .collect();
+    let mut seed = ChangeSet::new();
+    for contact in &contacts {
+        seed.push(Write::InsertContact(contact.clone()));
+    }
+    store.commit(seed).await.expect("seed");
+    let commit = |group: Vec<ChangeSet>| {
+        let pool = store.pool().clone();
+        async move {
+            let outcomes = commit_all(&pool, &group.iter().collect::<Vec<_>>()).await;
+            outcomes.iter().map(Result::is_ok).collect::<Vec<bool>>()
+        }
+    };
+    let read = |address: &str| {
+        let (store, ws, address) = (&store, &ws, address.to_string());
+        async move {
+            let stored = store.contact_by_email(ws, &address).await.expect("read");
+            stored.map(|c| (c.version, c.data.get("tag").cloned()))
+        }
+    };
+    // Contact 0 twice from version 0: the first is committed, the second conflicts.
+    let group = vec![
+        retag(&contacts[0], "first"),
+        retag(&contacts[1], "one"),
+        retag(&contacts[0], "second"),
+    ];
+    assert_eq!(commit(group).await, [true, true, false]);
+    assert_eq!(
+        read("c0@example.com").await,
+        Some((1, Some("first".into())))
+    );
+    assert_eq!(read("c1@example.com").await, Some((1, Some("one".into()))));
+    // A stale version fails alone; a new address and an event go with the others.
+    let mut moved = contacts[2].clone();
+    moved.email = EmailAddress::parse("moved@example.com").expect("address");
+    let mut move_and_track = ChangeSet::new();
+    move_and_track.push(Write::UpdateContact(moved));
+    move_and_track.push(Write::AppendEvent(event(
+        &ws,
+        "moved",
+        Some(&contacts[2].id),
+        Utc::now(),
+    )));
+    let mut stale = contacts[3].clone();
+    stale.version = 7;
+    let group = vec![
+        move_and_track,
+        retag(&stale, "stale"),
+        insert(&ws, "new@example.com"),
+    ];
+    assert_eq!(commit(group).await, [true, false, true]);
+    assert_eq!(read("moved@example.com").await, Some((1, None)));
+    assert_eq!(read("c2@example.com").await, None);
+    assert_eq!(read("c3@example.com").await, Some((0, None)));
+    assert!(visible(&store, &ws, "new@example.com").await);
+    // A contact inserted and then updated in one group: the insert goes first.
+    let fresh_contact = contact_at(&ws, "fresh@example.com");
+    let mut insert_fresh = ChangeSet::new();
+    insert_fresh.push(Write::InsertContact(fresh_contact.clone()));
+    let group = vec![insert_fresh, retag(&fresh_contact, "after")];
+    assert_eq!(commit(group).await, [true, true]);
+    assert_eq!(
+        read("fresh@example.com").await,
+        Some((1, Some("after".into())))
+    );
     finish(store, name).await;
 }
