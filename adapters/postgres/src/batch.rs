@@ -89,10 +89,10 @@ const UPDATE_CONTACTS: &str = "\
     UPDATE contacts AS c SET email = v.email, subscribed = v.subscribed, data = v.data, \
         status = v.status, expires_at = v.expires_at, created_at = v.created_at, \
         updated_at = v.updated_at, version = c.version + 1 \
-    FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::bool[], $6::jsonb[], \
-        $7::text[], $8::timestamptz[], $9::timestamptz[], $10::timestamptz[]) \
-        AS v (workspace_id, id, version, email, subscribed, data, status, expires_at, \
-            created_at, updated_at) \
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::jsonb[], $6::text[], \
+        $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::int8[]) \
+        AS v (workspace_id, id, email, subscribed, data, status, expires_at, created_at, \
+            updated_at, version) \
     WHERE c.workspace_id = v.workspace_id AND c.id = v.id AND c.version = v.version";
 
 /// Events.
@@ -192,9 +192,9 @@ impl<'a> Inserts<'a> {
     }
 }
 
-/// Inserts the contacts of `chunk`, counted by the same statement (migrations 0016, 0017).
-async fn insert_contacts(conn: &mut PgConnection, chunk: &[&Contact]) -> Result<(), StoreError> {
-    sqlx::query(INSERT_CONTACTS)
+/// Binds one array per column of `chunk` ($1 to $9): the key, then what a contact holds.
+fn bind_contact_columns<'q>(query: PgQuery<'q>, chunk: &[&'q Contact]) -> PgQuery<'q> {
+    query
         .bind(column(chunk, |c| c.workspace_id.as_str()))
         .bind(column(chunk, |c| c.id.as_str()))
         .bind(column(chunk, |c| c.email.as_str()))
@@ -204,6 +204,11 @@ async fn insert_contacts(conn: &mut PgConnection, chunk: &[&Contact]) -> Result<
         .bind(column(chunk, |c| c.expires_at))
         .bind(column(chunk, |c| c.created_at))
         .bind(column(chunk, |c| c.updated_at))
+}
+
+/// Inserts the contacts of `chunk`, counted by the same statement (migrations 0016, 0017).
+async fn insert_contacts(conn: &mut PgConnection, chunk: &[&Contact]) -> Result<(), StoreError> {
+    bind_contact_columns(sqlx::query(INSERT_CONTACTS), chunk)
         .execute(conn)
         .await
         .map_err(error::store)?;
@@ -323,17 +328,8 @@ pub(crate) async fn update_emails(
 /// of them is gone or not at the version it was read at (the group then goes again, each
 /// change set in a savepoint, which tells whose update it was).
 async fn update_contacts(conn: &mut PgConnection, chunk: &[&Contact]) -> Result<(), StoreError> {
-    let done = sqlx::query(UPDATE_CONTACTS)
-        .bind(column(chunk, |c| c.workspace_id.as_str()))
-        .bind(column(chunk, |c| c.id.as_str()))
+    let done = bind_contact_columns(sqlx::query(UPDATE_CONTACTS), chunk)
         .bind(column(chunk, |c| to_i64(c.version)))
-        .bind(column(chunk, |c| c.email.as_str()))
-        .bind(column(chunk, |c| c.subscribed))
-        .bind(column(chunk, |c| Json(&c.data)))
-        .bind(column(chunk, |c| enum_text(&c.status)))
-        .bind(column(chunk, |c| c.expires_at))
-        .bind(column(chunk, |c| c.created_at))
-        .bind(column(chunk, |c| c.updated_at))
         .execute(&mut *conn)
         .await
         .map_err(error::store)?;

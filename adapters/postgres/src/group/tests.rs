@@ -46,6 +46,12 @@ async fn visible(store: &PgStore, ws: &WorkspaceId, email: &str) -> bool {
         .is_some()
 }
 
+/// Commits `group` as one group; whether each change set was committed.
+async fn committed(store: &PgStore, group: Vec<ChangeSet>) -> Vec<bool> {
+    let outcomes = commit_all(store.pool(), &group.iter().collect::<Vec<_>>()).await;
+    outcomes.iter().map(Result::is_ok).collect()
+}
+
 /// Commits one new contact and checks a reader sees it: the store is not stuck.
 async fn still_commits(store: &PgStore, ws: &WorkspaceId, email: &str) {
     store
@@ -284,13 +290,7 @@ async fn email_updates_in_a_group_keep_the_order_of_one_commit_each() {
         seed.push(Write::InsertEmail(email.clone()));
     }
     store.commit(seed).await.expect("seed");
-    let commit = |group: Vec<ChangeSet>| {
-        let pool = store.pool().clone();
-        async move {
-            let outcomes = commit_all(&pool, &group.iter().collect::<Vec<_>>()).await;
-            outcomes.iter().map(Result::is_ok).collect::<Vec<bool>>()
-        }
-    };
+    let commit = |group: Vec<ChangeSet>| committed(&store, group);
     let read = |i: usize| {
         let (store, email) = (&store, &emails[i]);
         async move {
@@ -355,13 +355,7 @@ async fn contact_updates_in_a_group_keep_the_guards_of_one_commit_each() {
         seed.push(Write::InsertContact(contact.clone()));
     }
     store.commit(seed).await.expect("seed");
-    let commit = |group: Vec<ChangeSet>| {
-        let pool = store.pool().clone();
-        async move {
-            let outcomes = commit_all(&pool, &group.iter().collect::<Vec<_>>()).await;
-            outcomes.iter().map(Result::is_ok).collect::<Vec<bool>>()
-        }
-    };
+    let commit = |group: Vec<ChangeSet>| committed(&store, group);
     let read = |address: &str| {
         let (store, ws, address) = (&store, &ws, address.to_string());
         async move {
