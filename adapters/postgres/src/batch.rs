@@ -313,15 +313,12 @@ pub(crate) async fn update_emails(
         .execute(&mut *conn)
         .await
         .map_err(error::store)?;
-    let gone = chunk.len() as u64 - done.rows_affected().min(chunk.len() as u64);
-    match (gone, chunk) {
-        (0, _) => Ok(()),
-        (_, [one]) => Err(StoreError::Conflict(format!("email {} is gone", one.id))),
-        _ => Err(StoreError::Conflict(format!(
-            "{gone} of {} emails updated together are gone",
-            chunk.len()
-        ))),
-    }
+    all_updated(
+        done.rows_affected(),
+        chunk,
+        |one| format!("email {} is gone", one.id),
+        |missed, of| format!("{missed} of {of} emails updated together are gone"),
+    )
 }
 
 /// Updates the contacts of `chunk` (distinct contacts) in one statement; `Conflict` when any
@@ -333,16 +330,34 @@ async fn update_contacts(conn: &mut PgConnection, chunk: &[&Contact]) -> Result<
         .execute(&mut *conn)
         .await
         .map_err(error::store)?;
-    let missed = chunk.len() as u64 - done.rows_affected().min(chunk.len() as u64);
+    all_updated(
+        done.rows_affected(),
+        chunk,
+        |one| {
+            format!(
+                "contact {} is gone or not at version {}",
+                one.id, one.version
+            )
+        },
+        |missed, of| {
+            format!("{missed} of {of} contacts updated together are gone or at another version")
+        },
+    )
+}
+
+/// `Ok` when a statement updating the rows of `chunk` updated `updated` of them, all;
+/// otherwise `Conflict`, saying which row when there was one (`alone`), or how many of how
+/// many were missed (`together`).
+fn all_updated<R>(
+    updated: u64,
+    chunk: &[&R],
+    alone: impl FnOnce(&R) -> String,
+    together: impl FnOnce(u64, usize) -> String,
+) -> Result<(), StoreError> {
+    let missed = chunk.len() as u64 - updated.min(chunk.len() as u64);
     match (missed, chunk) {
         (0, _) => Ok(()),
-        (_, [one]) => Err(StoreError::Conflict(format!(
-            "contact {} is gone or not at version {}",
-            one.id, one.version
-        ))),
-        _ => Err(StoreError::Conflict(format!(
-            "{missed} of {} contacts updated together are gone or at another version",
-            chunk.len()
-        ))),
+        (_, [one]) => Err(StoreError::Conflict(alone(one))),
+        _ => Err(StoreError::Conflict(together(missed, chunk.len()))),
     }
 }
