@@ -1,11 +1,11 @@
 //! A transport that writes each message to `{dir}/{email_id}.eml`; for development and tests.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use chrono::Utc;
 use posthorn_core::ports::{MailTransport, OutgoingMessage, TransportError};
-use tokio::io::AsyncWriteExt;
 
 use crate::mime::build_mime;
 
@@ -55,33 +55,50 @@ impl MailTransport for FileTransport {
         }
         let mut bytes = format!("Return-Path: <{}>\r\n", message.envelope_from).into_bytes();
         bytes.extend_from_slice(&mime);
-        tokio::fs::create_dir_all(&self.dir)
-            .await
-            .map_err(|err| io_error("create directory", &self.dir, err))?;
+        let dir = self.dir.clone();
         let target = self.path_for(message.email_id.as_str());
         let temp = self.dir.join(format!(
             ".{}.{}.tmp",
             message.email_id,
             uuid::Uuid::new_v4().simple()
         ));
-        if let Err(err) = write_file(&temp, &bytes).await {
-            // Best effort: a leftover temp file is harmless, the error is what matters.
-            let _ = tokio::fs::remove_file(&temp).await;
-            return Err(io_error("write", &temp, err));
-        }
-        if let Err(err) = tokio::fs::rename(&temp, &target).await {
-            let _ = tokio::fs::remove_file(&temp).await;
-            return Err(io_error("rename into", &target, err));
-        }
-        tracing::debug!(path = %target.display(), "wrote message file");
+        // One trip to the blocking pool for the whole file: each `tokio::fs` call is a trip of
+        // its own (a thread hand-off and a wake-up), and a delivery made five of them.
+        tokio::task::spawn_blocking(move || write_atomically(&dir, &temp, &target, &bytes))
+            .await
+            .map_err(|err| {
+                TransportError::Transient(format!("the file writer stopped: {err}"))
+            })??;
         Ok(message.message_id.clone())
     }
 }
 
-async fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = tokio::fs::File::create(path).await?;
-    file.write_all(bytes).await?;
-    file.sync_all().await
+/// Creates `dir` if needed, writes `bytes` to `temp`, flushes it to disk and renames it to
+/// `target`, so that `target` is either the whole message or absent.
+fn write_atomically(
+    dir: &Path,
+    temp: &Path,
+    target: &Path,
+    bytes: &[u8],
+) -> Result<(), TransportError> {
+    std::fs::create_dir_all(dir).map_err(|err| io_error("create directory", dir, err))?;
+    if let Err(err) = write_file(temp, bytes) {
+        // Best effort: a leftover temp file is harmless, the error is what matters.
+        let _ = std::fs::remove_file(temp);
+        return Err(io_error("write", temp, err));
+    }
+    if let Err(err) = std::fs::rename(temp, target) {
+        let _ = std::fs::remove_file(temp);
+        return Err(io_error("rename into", target, err));
+    }
+    tracing::debug!(path = %target.display(), "wrote message file");
+    Ok(())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
 }
 
 fn io_error(action: &str, path: &Path, err: std::io::Error) -> TransportError {
