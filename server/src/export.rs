@@ -157,7 +157,7 @@ pub async fn export_to(path: &Path, to: &SecretUrl) -> Result<Copied, ToolError>
     let _ = sqlite.close().await;
     // Back to the pool before it closes (closing waits for every connection).
     drop(pg);
-    pg_store.pool().close().await;
+    pg_store.close().await;
     Ok(copied)
 }
 

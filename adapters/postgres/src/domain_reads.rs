@@ -17,7 +17,7 @@ use crate::rows::{self, domain_cols};
 const MAX_BATCH: usize = 128;
 
 /// Most batches in flight at once (each holds a pooled connection).
-const RUNNERS: usize = 1;
+pub(crate) const RUNNERS: usize = 1;
 
 /// The domains of the workspaces in $1, each workspace's oldest first (the order of a read
 /// of one workspace).

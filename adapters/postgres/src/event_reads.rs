@@ -18,7 +18,7 @@ use crate::{error, segments};
 const MAX_BATCH: usize = 128;
 
 /// Most batches in flight at once (each holds a pooled connection).
-const RUNNERS: usize = 1;
+pub(crate) const RUNNERS: usize = 1;
 
 /// $1 workspaces, $2 lower-cased addresses, $3 event names (NULL for a read without an
 /// event, whose interest is then false), one element per read; one row per read, in the
@@ -68,9 +68,8 @@ pub(crate) struct EventReadBatches {
 }
 
 impl EventReadBatches {
-    /// Event reads on `pool`.
-    pub(crate) fn new(pool: PgPool) -> Self {
-        let batch_pool = pool.clone();
+    /// Event reads batched on `batch_pool`; the rare reads one by one on `pool`.
+    pub(crate) fn new(pool: PgPool, batch_pool: PgPool) -> Self {
         let serve = Arc::new(move |reads: Vec<EventRead>| {
             let pool = batch_pool.clone();
             Box::pin(async move { read_all(&pool, reads).await }) as _

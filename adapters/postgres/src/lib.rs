@@ -6,6 +6,7 @@
 //! workers wake up without polling.
 
 mod batch;
+mod batch_pool;
 mod batcher;
 mod commit;
 pub mod contact_counts;
@@ -63,6 +64,8 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 pub struct PgStore {
     pool: PgPool,
     wake: Arc<wake::Wake>,
+    /// The batchers' connections, which use generic plans (see `batch_pool`).
+    batch_pool: PgPool,
     /// Commits concurrent change sets together.
     group: Arc<group::Group>,
     /// Answers concurrent event reads together.
@@ -110,13 +113,18 @@ impl PgStore {
 
     /// Wraps an existing pool; does not migrate (call [`PgStore::migrate`]).
     pub fn from_pool(pool: PgPool) -> Self {
+        let batches = batch_pool::batch_pool(&pool);
         Self {
             wake: Arc::new(wake::Wake::new(pool.clone())),
-            group: Arc::new(group::Group::new(pool.clone())),
-            event_reads: Arc::new(event_reads::EventReadBatches::new(pool.clone())),
-            domain_reads: Arc::new(domain_reads::DomainReadBatches::new(pool.clone())),
-            record_reads: Arc::new(record_reads::RecordReadBatches::new(pool.clone())),
-            settlements: Arc::new(job_settlements::JobSettlements::new(pool.clone())),
+            group: Arc::new(group::Group::new(batches.clone())),
+            event_reads: Arc::new(event_reads::EventReadBatches::new(
+                pool.clone(),
+                batches.clone(),
+            )),
+            domain_reads: Arc::new(domain_reads::DomainReadBatches::new(batches.clone())),
+            record_reads: Arc::new(record_reads::RecordReadBatches::new(batches.clone())),
+            settlements: Arc::new(job_settlements::JobSettlements::new(batches.clone())),
+            batch_pool: batches,
             pool,
         }
     }
@@ -133,5 +141,12 @@ impl PgStore {
     /// The underlying pool, for health checks and operator tooling.
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+
+    /// Closes the store's connections (the pool's and the batchers'), waiting for those in
+    /// use to come back.
+    pub async fn close(&self) {
+        self.batch_pool.close().await;
+        self.pool.close().await;
     }
 }

@@ -19,7 +19,10 @@ use crate::rows::{self, email_cols, workspace_cols};
 const MAX_BATCH: usize = 128;
 
 /// Most batches of a kind in flight at once (each holds a pooled connection).
-const RUNNERS: usize = 1;
+pub(crate) const RUNNERS: usize = 1;
+
+/// Kinds of record read batched apart (emails, workspaces).
+pub(crate) const KINDS: usize = 2;
 
 /// The emails of the (workspace, id) pairs in $1 and $2.
 const EMAILS_OF: &str = concat!(

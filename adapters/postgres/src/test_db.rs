@@ -18,7 +18,7 @@ pub(crate) async fn fresh() -> (PgStore, String) {
 
 /// Closes the store and drops its database.
 pub(crate) async fn finish(store: PgStore, name: String) {
-    store.pool().close().await;
+    store.close().await;
     drop(store);
     if let Err(e) = testing::drop_database(&admin_url(), &name).await {
         eprintln!("note: could not drop test database {name}: {e}");

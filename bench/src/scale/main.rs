@@ -143,7 +143,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
             eprintln!("fresh database {name}");
             let store = Arc::new(store);
             let result = bench(&args, store.clone(), store.clone(), Some(&store)).await;
-            store.pool().close().await;
+            store.close().await;
             if args.keep_database {
                 println!("- database kept: {name}");
             } else if let Err(e) = posthorn_postgres::testing::drop_database(&url, &name).await {

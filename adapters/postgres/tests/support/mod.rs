@@ -24,7 +24,7 @@ pub async fn fresh() -> (PgStore, String) {
 
 /// Closes the store's pool and drops its database.
 pub async fn finish(store: PgStore, name: String) {
-    store.pool().close().await;
+    store.close().await;
     drop(store);
     if let Err(e) = testing::drop_database(&admin_url(), &name).await {
         eprintln!("note: could not drop test database {name}: {e}");

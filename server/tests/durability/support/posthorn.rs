@@ -138,7 +138,7 @@ impl TestDb {
 
     /// Drops the database (after the test passed; a failed test leaves it for inspection).
     pub async fn drop(self) {
-        self.store.pool().close().await;
+        self.store.close().await;
         if let Err(e) = drop_database(&self.admin_url, &self.name).await {
             note(&format!("could not drop test database {}: {e}", self.name));
         }
