@@ -17,7 +17,7 @@ use crate::error;
 const MAX_BATCH: usize = 128;
 
 /// Most statements in flight at once (each holds a pooled connection).
-pub(crate) const RUNNERS: usize = 1;
+const RUNNERS: usize = 1;
 
 /// Deletes the running jobs of the (id, lease token) pairs in $1 and $2, and queues again
 /// those of $3 and $4 to run at $5 (counting a failed attempt where $6, keeping the error

@@ -64,7 +64,7 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 pub struct PgStore {
     pool: PgPool,
     wake: Arc<wake::Wake>,
-    /// The batchers' connections, which use generic plans (see `batch_pool`).
+    /// The batched reads' connections, which use generic plans (see `batch_pool`).
     batch_pool: PgPool,
     /// Commits concurrent change sets together.
     group: Arc<group::Group>,
@@ -116,14 +116,14 @@ impl PgStore {
         let batches = batch_pool::batch_pool(&pool);
         Self {
             wake: Arc::new(wake::Wake::new(pool.clone())),
-            group: Arc::new(group::Group::new(batches.clone())),
+            group: Arc::new(group::Group::new(pool.clone())),
             event_reads: Arc::new(event_reads::EventReadBatches::new(
                 pool.clone(),
                 batches.clone(),
             )),
             domain_reads: Arc::new(domain_reads::DomainReadBatches::new(batches.clone())),
             record_reads: Arc::new(record_reads::RecordReadBatches::new(batches.clone())),
-            settlements: Arc::new(job_settlements::JobSettlements::new(batches.clone())),
+            settlements: Arc::new(job_settlements::JobSettlements::new(pool.clone())),
             batch_pool: batches,
             pool,
         }

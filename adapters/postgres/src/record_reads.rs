@@ -25,7 +25,7 @@ pub(crate) const RUNNERS: usize = 1;
 pub(crate) const KINDS: usize = 2;
 
 /// The emails of the (workspace, id) pairs in $1 and $2.
-const EMAILS_OF: &str = concat!(
+pub(crate) const EMAILS_OF: &str = concat!(
     "SELECT ",
     email_cols!(),
     " FROM emails WHERE (workspace_id, id) IN \

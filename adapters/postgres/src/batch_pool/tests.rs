@@ -1,7 +1,12 @@
 //! The batchers' statements run generic plans; the main pool keeps PostgreSQL's default.
 
+use chrono::Utc;
+use posthorn_conformance::fixtures::{contact, email_record};
 use posthorn_core::model::WorkspaceId;
-use posthorn_core::ports::{Store, SystemClock};
+use posthorn_core::ports::{ChangeSet, Store, SystemClock, Write};
+use sqlx::{AssertSqlSafe, Row};
+
+use crate::record_reads::EMAILS_OF;
 
 use crate::test_db::{finish, fresh};
 
@@ -51,5 +56,48 @@ async fn batched_reads_run_a_generic_plan_and_other_statements_the_default() {
         .await
         .expect("show");
     assert_eq!(mode, "auto", "the main pool keeps the default");
+    finish(store, name).await;
+}
+
+/// The plan `conn` runs for its prepared statement `probe` (two text arrays).
+async fn probe_plan(conn: &mut sqlx::PgConnection) -> String {
+    let rows = sqlx::raw_sql("EXPLAIN EXECUTE probe('{a}', '{b}')")
+        .fetch_all(conn)
+        .await
+        .expect("explain");
+    rows.iter()
+        .map(|row| row.get::<String, _>(0))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_made_on_an_empty_table_still_looks_rows_up_by_key_once_it_has_grown() {
+    let (store, name) = fresh().await;
+    let mut conn = store.batch_pool.acquire().await.expect("batch connection");
+    // Planned while `emails` is empty, as on a new deployment.
+    sqlx::raw_sql(AssertSqlSafe(format!(
+        "PREPARE probe(text[], text[]) AS {EMAILS_OF}"
+    )))
+    .execute(&mut *conn)
+    .await
+    .expect("prepare");
+    let empty = probe_plan(&mut conn).await;
+
+    let ws = WorkspaceId::generate(&SystemClock);
+    let someone = contact(&ws, "someone", true, Utc::now());
+    let mut changes = ChangeSet::new();
+    changes.push(Write::InsertContact(someone.clone()));
+    for _ in 0..2_000 {
+        changes.push(Write::InsertEmail(email_record(&someone, Utc::now())));
+    }
+    store.commit(changes).await.expect("seed emails");
+
+    let grown = probe_plan(&mut conn).await;
+    for plan in [&empty, &grown] {
+        assert!(plan.contains("Index Scan"), "{plan}");
+        assert!(!plan.contains("Seq Scan on emails"), "{plan}");
+    }
+    drop(conn);
     finish(store, name).await;
 }

@@ -26,7 +26,7 @@ use crate::batcher::Batcher;
 const MAX_GROUP: usize = 256;
 
 /// Most groups committed at once (each holds a pooled connection while it commits).
-pub(crate) const COMMITTERS: usize = 2;
+const COMMITTERS: usize = 2;
 
 /// The queue of change sets waiting to be committed.
 pub(crate) struct Group {
