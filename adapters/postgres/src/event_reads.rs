@@ -30,7 +30,7 @@ pub(crate) const RUNNERS: usize = 1;
 /// as a plain join, a plan made while the table was small hashes a scan of the whole
 /// table, and PostgreSQL keeps such a cached plan until the table's next `ANALYZE`, while
 /// the table grows under it.
-const EVENT_READS: &str = concat!(
+pub(crate) const EVENT_READS: &str = concat!(
     "SELECT ",
     contact_cols!(),
     ", EXISTS (SELECT 1 FROM segments s WHERE s.workspace_id = r.q_ws \
