@@ -1,6 +1,7 @@
 //! Posthorn's `Store` and `Jobs` ports on PostgreSQL (sqlx, runtime queries).
 //!
-//! One [`PgStore`] serves both ports from one connection pool: a change set's jobs are
+//! One [`PgStore`] serves both ports from one connection pool (and a few connections of
+//! its own for the batched reads, see `batch_pool`): a change set's jobs are
 //! written in the same transaction as its records (a transactional outbox), claimed with
 //! `FOR UPDATE SKIP LOCKED`, and announced on the `posthorn_jobs` channel so that waiting
 //! workers wake up without polling.
