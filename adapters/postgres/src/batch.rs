@@ -1,7 +1,7 @@
 //! Multi-row writes for what a commit writes in bulk (new contacts, emails, jobs and
 //! events, and the updates of contacts and of emails' states): one statement per table and
-//! chunk instead of one per row. A campaign batch of 500 recipients is 1,000 rows; one round trip each made the
-//! commit the slowest part of expansion.
+//! chunk instead of one per row. A campaign batch of 500 recipients is 1,000 rows; one round
+//! trip each made the commit the slowest part of expansion.
 //!
 //! Each statement takes one array parameter per column (`unnest`), so its text is the same
 //! for any number of rows: it stays prepared on its connection. A multi-row `VALUES` list

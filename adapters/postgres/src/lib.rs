@@ -144,7 +144,7 @@ impl PgStore {
         &self.pool
     }
 
-    /// Closes the store's connections (the pool's and the batchers'), waiting for those in
+    /// Closes the store's connections (the pool's and the batched reads'), waiting for those in
     /// use to come back.
     pub async fn close(&self) {
         self.batch_pool.close().await;

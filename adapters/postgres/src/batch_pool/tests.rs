@@ -1,4 +1,5 @@
-//! The batchers' statements run generic plans; the main pool keeps PostgreSQL's default.
+//! The batched reads run generic plans made for key lookups; the main pool keeps PostgreSQL's
+//! defaults.
 
 use posthorn_core::model::WorkspaceId;
 use posthorn_core::ports::{Store, SystemClock};

@@ -9,8 +9,8 @@
 //! into answering 503 to everything.
 //!
 //! A group goes without savepoints until one of its change sets fails ([`commit_all`]). A
-//! group of plain inserts and contact updates (what `/v1/track` and `/v1/send` write) goes
-//! as one query, `BEGIN IMMEDIATE` to `COMMIT` ([`in_one_trip`]).
+//! group of plain inserts and updates of contacts and emails (what `/v1/track`, `/v1/send`
+//! and a delivery write) goes as one query, `BEGIN IMMEDIATE` to `COMMIT` ([`in_one_trip`]).
 //! Every failure ends with the connection provably outside a transaction
 //! ([`Writer::reset`]) or closed; the change sets of a transaction that was lost are
 //! committed again without the one that lost it; and when `COMMIT` itself fails, the
@@ -187,13 +187,13 @@ async fn attempt(
     }
 }
 
-/// The whole transaction of a group of plain inserts and contact updates (what `/v1/track`
-/// and `/v1/send` write; [`OneTrip`]) as one query: `BEGIN IMMEDIATE`, the writes,
-/// `COMMIT`. Each statement sent on its own is a trip to the writer's thread, which waits
-/// for a core when the machine is busy: four trips made a group's transaction twice as
-/// long as its work, and a group of `/v1/track`s for existing contacts, two trips per
-/// change set (its update, checked, then its event), ran at half the rate of one for new
-/// contacts.
+/// The whole transaction of a group of plain inserts and updates of contacts and emails
+/// (what `/v1/track`, `/v1/send` and a delivery write; [`OneTrip`]) as one query:
+/// `BEGIN IMMEDIATE`, the writes, `COMMIT`. Each statement sent on its own is a trip to the
+/// writer's thread, which waits for a core when the machine is busy: four trips made a
+/// group's transaction twice as long as its work, and a group of `/v1/track`s for existing
+/// contacts, two trips per change set (its update, checked, then its event), ran at half
+/// the rate of one for new contacts.
 ///
 /// When it fails, which statement failed is not known (SQLite stops at the first error,
 /// possibly inside the transaction): the caller rolls back and the group goes again the
@@ -209,10 +209,10 @@ async fn in_one_trip(
     trip.push_statements(&mut q);
     q.push("COMMIT");
     writer.open = true;
-    // The text depends only on the group's updates and row counts per table, so the same few dozen
-    // come back over and over, and parsing one took a tenth of the writer's time: small
-    // groups keep theirs prepared. Big ones (rarer, and up to hundreds of KB each once
-    // prepared) are parsed each time.
+    // The text depends only on the kinds of the group's updates, in order, and its row
+    // counts per table, so the same few dozen come back over and over, and parsing one took
+    // a tenth of the writer's time: small groups keep theirs prepared. Big ones (rarer, and
+    // up to hundreds of KB each once prepared) are parsed each time.
     let cached = trip.rows() <= CACHED_ROWS;
     match q.build().persistent(cached).execute(writer.conn()).await {
         Ok(_) => {
