@@ -4,9 +4,13 @@
 //! Every identifier is an opaque string. The ones Posthorn makes are UUIDv7 strings taken
 //! from the [`Clock`] port ([`Clock::new_uuid`]), so they order like `createdAt`; ids read
 //! from a request are kept as given (an unknown id simply finds nothing).
+//!
+//! The text is shared (`Arc<str>`): an id is copied into every record and index that names
+//! it, and a copy is then a count, not a new allocation of the same 36 bytes.
 
 use std::borrow::Borrow;
 use std::fmt;
+use std::sync::Arc;
 
 use crate::ports::Clock;
 
@@ -14,15 +18,14 @@ macro_rules! define_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        #[derive(serde::Serialize, serde::Deserialize)]
         #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-        #[serde(transparent)]
-        pub struct $name(String);
+        #[cfg_attr(feature = "openapi", schema(value_type = String))]
+        pub struct $name(Arc<str>);
 
         impl $name {
             /// A new identifier, ordered after every id `clock` made before.
             pub fn generate(clock: &dyn Clock) -> Self {
-                Self(clock.new_uuid().to_string())
+                Self::from(clock.new_uuid().to_string())
             }
 
             /// The identifier as text.
@@ -32,7 +35,19 @@ macro_rules! define_id {
 
             /// The identifier as an owned string.
             pub fn into_string(self) -> String {
-                self.0
+                self.0.to_string()
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                String::deserialize(deserializer).map(Self::from)
             }
         }
 
@@ -44,19 +59,19 @@ macro_rules! define_id {
 
         impl From<String> for $name {
             fn from(id: String) -> Self {
-                Self(id)
+                Self(Arc::from(id))
             }
         }
 
         impl From<&str> for $name {
             fn from(id: &str) -> Self {
-                Self(id.to_string())
+                Self(Arc::from(id))
             }
         }
 
         impl From<$name> for String {
             fn from(id: $name) -> Self {
-                id.0
+                id.0.to_string()
             }
         }
 
@@ -74,13 +89,13 @@ macro_rules! define_id {
 
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {
-                self.0 == other
+                &*self.0 == other
             }
         }
 
         impl PartialEq<&str> for $name {
             fn eq(&self, other: &&str) -> bool {
-                self.0 == *other
+                &*self.0 == *other
             }
         }
     };

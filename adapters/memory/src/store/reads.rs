@@ -204,10 +204,7 @@ pub(super) fn events(state: &State, workspace_id: &WorkspaceId, query: &EventQue
     };
     // Walk the narrowest index that applies, newest first.
     let keys: Box<dyn Iterator<Item = &EventKey>> = match (&query.contact_id, &query.name) {
-        (Some(contact_id), _) => match data.events_by_contact.get(contact_id) {
-            Some(keys) => Box::new(keys.iter().rev()),
-            None => return Vec::new(),
-        },
+        (Some(contact_id), _) => Box::new(data.event_keys_of_contact(contact_id).rev()),
         (None, Some(name)) => match data.events_by_name.get(name) {
             Some(keys) => Box::new(keys.iter().rev()),
             None => return Vec::new(),

@@ -86,8 +86,10 @@ pub(crate) struct WorkspaceData {
     pub(crate) events: BTreeMap<EventKey, Event>,
     /// Event name → keys of the events with that name (never empty).
     pub(crate) events_by_name: BTreeMap<String, BTreeSet<EventKey>>,
-    /// Contact id → keys of the events about that contact (never empty).
-    pub(crate) events_by_contact: BTreeMap<ContactId, BTreeSet<EventKey>>,
+    /// (contact id, key) of every event about a contact. One set for all contacts, not a
+    /// set per contact: a B-tree's first node holds room for eleven entries, and most
+    /// contacts have one or two events.
+    pub(crate) events_by_contact: BTreeSet<(ContactId, EventKey)>,
     /// Contact id → the facts of its events, for evaluating conditions (never empty).
     pub(crate) event_facts: BTreeMap<ContactId, EventFacts>,
     pub(crate) segments: HashMap<SegmentId, Segment>,
@@ -434,18 +436,28 @@ impl WorkspaceData {
     }
 
     /// Stores `new` (or removes) the event at `key`, keeping the name and contact indexes.
+    /// The keys of the events about `contact_id`, oldest first.
+    pub(crate) fn event_keys_of_contact(
+        &self,
+        contact_id: &ContactId,
+    ) -> impl DoubleEndedIterator<Item = &EventKey> {
+        // Event ids are UUID text (ASCII), so every key of the contact sorts before a char
+        // beyond ASCII at the latest time there is.
+        let first = (DateTime::<Utc>::MIN_UTC, EventId::default());
+        let last = (DateTime::<Utc>::MAX_UTC, EventId::from("\u{10FFFF}"));
+        self.events_by_contact
+            .range((contact_id.clone(), first)..=(contact_id.clone(), last))
+            .map(|(_, key)| key)
+    }
+
     pub(crate) fn replace_event(&mut self, key: &EventKey, new: Option<Event>) -> Option<Event> {
         let old = self.events.remove(key);
         if let Some(old) = &old {
             self.event_keys.remove(&old.id);
             remove_from_index(&mut self.events_by_name, &old.name, key);
             if let Some(contact_id) = &old.contact_id {
-                if let Some(keys) = self.events_by_contact.get_mut(contact_id) {
-                    keys.remove(key);
-                    if keys.is_empty() {
-                        self.events_by_contact.remove(contact_id);
-                    }
-                }
+                self.events_by_contact
+                    .remove(&(contact_id.clone(), key.clone()));
                 if let Some(facts) = self.event_facts.get_mut(contact_id) {
                     facts.forget(old);
                     if facts.events.is_empty() {
@@ -462,9 +474,7 @@ impl WorkspaceData {
                 .insert(key.clone());
             if let Some(contact_id) = &event.contact_id {
                 self.events_by_contact
-                    .entry(contact_id.clone())
-                    .or_default()
-                    .insert(key.clone());
+                    .insert((contact_id.clone(), key.clone()));
                 self.event_facts
                     .entry(contact_id.clone())
                     .or_default()
@@ -479,6 +489,9 @@ impl WorkspaceData {
 impl EventFacts {
     /// Adds the facts of `event`.
     fn learn(&mut self, event: &Event) {
+        // Most contacts have a handful of events: start with room for one, not Vec's four.
+        self.events
+            .reserve_exact(usize::from(self.events.is_empty()));
         self.events.push(EventFact {
             name: event.name.clone(),
             at: event.created_at,
@@ -559,5 +572,58 @@ fn unindex(index: &mut EmailIndex, value: Option<&String>, key: &(EmailId, Works
         if set.is_empty() {
             index.remove(value);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use posthorn_core::ports::ManualClock;
+
+    use super::*;
+
+    fn event(clock: &ManualClock, contact: &str, minute: u32) -> (EventKey, Event) {
+        let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, minute, 0).single();
+        let at = at.unwrap_or_default();
+        let workspace = WorkspaceId::from("ws");
+        let event = Event::new(
+            clock,
+            &workspace,
+            "signup",
+            serde_json::Value::Null,
+            Some(ContactId::from(contact)),
+            None,
+            at,
+        );
+        ((at, event.id.clone()), event)
+    }
+
+    #[test]
+    fn a_contacts_event_keys_are_its_own_in_time_order_and_gone_once_removed() {
+        let clock = ManualClock::new(Utc::now());
+        let mut data = WorkspaceData::default();
+        let mut keys_of_b = Vec::new();
+        for minute in [5, 1, 3, 2, 4] {
+            for contact in ["a", "b", "c"] {
+                let (key, event) = event(&clock, contact, minute);
+                if contact == "b" {
+                    keys_of_b.push(key.clone());
+                }
+                data.replace_event(&key, Some(event));
+            }
+        }
+        keys_of_b.sort();
+        let b = ContactId::from("b");
+        let found: Vec<EventKey> = data.event_keys_of_contact(&b).cloned().collect();
+        assert_eq!(found, keys_of_b);
+        let newest_first: Vec<EventKey> = data.event_keys_of_contact(&b).rev().cloned().collect();
+        assert_eq!(newest_first.first(), keys_of_b.last());
+
+        for key in &keys_of_b {
+            data.replace_event(key, None);
+        }
+        assert_eq!(data.event_keys_of_contact(&b).count(), 0);
+        assert_eq!(data.event_keys_of_contact(&ContactId::from("a")).count(), 5);
+        assert!(!data.event_facts.contains_key(&b));
     }
 }
