@@ -4,6 +4,7 @@ mod alongside;
 mod commit;
 mod reads;
 mod state;
+mod stored_event;
 mod workflows;
 
 use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};

@@ -16,6 +16,7 @@ use posthorn_core::segment::{self, Condition, ContactFacts, EventFact, Field};
 
 use super::alongside::Alongside;
 use super::state::{EventFacts, EventKey, State, WorkspaceData};
+use super::stored_event::StoredEvent;
 
 pub(super) fn key_by_hash(state: &State, key_hash: &str) -> Option<ApiKey> {
     let (ws, id, kind) = state.key_hashes.get(key_hash)?;
@@ -212,9 +213,9 @@ pub(super) fn events(state: &State, workspace_id: &WorkspaceId, query: &EventQue
         (None, None) => Box::new(data.events.keys().rev()),
     };
     keys.filter_map(|key| data.events.get(key))
-        .filter(wanted)
+        .filter(|stored| wanted(&&stored.event))
         .take(query.limit)
-        .cloned()
+        .map(StoredEvent::to_event)
         .collect()
 }
 

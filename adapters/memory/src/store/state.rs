@@ -15,6 +15,7 @@ use posthorn_core::model::{
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
 
+use super::stored_event::StoredEvent;
 use super::workflows::WorkflowData;
 
 /// Position of an event in time order: (created_at, id).
@@ -83,7 +84,7 @@ pub(crate) struct WorkspaceData {
     pub(crate) emails: BTreeMap<EmailId, EmailRecord>,
     /// Received messages by id.
     pub(crate) inbound: BTreeMap<EmailId, InboundEmail>,
-    pub(crate) events: BTreeMap<EventKey, Event>,
+    pub(crate) events: BTreeMap<EventKey, StoredEvent>,
     /// Event name → keys of the events with that name (never empty).
     pub(crate) events_by_name: BTreeMap<String, BTreeSet<EventKey>>,
     /// (contact id, key) of every event about a contact. One set for all contacts, not a
@@ -451,7 +452,7 @@ impl WorkspaceData {
     }
 
     pub(crate) fn replace_event(&mut self, key: &EventKey, new: Option<Event>) -> Option<Event> {
-        let old = self.events.remove(key);
+        let old = self.events.remove(key).map(StoredEvent::into_event);
         if let Some(old) = &old {
             self.event_keys.remove(&old.id);
             remove_from_index(&mut self.events_by_name, &old.name, key);
@@ -480,7 +481,7 @@ impl WorkspaceData {
                     .or_default()
                     .learn(&event);
             }
-            self.events.insert(key.clone(), event);
+            self.events.insert(key.clone(), StoredEvent::new(event));
         }
         old
     }

@@ -621,7 +621,7 @@ impl WorkflowStore for MemoryStore {
             d.event_keys
                 .get(id)
                 .and_then(|key| d.events.get(key))
-                .cloned()
+                .map(super::stored_event::StoredEvent::to_event)
         }))
     }
 }
