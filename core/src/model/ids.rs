@@ -25,7 +25,9 @@ macro_rules! define_id {
         impl $name {
             /// A new identifier, ordered after every id `clock` made before.
             pub fn generate(clock: &dyn Clock) -> Self {
-                Self::from(clock.new_uuid().to_string())
+                // Straight into a stack buffer: `to_string` would go through `fmt`.
+                let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+                Self::from(&*clock.new_uuid().hyphenated().encode_lower(&mut text))
             }
 
             /// The identifier as text.

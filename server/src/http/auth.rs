@@ -1,7 +1,7 @@
 //! Authentication, workspace rate limiting and the `RateLimit-*` headers.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use posthorn_core::app::workspaces::{AuthFailure, AuthOutcome};
@@ -106,16 +106,15 @@ fn rate_limit_headers(
     d: &RateDecision,
     now: chrono::DateTime<chrono::Utc>,
 ) {
+    // Names made once (a `&str` name is parsed again on every insert), numbers written
+    // without `fmt`.
+    static LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
+    static REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
+    static RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
     let reset = (d.reset_at - now).num_seconds().max(0);
-    for (name, value) in [
-        ("ratelimit-limit", d.limit.to_string()),
-        ("ratelimit-remaining", d.remaining.to_string()),
-        ("ratelimit-reset", reset.to_string()),
-    ] {
-        if let Ok(v) = HeaderValue::from_str(&value) {
-            headers.insert(name, v);
-        }
-    }
+    headers.insert(LIMIT.clone(), HeaderValue::from(d.limit));
+    headers.insert(REMAINING.clone(), HeaderValue::from(d.remaining));
+    headers.insert(RESET.clone(), HeaderValue::from(reset));
 }
 
 /// Checks the operator's admin token.

@@ -50,7 +50,10 @@ impl FromRequest<AppState> for JsonBody {
         }
         let value: Value =
             serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
-        if let Some(path) = first_nul(&value) {
+        // JSON text cannot carry a raw NUL, only the escape `\u0000`: without one in the
+        // bytes there is no NUL in the value, and no need to walk it.
+        let may_hold_nul = memchr::memmem::find(&bytes, br"\u0000").is_some();
+        if let Some(path) = may_hold_nul.then(|| first_nul(&value)).flatten() {
             let field = if path.is_empty() {
                 "body".to_string()
             } else {
