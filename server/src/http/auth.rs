@@ -1,8 +1,7 @@
 //! Authentication, workspace rate limiting and the `RateLimit-*` headers.
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use posthorn_core::app::workspaces::{AuthFailure, AuthOutcome};
 use posthorn_core::app::Caller;
@@ -30,21 +29,25 @@ fn public_key_allowed(path: &str) -> bool {
 
 /// Authenticates the key, checks its kind, spends one unit of the workspace's budget, and
 /// puts the `Caller` into the request's extensions.
-pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn require_key<F, Fut>(state: &AppState, mut req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
     let token = bearer(req.headers()).map(str::to_string);
     let public_ok = public_key_allowed(req.uri().path());
-    let caller = match authenticate(&state, token.as_deref(), public_ok).await {
+    let caller = match authenticate(state, token.as_deref(), public_ok).await {
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
     let now = state.engine.clock.now();
-    let decision = match spend_budget(&state, &caller, now).await {
+    let decision = match spend_budget(state, &caller, now).await {
         Ok(d) => d,
         Err(e) => return ApiError::Domain(e).into_response(),
     };
     let mut response = if decision.allowed {
         req.extensions_mut().insert(caller);
-        next.run(req).await
+        next(req).await
     } else {
         let retry_after = (decision.reset_at - now).num_seconds().max(1) as u64;
         ApiError::RateLimited { retry_after }.into_response()
@@ -118,7 +121,11 @@ fn rate_limit_headers(
 }
 
 /// Checks the operator's admin token.
-pub async fn require_admin(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn require_admin<F, Fut>(state: &AppState, req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
     if state.admin_token.is_none() {
         return ApiError::RouteNotFound(req.uri().path().to_string()).into_response();
     }
@@ -131,7 +138,7 @@ pub async fn require_admin(State(state): State<AppState>, req: Request, next: Ne
     }
     // Operator changes (disabling, limits, keys) move the store's access generation,
     // which drops cached keys in every process.
-    next.run(req).await
+    next(req).await
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

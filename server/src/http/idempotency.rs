@@ -12,9 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::TimeDelta;
 use posthorn_core::app::Caller;
@@ -77,12 +76,16 @@ fn valid_key(key: &str) -> bool {
 }
 
 /// Applies idempotency to POST requests that carry the header.
-pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn idempotent<F, Fut>(state: &AppState, req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: std::future::Future<Output = Response>,
+{
     if req.method() != Method::POST {
-        return next.run(req).await;
+        return next(req).await;
     }
     let Some(raw_key) = req.headers().get("idempotency-key") else {
-        return next.run(req).await;
+        return next(req).await;
     };
     let key = match raw_key.to_str() {
         Ok(k) if valid_key(k) => k.to_string(),
@@ -123,7 +126,7 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
     match state.engine.idempotency_record(&scope, &key).await {
         Ok(Some(stored)) => {
             let done = done_record(stored);
-            cache_done(&state, &cache_key, &done).await;
+            cache_done(state, &cache_key, &done).await;
             return answer_from(done, &body_hash);
         }
         Ok(None) => {}
@@ -143,7 +146,7 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         .await
     {
         Ok(true) => {}
-        Ok(false) => return replay(&state, &cache_key, &body_hash).await,
+        Ok(false) => return replay(state, &cache_key, &body_hash).await,
         Err(e) => return ApiError::Domain(e.into()).into_response(),
     }
     let ticket = IdempotencyTicket {
@@ -157,9 +160,7 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         recorded: Arc::new(AtomicBool::new(false)),
     };
     parts.extensions.insert(request.clone());
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
+    let response = next(Request::from_parts(parts, Body::from(bytes))).await;
     let (resp_parts, resp_body) = response.into_parts();
     let resp_bytes = axum::body::to_bytes(resp_body, usize::MAX)
         .await
@@ -195,7 +196,7 @@ pub async fn idempotent(State(state): State<AppState>, req: Request, next: Next)
         content_type: answer.content_type,
         body: answer.body,
     };
-    cache_done(&state, &cache_key, &done).await;
+    cache_done(state, &cache_key, &done).await;
     Response::from_parts(resp_parts, Body::from(resp_bytes))
 }
 

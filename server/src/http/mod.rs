@@ -5,6 +5,7 @@ pub mod auth;
 pub mod auth_cache;
 pub mod body;
 pub mod error;
+pub mod gate;
 pub mod health_cache;
 pub mod idempotency;
 pub mod openapi;
@@ -222,14 +223,9 @@ pub fn system_routes() -> OpenApiRouter<AppState> {
 
 /// The whole HTTP API as one router.
 pub fn router(state: AppState) -> Router {
-    let workspace_api = workspace_routes()
-        .route_layer(from_fn_with_state(state.clone(), time_limit::within_limit))
-        .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
-        .route_layer(from_fn_with_state(state.clone(), auth::require_key));
-    let admin_api = admin_routes()
-        .route_layer(from_fn_with_state(state.clone(), time_limit::within_limit))
-        .route_layer(from_fn_with_state(state.clone(), idempotency::idempotent))
-        .route_layer(from_fn_with_state(state.clone(), auth::require_admin));
+    let workspace_api =
+        workspace_routes().route_layer(from_fn_with_state(state.clone(), gate::workspace_gate));
+    let admin_api = admin_routes().route_layer(from_fn_with_state(state.clone(), gate::admin_gate));
     let links =
         link_routes().route_layer(from_fn_with_state(state.clone(), time_limit::within_limit));
     let providers =

@@ -17,8 +17,8 @@ pub const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(60);
 /// Runs the handler within the state's `request_time_limit` ([`REQUEST_TIME_LIMIT`] by
 /// default).
 ///
-/// Sits inside the idempotency layer, so a stopped request's `Idempotency-Key` is
-/// forgotten like any 5xx and a retry runs again.
+/// The layer of the routes without a key (links, providers); the workspace and operator
+/// routes get the same limit inside their idempotency handling ([`super::gate`]).
 pub async fn within_limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
     limit(state.request_time_limit, next.run(req)).await
 }
