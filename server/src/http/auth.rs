@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use posthorn_core::app::workspaces::{AuthFailure, AuthOutcome};
 use posthorn_core::app::Caller;
 use posthorn_core::ports::{Quota, RateDecision};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::ApiError;
@@ -77,7 +78,7 @@ pub(crate) async fn authenticate(
     state: &AppState,
     token: Option<&str>,
     public_ok: bool,
-) -> Result<Caller, ApiError> {
+) -> Result<Arc<Caller>, ApiError> {
     let token = token.ok_or(ApiError::MissingAuth)?;
     let generation = state.engine.store.access_generation();
     if let Some(caller) = state.auth_cache.get(token, generation) {
@@ -93,11 +94,13 @@ pub(crate) async fn authenticate(
             AuthOutcome::Refused(AuthFailure::Disabled) => ApiError::ProjectDisabled,
             AuthOutcome::Store(e) => ApiError::Domain(e.into()),
         })?;
-    state.auth_cache.put(token, caller.clone(), generation);
+    // Shared, not copied: the cache, the request's extensions and its handler hold one.
+    let caller = Arc::new(caller);
+    state.auth_cache.put(token, Arc::clone(&caller), generation);
     check_kind(caller, public_ok)
 }
 
-fn check_kind(caller: Caller, public_ok: bool) -> Result<Caller, ApiError> {
+fn check_kind(caller: Arc<Caller>, public_ok: bool) -> Result<Arc<Caller>, ApiError> {
     if !caller.is_secret() && !public_ok {
         return Err(ApiError::SecretKeyRequired);
     }

@@ -7,7 +7,7 @@
 //! after a few seconds, a bound for stores that could not announce a change.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use posthorn_core::app::Caller;
@@ -27,12 +27,12 @@ pub struct AuthCache {
 struct Entries {
     /// The store's access generation the entries were read under.
     generation: u64,
-    by_key: HashMap<String, (Instant, Caller)>,
+    by_key: HashMap<String, (Instant, Arc<Caller>)>,
 }
 
 impl Entries {
     /// Drops every entry read under an older access generation.
-    fn at(&mut self, generation: u64) -> &mut HashMap<String, (Instant, Caller)> {
+    fn at(&mut self, generation: u64) -> &mut HashMap<String, (Instant, Arc<Caller>)> {
         if self.generation != generation {
             self.generation = generation;
             self.by_key.clear();
@@ -43,18 +43,18 @@ impl Entries {
 
 impl AuthCache {
     /// The cached caller of `key`, if still fresh and read under `generation`.
-    pub fn get(&self, key: &str, generation: u64) -> Option<Caller> {
+    pub fn get(&self, key: &str, generation: u64) -> Option<Arc<Caller>> {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         entries
             .at(generation)
             .get(key)
             .filter(|(at, _)| at.elapsed() < AUTH_CACHE_TTL)
-            .map(|(_, caller)| caller.clone())
+            .map(|(_, caller)| Arc::clone(caller))
     }
 
     /// Remembers `caller` for `key`, read from the store under `generation` (read before
     /// the store was asked, so a change committed meanwhile is not cached as current).
-    pub fn put(&self, key: &str, caller: Caller, generation: u64) {
+    pub fn put(&self, key: &str, caller: Arc<Caller>, generation: u64) {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         if generation < entries.generation {
             // Read before a change that is already known: it may be stale.
@@ -91,7 +91,7 @@ mod tests {
     #[test]
     fn a_new_generation_drops_every_entry() {
         let cache = AuthCache::default();
-        cache.put("k", caller(), 1);
+        cache.put("k", Arc::new(caller()), 1);
         assert!(cache.get("k", 1).is_some());
         assert!(cache.get("k", 2).is_none());
         assert!(
@@ -103,8 +103,8 @@ mod tests {
     #[test]
     fn a_read_older_than_the_entries_is_not_cached() {
         let cache = AuthCache::default();
-        cache.put("a", caller(), 3);
-        cache.put("b", caller(), 2);
+        cache.put("a", Arc::new(caller()), 3);
+        cache.put("b", Arc::new(caller()), 2);
         assert!(cache.get("b", 3).is_none());
         assert!(cache.get("a", 3).is_some());
     }

@@ -94,7 +94,7 @@ where
     // Keys are per workspace; the operator API (no caller) has a scope of its own.
     let scope = req
         .extensions()
-        .get::<Caller>()
+        .get::<Arc<Caller>>()
         .map_or_else(|| "admin".to_string(), |c| c.workspace.id.to_string());
     let (mut parts, body) = req.into_parts();
     let bytes = match read_limited(body, state.max_body_bytes).await {

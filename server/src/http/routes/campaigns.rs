@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::CampaignId;
+use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -32,7 +33,7 @@ use crate::http::AppState;
 )]
 pub async fn create(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<CampaignCreateInput>,
 ) -> ApiResult<(StatusCode, Json<CampaignResponse>)> {
     let view = state.engine.create_campaign(&caller, body.into()).await?;
@@ -52,7 +53,7 @@ pub async fn create(
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<CampaignsQuery>,
 ) -> ApiResult<Json<CampaignPage>> {
     let page = state.engine.list_campaigns(&caller, query.into()).await?;
@@ -72,7 +73,7 @@ pub async fn list(
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
 ) -> ApiResult<Json<CampaignResponse>> {
     Ok(Json(state.engine.campaign(&caller, &id).await?.into()))
@@ -96,7 +97,7 @@ pub async fn read(
 )]
 pub async fn update(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignPatchBody>,
 ) -> ApiResult<Json<CampaignResponse>> {
@@ -125,7 +126,7 @@ pub async fn update(
 )]
 pub async fn patch(
     state: State<AppState>,
-    caller: Extension<Caller>,
+    caller: Extension<Arc<Caller>>,
     id: Path<CampaignId>,
     body: Wire<CampaignPatchBody>,
 ) -> ApiResult<Json<CampaignResponse>> {
@@ -146,7 +147,7 @@ pub async fn patch(
 )]
 pub async fn delete(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
 ) -> ApiResult<Json<CampaignDeleted>> {
     state.engine.delete_campaign(&caller, &id).await?;
@@ -172,7 +173,7 @@ pub async fn delete(
 )]
 pub async fn send(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignSendBody>,
 ) -> ApiResult<Json<CampaignActionResponse>> {
@@ -199,7 +200,7 @@ pub async fn send(
 )]
 pub async fn cancel(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
 ) -> ApiResult<Json<CampaignActionResponse>> {
     let (view, message) = state.engine.cancel_campaign(&caller, &id).await?;
@@ -220,7 +221,7 @@ pub async fn cancel(
 )]
 pub async fn stats(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
 ) -> ApiResult<Json<CampaignStatsResponse>> {
     Ok(Json(state.engine.campaign(&caller, &id).await?.into()))

@@ -6,6 +6,7 @@ use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Contact;
 use posthorn_core::model::ContactId;
+use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -29,7 +30,7 @@ use crate::http::AppState;
 )]
 pub async fn upsert(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<ContactUpsert>,
 ) -> ApiResult<(StatusCode, Json<UpsertedContact>)> {
     let done = state.engine.upsert_contact(&caller, body.into()).await?;
@@ -64,7 +65,7 @@ pub async fn upsert(
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<ContactsQuery>,
 ) -> ApiResult<Json<ContactPage>> {
     let page = state.engine.list_contacts(&caller, query.into()).await?;
@@ -82,7 +83,7 @@ pub async fn list(
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<ContactId>,
 ) -> ApiResult<Json<Contact>> {
     Ok(Json(state.engine.contact(&caller, &id).await?))
@@ -104,7 +105,7 @@ pub async fn read(
 )]
 pub async fn patch(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<ContactId>,
     Wire(body): Wire<ContactPatchBody>,
 ) -> ApiResult<Json<Contact>> {
@@ -129,7 +130,7 @@ pub async fn patch(
 )]
 pub async fn delete(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<ContactId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_contact(&caller, &id).await?;

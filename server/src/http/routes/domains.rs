@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::DomainId;
+use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -27,7 +28,7 @@ use crate::http::AppState;
 )]
 pub async fn create(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<DomainCreateBody>,
 ) -> ApiResult<(StatusCode, Json<DomainBody>)> {
     let view = state.engine.create_domain(&caller, body.into()).await?;
@@ -44,7 +45,7 @@ pub async fn create(
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Json<DomainList>> {
     let views = state.engine.list_domains(&caller).await?;
     Ok(Json(DomainList {
@@ -64,7 +65,7 @@ pub async fn list(
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<DomainId>,
 ) -> ApiResult<Json<DomainBody>> {
     let view = state.engine.domain(&caller, &id).await?;
@@ -86,7 +87,7 @@ pub async fn read(
 )]
 pub async fn verify(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<DomainId>,
 ) -> ApiResult<Json<DomainBody>> {
     let view = state.engine.verify_domain(&caller, &id).await?;
@@ -108,7 +109,7 @@ pub async fn verify(
 )]
 pub async fn patch(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<DomainId>,
     Wire(body): Wire<DomainPatchBody>,
 ) -> ApiResult<Json<DomainBody>> {
@@ -129,7 +130,7 @@ pub async fn patch(
 )]
 pub async fn delete(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<DomainId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_domain(&caller, &id).await?;

@@ -3,6 +3,7 @@
 use axum::extract::{Extension, State};
 use axum::Json;
 use posthorn_core::app::Caller;
+use std::sync::Arc;
 
 use crate::http::error::{ApiResult, ErrorResponse};
 use crate::http::query::WireQuery;
@@ -22,7 +23,7 @@ use crate::http::AppState;
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<EventsQuery>,
 ) -> ApiResult<Json<EventList>> {
     let events = state.engine.list_events(&caller, query.into()).await?;
@@ -40,7 +41,7 @@ pub async fn list(
 )]
 pub async fn names(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Json<EventNames>> {
     let event_names = state.engine.event_names(&caller).await?;
     Ok(Json(EventNames { event_names }))

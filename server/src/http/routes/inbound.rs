@@ -7,6 +7,7 @@ use axum::Json;
 use posthorn_core::app::inbound::InboundMessage;
 use posthorn_core::app::Caller;
 use posthorn_core::model::ProviderVerdicts;
+use std::sync::Arc;
 
 use crate::http::body::read_limited;
 use crate::http::error::{ApiError, ApiResult, ErrorResponse};
@@ -34,7 +35,7 @@ use crate::http::AppState;
 )]
 pub async fn raw(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     RawQuery(query): RawQuery,
     req: Request,
 ) -> ApiResult<(StatusCode, Json<V1<InboundResult>>)> {

@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::KeySetId;
+use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -23,7 +24,7 @@ use crate::http::AppState;
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Json<KeySetList>> {
     let data = state.engine.list_key_sets(&caller).await?;
     Ok(Json(KeySetList { data }))
@@ -43,7 +44,7 @@ pub async fn list(
 )]
 pub async fn create(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<KeySetBody>,
 ) -> ApiResult<(StatusCode, Json<NewKeySetBody>)> {
     let set = state.engine.create_key_set(&caller, body.into()).await?;
@@ -65,7 +66,7 @@ pub async fn create(
 )]
 pub async fn revoke(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<KeySetId>,
 ) -> ApiResult<StatusCode> {
     state.engine.revoke_key_set(&caller, &id).await?;

@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use posthorn_core::app::idempotency::Keyed;
 use posthorn_core::app::send::Accepted;
 use posthorn_core::app::Caller;
+use std::sync::Arc;
 
 use axum::Json;
 use posthorn_core::verify::VerificationResult;
@@ -35,7 +36,7 @@ use crate::http::AppState;
 )]
 pub async fn send(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     keyed: Option<Extension<IdempotentRequest>>,
     Wire(body): Wire<SendInput>,
 ) -> ApiResult<Json<V1<SendResult>>> {
@@ -77,7 +78,7 @@ pub async fn send(
 )]
 pub async fn track(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<TrackBody>,
 ) -> ApiResult<Json<V1<TrackResult>>> {
     let tracked = state.engine.track(&caller, body.into()).await?;
@@ -100,7 +101,7 @@ pub async fn track(
 )]
 pub async fn verify(
     State(state): State<AppState>,
-    Extension(_caller): Extension<Caller>,
+    Extension(_caller): Extension<Arc<Caller>>,
     Wire(body): Wire<VerifyBody>,
 ) -> ApiResult<Json<V1<VerificationResult>>> {
     let result = state.engine.verify(&body.into()).await?;

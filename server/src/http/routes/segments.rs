@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::SegmentId;
+use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -41,7 +42,7 @@ use crate::http::AppState;
 )]
 pub async fn create(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<SegmentCreateInput>,
 ) -> ApiResult<(StatusCode, Json<Segment>)> {
     let view = state.engine.create_segment(&caller, body.into()).await?;
@@ -69,7 +70,7 @@ pub async fn create(
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<PageQuery>,
 ) -> ApiResult<Json<SegmentPage>> {
     let page = state.engine.list_segments(&caller, query.into()).await?;
@@ -96,7 +97,7 @@ pub async fn list(
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
 ) -> ApiResult<Json<Segment>> {
     Ok(Json(state.engine.segment(&caller, &id).await?.into()))
@@ -128,7 +129,7 @@ pub async fn read(
 )]
 pub async fn patch(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentPatchBody>,
 ) -> ApiResult<Json<Segment>> {
@@ -164,7 +165,7 @@ pub async fn patch(
 )]
 pub async fn replace(
     state: State<AppState>,
-    caller: Extension<Caller>,
+    caller: Extension<Arc<Caller>>,
     id: Path<SegmentId>,
     body: Wire<SegmentPatchBody>,
 ) -> ApiResult<Json<Segment>> {
@@ -192,7 +193,7 @@ pub async fn replace(
 )]
 pub async fn delete(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_segment(&caller, &id).await?;
@@ -222,7 +223,7 @@ pub async fn delete(
 )]
 pub async fn contacts(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     WireQuery(query): WireQuery<PageQuery>,
 ) -> ApiResult<Json<SegmentContactPage>> {
@@ -259,7 +260,7 @@ pub async fn contacts(
 )]
 pub async fn add_members(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersAddBody>,
 ) -> ApiResult<Json<SegmentMembersAdded>> {
@@ -295,7 +296,7 @@ pub async fn add_members(
 )]
 pub async fn remove_members(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersRemoveBody>,
 ) -> ApiResult<Json<SegmentMembersRemoved>> {

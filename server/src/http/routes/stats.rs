@@ -5,6 +5,7 @@ use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::EmailStats;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 use crate::http::error::{ApiResult, ErrorResponse};
 use crate::http::AppState;
@@ -23,7 +24,7 @@ use crate::http::AppState;
 )]
 pub async fn stats(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Json<Value>> {
     let windows = state.engine.workspace_stats(&caller).await?;
     let mut out = Map::new();

@@ -6,6 +6,7 @@ use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Template;
 use posthorn_core::model::TemplateId;
+use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -29,7 +30,7 @@ use crate::http::AppState;
 )]
 pub async fn create(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<TemplateCreateBody>,
 ) -> ApiResult<(StatusCode, Json<Template>)> {
     let t = state.engine.create_template(&caller, body.into()).await?;
@@ -49,7 +50,7 @@ pub async fn create(
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<TemplatesQuery>,
 ) -> ApiResult<Json<TemplatePageBody>> {
     let page = state.engine.list_templates(&caller, query.into()).await?;
@@ -67,7 +68,7 @@ pub async fn list(
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<TemplateId>,
 ) -> ApiResult<Json<Template>> {
     Ok(Json(state.engine.template(&caller, &id).await?))
@@ -89,7 +90,7 @@ pub async fn read(
 )]
 pub async fn patch(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<TemplateId>,
     Wire(body): Wire<TemplatePatchBody>,
 ) -> ApiResult<Json<Template>> {
@@ -117,7 +118,7 @@ pub async fn patch(
 )]
 pub async fn replace(
     state: State<AppState>,
-    caller: Extension<Caller>,
+    caller: Extension<Arc<Caller>>,
     id: Path<TemplateId>,
     body: Wire<TemplatePatchBody>,
 ) -> ApiResult<Json<Template>> {
@@ -136,7 +137,7 @@ pub async fn replace(
 )]
 pub async fn delete(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<TemplateId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_template(&caller, &id).await?;

@@ -9,6 +9,7 @@ use posthorn_core::app::workflows::{CreateStep, ListExecutions, ListWorkflows};
 use posthorn_core::app::Caller;
 use posthorn_core::model::{ExecutionId, StepId, TransitionId, WorkflowId};
 use posthorn_core::workflow::{Execution, Transition};
+use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
@@ -46,7 +47,7 @@ use crate::http::AppState;
 )]
 pub async fn create(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<WorkflowCreateBody>,
 ) -> ApiResult<Response> {
     let view = state
@@ -77,7 +78,7 @@ pub async fn create(
 )]
 pub async fn list(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<PageQuery>,
 ) -> ApiResult<Response> {
     let page = state
@@ -108,7 +109,7 @@ pub async fn list(
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let view = state
@@ -143,7 +144,7 @@ pub async fn read(
 )]
 pub async fn patch(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<String>,
     Wire(body): Wire<WorkflowPatchBody>,
 ) -> ApiResult<Response> {
@@ -181,7 +182,7 @@ pub async fn patch(
 )]
 pub async fn delete(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     state
@@ -217,7 +218,7 @@ pub async fn delete(
 )]
 pub async fn create_step(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<String>,
     Wire(body): Wire<StepCreateBody>,
 ) -> ApiResult<Response> {
@@ -262,7 +263,7 @@ pub async fn create_step(
 )]
 pub async fn patch_step(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path((id, step_id)): Path<(String, String)>,
     Wire(body): Wire<StepPatchBody>,
 ) -> ApiResult<Response> {
@@ -306,7 +307,7 @@ pub async fn patch_step(
 )]
 pub async fn delete_step(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path((id, step_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     state
@@ -343,7 +344,7 @@ pub async fn delete_step(
 )]
 pub async fn create_transition(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<String>,
     Wire(body): Wire<TransitionCreateBody>,
 ) -> ApiResult<Response> {
@@ -375,7 +376,7 @@ pub async fn create_transition(
 )]
 pub async fn delete_transition(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path((id, transition_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     state
@@ -415,7 +416,7 @@ pub async fn delete_transition(
 )]
 pub async fn start_execution(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<String>,
     Wire(body): Wire<ExecutionStartBody>,
 ) -> ApiResult<Response> {
@@ -448,7 +449,7 @@ pub async fn start_execution(
 )]
 pub async fn list_executions(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<String>,
     WireQuery(query): WireQuery<PageQuery>,
 ) -> ApiResult<Response> {
@@ -487,7 +488,7 @@ pub async fn list_executions(
 )]
 pub async fn read_execution(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path((id, execution_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let view = state
@@ -525,7 +526,7 @@ pub async fn read_execution(
 )]
 pub async fn cancel_execution(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
     Path((id, execution_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let execution = state
@@ -560,7 +561,7 @@ pub async fn cancel_execution(
 )]
 pub async fn signing_secret(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Response> {
     let view = state.engine.signing_secret(&caller).await?;
     Ok(Json(SigningSecret {
@@ -591,7 +592,7 @@ pub async fn signing_secret(
 )]
 pub async fn rotate_signing_secret(
     State(state): State<AppState>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Response> {
     let view = state.engine.rotate_signing_secret(&caller).await?;
     Ok(Json(SigningSecret {

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use posthorn_core::app::send::MAX_RECIPIENTS;
 use posthorn_core::app::Caller;
 use posthorn_core::model::EmailAddress;
+use std::sync::Arc;
 
 pub use message::{to_send_command, MessageError};
 
@@ -33,7 +34,7 @@ impl Submission {
 
     /// The caller of `secret`, checked again for each message so a revoked key or a
     /// disabled workspace stops a long session too.
-    async fn caller(&self, secret: &str) -> Result<Caller, Reply> {
+    async fn caller(&self, secret: &str) -> Result<Arc<Caller>, Reply> {
         auth::authenticate(&self.state, Some(secret), false)
             .await
             .map_err(|e| refusal::from_auth(&e))
