@@ -56,55 +56,61 @@ impl Engine {
             subscribed,
             data,
         } = cmd;
-        let event_data = Value::Object(data.clone().unwrap_or_default());
+        let copy_data = || Value::Object(data.clone().unwrap_or_default());
+        // The first attempt takes this copy; only a retry (a lost race) makes another.
+        let mut first_data = Some(copy_data());
         // Event data also lands on the contact, as Plunk does, so segments can use it.
-        let upsert = Upsert {
+        let upsert = &Upsert {
             email,
             subscribed,
             data: data.as_ref(),
             default_subscribed: true,
         };
-        self.on_conflict_retry(|| async {
-            let now = self.clock.now();
-            let ws = &caller.workspace;
-            let mut changes = ChangeSet::new();
-            let mut room = ActiveRoom::default();
-            // The contact, the tracked segments and the workflow interest, in one round
-            // trip where the store can.
-            let event_name = event.as_str();
-            let (done, reads) = plan_upsert_reading(
-                self,
-                ws,
-                &upsert,
-                Some(event_name),
-                &mut room,
-                now,
-                &mut changes,
-            )
-            .await?;
-            let event = Event::new(
-                &*self.clock,
-                &ws.id,
-                event_name,
-                event_data.clone(),
-                Some(done.contact.id.clone()),
-                None,
-                now,
-            );
-            let event_id = event.id.clone();
-            changes.push(Write::AppendEvent(event));
-            let ahead = ReadAhead {
-                workspace_id: &ws.id,
-                tracked_segments: &reads.tracked_segments,
-                event: Some((event_name, &done.contact.id)),
-                event_interest: reads.event_interest,
-            };
-            self.commit_read_ahead(changes, Some(ahead)).await?;
-            Ok(Tracked {
-                contact_id: done.contact.id,
-                event_id,
-                at: now,
-            })
+        let event = &event;
+        self.on_conflict_retry(|| {
+            let event_data = first_data.take().unwrap_or_else(copy_data);
+            async move {
+                let now = self.clock.now();
+                let ws = &caller.workspace;
+                let mut changes = ChangeSet::new();
+                let mut room = ActiveRoom::default();
+                // The contact, the tracked segments and the workflow interest, in one round
+                // trip where the store can.
+                let event_name = event.as_str();
+                let (done, reads) = plan_upsert_reading(
+                    self,
+                    ws,
+                    upsert,
+                    Some(event_name),
+                    &mut room,
+                    now,
+                    &mut changes,
+                )
+                .await?;
+                let event = Event::new(
+                    &*self.clock,
+                    &ws.id,
+                    event_name,
+                    event_data,
+                    Some(done.contact.id.clone()),
+                    None,
+                    now,
+                );
+                let event_id = event.id.clone();
+                changes.push(Write::AppendEvent(event));
+                let ahead = ReadAhead {
+                    workspace_id: &ws.id,
+                    tracked_segments: &reads.tracked_segments,
+                    event: Some((event_name, &done.contact.id)),
+                    event_interest: reads.event_interest,
+                };
+                self.commit_read_ahead(changes, Some(ahead)).await?;
+                Ok(Tracked {
+                    contact_id: done.contact.id,
+                    event_id,
+                    at: now,
+                })
+            }
         })
         .await
     }

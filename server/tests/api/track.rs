@@ -114,3 +114,45 @@ async fn track_validates_and_refuses_reserved_names() {
     let list = app.get("/contacts").await.expect(200);
     assert_eq!(list.body["total"], json!(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_tracks_of_one_new_email_keep_every_event_and_its_data() {
+    // Racing tracks insert the same contact; the losers' commits conflict (on SQLite and
+    // PostgreSQL, where this suite also runs) and they retry as updates, and must still
+    // store their own event with its own data.
+    let app = std::sync::Arc::new(TestApp::new().await);
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let app = app.clone();
+        tasks.push(tokio::spawn(async move {
+            let body =
+                json!({"email": "race@x.com", "event": "raced", "data": {format!("k{i}"): i}});
+            app.post("/v1/track", body).await
+        }));
+    }
+    for t in tasks {
+        let res = t.await.expect("task");
+        assert_eq!(res.status, 200, "{}", res.body);
+    }
+    let list = app.get("/contacts?search=race").await.expect(200);
+    assert_eq!(list.body["total"], json!(1));
+    let contact = &list.body["data"][0];
+    assert_eq!(contact["data"].as_object().map(|m| m.len()), Some(20));
+    let events = app
+        .get("/events?eventName=raced&limit=100")
+        .await
+        .expect(200);
+    let mut seen: Vec<String> = events.body["events"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(|e| e["data"].as_object())
+                .flat_map(|data| data.keys().cloned())
+                .collect()
+        })
+        .unwrap_or_default();
+    seen.sort();
+    let mut wanted: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+    wanted.sort();
+    assert_eq!(seen, wanted, "each event kept its own data");
+}
