@@ -29,7 +29,8 @@ fn public_key_allowed(path: &str) -> bool {
 }
 
 /// Authenticates the key, checks its kind, spends one unit of the workspace's budget, and
-/// puts the `Caller` into the request's extensions.
+/// puts the caller into the request's extensions as an `Arc<Caller>` (handlers extract
+/// `Extension<Arc<Caller>>`).
 pub async fn require_key<F, Fut>(state: &AppState, mut req: Request, next: F) -> Response
 where
     F: FnOnce(Request) -> Fut,
