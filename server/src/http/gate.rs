@@ -15,9 +15,7 @@ use super::{auth, idempotency, time_limit, AppState};
 /// An API key, then idempotency, then the time limit.
 pub async fn workspace_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
     auth::require_key(&state, req, |req| {
-        idempotency::idempotent(&state, req, |req| {
-            time_limit::limit(state.request_time_limit, next.run(req))
-        })
+        idempotent_within_limit(&state, req, next)
     })
     .await
 }
@@ -25,9 +23,15 @@ pub async fn workspace_gate(State(state): State<AppState>, req: Request, next: N
 /// The operator's admin token, then idempotency, then the time limit.
 pub async fn admin_gate(State(state): State<AppState>, req: Request, next: Next) -> Response {
     auth::require_admin(&state, req, |req| {
-        idempotency::idempotent(&state, req, |req| {
-            time_limit::limit(state.request_time_limit, next.run(req))
-        })
+        idempotent_within_limit(&state, req, next)
+    })
+    .await
+}
+
+/// What both gates run once the caller is known: idempotency around the time-limited route.
+async fn idempotent_within_limit(state: &AppState, req: Request, next: Next) -> Response {
+    idempotency::idempotent(state, req, |req| {
+        time_limit::limit(state.request_time_limit, next.run(req))
     })
     .await
 }
