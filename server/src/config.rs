@@ -258,6 +258,10 @@ pub struct Config {
     /// Log as JSON lines instead of text.
     #[arg(long, env = "POSTHORN_LOG_JSON", default_value_t = false)]
     pub log_json: bool,
+    /// Let the kernel back the server's heap with transparent huge pages, as the system's
+    /// policy says; off by default (see `posthorn_server::huge_pages`).
+    #[arg(long, env = "POSTHORN_TRANSPARENT_HUGE_PAGES", default_value_t = false)]
+    pub transparent_huge_pages: bool,
     /// Data directory (the SQLite database of `POSTHORN_STORE=sqlite:`).
     #[arg(long, env = "POSTHORN_DATA_DIR", default_value = "./posthorn-data")]
     pub data_dir: PathBuf,

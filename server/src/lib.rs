@@ -6,6 +6,7 @@ pub mod config;
 pub mod dns_hosts;
 pub mod export;
 pub mod http;
+pub mod huge_pages;
 pub mod secret;
 pub mod smtp;
 pub mod sqlite_tools;

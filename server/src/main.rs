@@ -19,6 +19,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> ExitCode {
     let config = Config::parse();
     init_tracing(&config);
+    if let Err(e) = posthorn_server::huge_pages::apply(config.transparent_huge_pages) {
+        tracing::warn!("transparent huge pages stay as the system sets them: {e}");
+    }
     match run(config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -10,6 +10,7 @@
 
 mod faults;
 mod graceful;
+mod huge_pages;
 mod revocation;
 mod secrets;
 mod shared_limits;

@@ -349,6 +349,11 @@ impl Posthorn {
         self.wait_exit(within).await
     }
 
+    /// The process id of the running binary.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The last lines the process wrote (stdout and stderr), for failure messages.
     pub fn logs(&self) -> String {
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
