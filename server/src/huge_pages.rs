@@ -4,8 +4,8 @@
 //! zeroes 2 MiB at the first touch of each one, in the middle of whichever allocation
 //! reached it. A store that grows with traffic (the memory store keeps every contact and
 //! event in the heap) then stalls every request waiting on the thread that pays for it:
-//! on the memory store `/v1/track` with a new contact per request ran 14–19 % slower and
-//! its p99 rose about threefold with them (docs/performance.md).
+//! on the memory store `/v1/track` with a new contact per request ran 3–8 % slower and its
+//! p99 was 2.5 times as long with them (docs/performance.md).
 
 /// Applies the setting to this process; `keep` leaves the system's policy in force.
 ///
