@@ -326,6 +326,24 @@ impl TestApp {
             .await
     }
 
+    /// Posts every body of `bodies` to `path` at once, each from a task of its own (a
+    /// race); the answers in the order of `bodies`.
+    pub async fn post_concurrently(self: &Arc<Self>, path: &str, bodies: Vec<Value>) -> Vec<Res> {
+        let tasks: Vec<_> = bodies
+            .into_iter()
+            .map(|body| {
+                let app = Arc::clone(self);
+                let path = path.to_string();
+                tokio::spawn(async move { app.post(&path, body).await })
+            })
+            .collect();
+        let mut answers = Vec::with_capacity(tasks.len());
+        for task in tasks {
+            answers.push(task.await.expect("a racing request's task"));
+        }
+        answers
+    }
+
     pub async fn patch(&self, path: &str, body: Value) -> Res {
         self.call(Method::PATCH, path, Some(&self.sk), Some(body), &[])
             .await

@@ -121,17 +121,10 @@ async fn concurrent_tracks_of_one_new_email_keep_every_event_and_its_data() {
     // PostgreSQL, where this suite also runs) and they retry as updates, and must still
     // store their own event with its own data.
     let app = std::sync::Arc::new(TestApp::new().await);
-    let mut tasks = Vec::new();
-    for i in 0..20 {
-        let app = app.clone();
-        tasks.push(tokio::spawn(async move {
-            let body =
-                json!({"email": "race@x.com", "event": "raced", "data": {format!("k{i}"): i}});
-            app.post("/v1/track", body).await
-        }));
-    }
-    for t in tasks {
-        let res = t.await.expect("task");
+    let bodies = (0..20)
+        .map(|i| json!({"email": "race@x.com", "event": "raced", "data": {format!("k{i}"): i}}))
+        .collect();
+    for res in app.post_concurrently("/v1/track", bodies).await {
         assert_eq!(res.status, 200, "{}", res.body);
     }
     let list = app.get("/contacts?search=race").await.expect(200);
