@@ -29,9 +29,11 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod give_way;
 pub mod prelude;
 mod worker;
 
 pub use builder::{BuildError, EngineBuilder, EngineExt};
+pub use give_way::{GiveWay, InFlight, RequestGauge};
 pub use posthorn_core::{Engine, Settings};
 pub use worker::{run_workers, WorkerOptions};

@@ -1,6 +1,8 @@
 //! What an embedding application usually needs, in one `use posthorn_runtime::prelude::*;`.
 
-pub use crate::{run_workers, BuildError, EngineBuilder, EngineExt, WorkerOptions};
+pub use crate::{
+    run_workers, BuildError, EngineBuilder, EngineExt, GiveWay, RequestGauge, WorkerOptions,
+};
 pub use posthorn_core::app::campaigns::{
     CampaignPatch, CreateCampaign, ListCampaigns, SendCampaign,
 };

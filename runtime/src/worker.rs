@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use posthorn_core::Engine;
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+
+use crate::give_way::{GiveWay, Yielding};
 
 /// How long an idle worker waits for a wake-up before polling again.
 const IDLE_POLL: Duration = Duration::from_millis(500);
@@ -14,18 +16,26 @@ const GATHER: Duration = Duration::from_millis(10);
 /// How often maintenance (PENDING contacts, time-based segments, expired idempotency
 /// records, old SNS message records) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(60);
+/// While the workers give way to requests with every allowed slot taken, how often they
+/// look again whether the burst has passed (a finishing job wakes them sooner).
+const RECHECK: Duration = Duration::from_millis(20);
 
 /// How workers run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct WorkerOptions {
     /// Jobs run at once (at least 1).
     pub concurrency: usize,
+    /// Fewer jobs at once while the API is saturated ([`GiveWay`]); `None` never gives way.
+    pub give_way: Option<GiveWay>,
 }
 
 impl Default for WorkerOptions {
-    /// 16 jobs at once.
+    /// 16 jobs at once, never giving way.
     fn default() -> Self {
-        Self { concurrency: 16 }
+        Self {
+            concurrency: 16,
+            give_way: None,
+        }
     }
 }
 
@@ -42,6 +52,8 @@ pub async fn run_workers(
 ) {
     let concurrency = options.concurrency.max(1);
     let permits = Arc::new(Semaphore::new(concurrency));
+    let job_done = Arc::new(Notify::new());
+    let mut yielding = options.give_way.map(Yielding::new);
     let mut last_maintenance = tokio::time::Instant::now();
     // The last claim filled every free slot, so more jobs are likely waiting.
     let mut busy = false;
@@ -61,12 +73,40 @@ pub async fn run_workers(
             },
             _ = shutdown.changed() => continue,
         };
-        let first = if busy {
-            gather(&permits, first, concurrency / 2).await
-        } else {
-            first
+        // Jobs in flight, besides the slot just taken.
+        let running = |first: &OwnedSemaphorePermit| {
+            concurrency - permits.available_permits() - first.num_permits()
         };
-        let free = permits.available_permits() + first.num_permits();
+        let allowed = yielding.as_mut().map_or(concurrency, |y| {
+            y.allowed(concurrency, tokio::time::Instant::now())
+        });
+        if running(&first) >= allowed {
+            // Giving way to requests: wait for a job to finish or the burst to pass.
+            drop(first);
+            tokio::select! {
+                _ = job_done.notified() => {}
+                _ = tokio::time::sleep(RECHECK) => {}
+                _ = shutdown.changed() => {}
+            }
+            continue;
+        }
+        let first = match (busy, allowed < concurrency) {
+            (false, _) => first,
+            (true, false) => gather(&permits, first, concurrency / 2).await,
+            (true, true) => {
+                // Giving way with the queue busy: one claim for all the allowed slots if
+                // they free within GATHER, not one claim per finished job.
+                let all_free = async {
+                    while running(&first) > 0 {
+                        job_done.notified().await;
+                    }
+                };
+                let _ = tokio::time::timeout(GATHER, all_free).await;
+                first
+            }
+        };
+        let room = allowed.saturating_sub(running(&first)).max(1);
+        let free = (permits.available_permits() + first.num_permits()).min(room);
         let claimed = match engine
             .jobs
             .claim(engine.clock.now(), engine.settings.job_lease, free)
@@ -98,12 +138,14 @@ pub async fn run_workers(
                 },
             };
             let engine = engine.clone();
+            let job_done = job_done.clone();
             tokio::spawn(async move {
                 if let Err(e) = engine.run_job(&job).await {
                     // `run_job` has put the job back with a backoff.
                     tracing::error!(job_id = %job.id, error = %e, "job failed");
                 }
                 drop(permit);
+                job_done.notify_one();
             });
         }
     }

@@ -169,6 +169,15 @@ pub struct Config {
     /// Concurrent jobs per worker process.
     #[arg(long, env = "POSTHORN_WORKER_CONCURRENCY", default_value_t = 16)]
     pub worker_concurrency: usize,
+    /// Requests in flight from which the API counts as saturated: the job workers of the
+    /// same process then run at most `POSTHORN_WORKER_BUSY_CONCURRENCY` jobs at once, so
+    /// the cores go to accepting requests, and work the backlog off at full concurrency once
+    /// the burst has passed. 0: never give way.
+    #[arg(long, env = "POSTHORN_WORKER_GIVE_WAY_AT", default_value_t = 32)]
+    pub worker_give_way_at: usize,
+    /// Jobs run at once per worker process while the API is saturated (at least 1).
+    #[arg(long, env = "POSTHORN_WORKER_BUSY_CONCURRENCY", default_value_t = 2)]
+    pub worker_busy_concurrency: usize,
     /// How long a claimed job stays leased to its worker, in seconds; a crashed worker's
     /// jobs run again after this. Renewed every third of it while a job runs, so it bounds
     /// recovery after a crash, not how long a job may take.

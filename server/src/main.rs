@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use posthorn_runtime::{run_workers, WorkerOptions};
+use posthorn_runtime::{run_workers, GiveWay, RequestGauge, WorkerOptions};
 use posthorn_server::config::{Command, Role};
 use posthorn_server::store_spec::StoreSpec;
 use posthorn_server::{build_engine, export, router, smtp, sqlite_tools, AppState, Config};
@@ -77,11 +77,20 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         tracing::info!("shutting down: finishing requests and jobs in flight");
         let _ = stop_tx.send(true);
     });
+    let requests = RequestGauge::default();
     let worker = (config.role != Role::Api).then(|| {
+        // Only workers beside the API have requests to give way to.
+        let give_way =
+            (config.role == Role::All && config.worker_give_way_at > 0).then(|| GiveWay {
+                requests: requests.clone(),
+                busy_at: config.worker_give_way_at,
+                concurrency: config.worker_busy_concurrency,
+            });
         tokio::spawn(run_workers(
             engine.clone(),
             WorkerOptions {
                 concurrency: config.worker_concurrency,
+                give_way,
             },
             stop_rx.clone(),
         ))
@@ -92,8 +101,9 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         let _ = stop.wait_for(|stopped| *stopped).await;
     } else {
         let admin_token = config.admin_token.as_ref().map(|t| t.expose().to_string());
-        let state =
-            AppState::with_body_limit(engine, admin_token, config.max_body_bytes).with_sns(sns);
+        let state = AppState::with_body_limit(engine, admin_token, config.max_body_bytes)
+            .with_sns(sns)
+            .with_requests(requests);
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         smtp_listeners = smtp::start(&config, state.clone(), stop_rx.clone()).await?;
         tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");

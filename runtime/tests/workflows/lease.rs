@@ -26,7 +26,7 @@ const HOLD: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(100);
 
 /// The engine's clock on tokio's time, so a paused runtime moves both together.
-struct TokioClock {
+pub(super) struct TokioClock {
     start: DateTime<Utc>,
     origin: Instant,
 }
@@ -61,11 +61,11 @@ impl MailTransport for SlowTransport {
 
 /// The memory store's job queue, counting renewals; with `refuse`, every renewal answers
 /// that the lease was lost (and renews nothing).
-struct CountingJobs {
+pub(super) struct CountingJobs {
     inner: Arc<MemoryStore>,
     refuse: bool,
     extends: AtomicUsize,
-    claims: AtomicUsize,
+    pub(super) claims: AtomicUsize,
 }
 
 #[async_trait]
@@ -124,7 +124,7 @@ impl Jobs for CountingJobs {
 }
 
 /// The engine's clock on tokio's paused time, from a fixed date.
-fn tokio_clock() -> Arc<TokioClock> {
+pub(super) fn tokio_clock() -> Arc<TokioClock> {
     Arc::new(TokioClock {
         start: Utc
             .with_ymd_and_hms(2026, 3, 2, 10, 0, 0)
@@ -135,7 +135,7 @@ fn tokio_clock() -> Arc<TokioClock> {
 }
 
 /// `store`'s job queue, counting claims and renewals.
-fn counting_jobs(store: &Arc<MemoryStore>, refuse: bool) -> Arc<CountingJobs> {
+pub(super) fn counting_jobs(store: &Arc<MemoryStore>, refuse: bool) -> Arc<CountingJobs> {
     Arc::new(CountingJobs {
         inner: store.clone(),
         refuse,
@@ -145,7 +145,7 @@ fn counting_jobs(store: &Arc<MemoryStore>, refuse: bool) -> Arc<CountingJobs> {
 }
 
 /// A workspace made by `create` with example.com verified, and its secret-key caller.
-async fn sender(engine: &Engine, create: CreateWorkspace) -> Caller {
+pub(super) async fn sender(engine: &Engine, create: CreateWorkspace) -> Caller {
     let (ws, keys) = engine.create_workspace(create).await.expect("workspace");
     engine
         .admin_add_domain(&ws.id, AddDomain::verified("example.com"))
@@ -155,7 +155,7 @@ async fn sender(engine: &Engine, create: CreateWorkspace) -> Caller {
 }
 
 /// An email from team@example.com to `to`.
-fn email(to: &str, subject: &str) -> SendEmail {
+pub(super) fn email(to: &str, subject: &str) -> SendEmail {
     let mut send = SendEmail::to(EmailAddress::parse(to).expect("to"));
     send.from = Some((EmailAddress::parse("team@example.com").expect("from"), None));
     send.subject = Some(subject.into());
@@ -359,7 +359,10 @@ async fn a_busy_queue_is_claimed_in_batches_not_one_claim_per_finished_job() {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let workers = tokio::spawn(run_workers(
         engine.clone(),
-        WorkerOptions { concurrency: 16 },
+        WorkerOptions {
+            concurrency: 16,
+            ..Default::default()
+        },
         stopped,
     ));
     while transport.sent.load(Ordering::SeqCst) < EMAILS {

@@ -2,6 +2,7 @@
 //! and the lease heartbeat of a running job (on tokio's paused clock).
 
 mod crud;
+mod give_way;
 mod harness;
 mod lease;
 mod schedule;

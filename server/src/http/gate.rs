@@ -30,6 +30,7 @@ pub async fn admin_gate(State(state): State<AppState>, req: Request, next: Next)
 
 /// What both gates run once the caller is known: idempotency around the time-limited route.
 async fn idempotent_within_limit(state: &AppState, req: Request, next: Next) -> Response {
+    let _counted = state.requests.enter();
     idempotency::idempotent(state, req, |req| {
         time_limit::limit(state.request_time_limit, next.run(req))
     })

@@ -47,6 +47,9 @@ pub struct Shared {
     pub health: health_cache::HealthCache,
     /// The receiver of `POST /webhooks/sns`; unset, the endpoint refuses every message.
     pub sns: std::sync::OnceLock<posthorn_core::app::sns::SnsReceiver>,
+    /// Requests in flight (those with a key, and the link and provider routes), which the
+    /// job workers of the same process give way to while the API is saturated.
+    pub requests: posthorn_runtime::RequestGauge,
 }
 
 impl std::ops::Deref for AppState {
@@ -92,7 +95,19 @@ impl AppState {
             request_time_limit,
             health: health_cache::HealthCache::default(),
             sns: std::sync::OnceLock::new(),
+            requests: posthorn_runtime::RequestGauge::default(),
         }))
+    }
+
+    /// The state counting its requests in flight on `requests` (the gauge the job workers
+    /// of the same process give way to). Only before the state is shared: a clone keeps
+    /// its gauge.
+    pub fn with_requests(mut self, requests: posthorn_runtime::RequestGauge) -> Self {
+        match std::sync::Arc::get_mut(&mut self.0) {
+            Some(shared) => shared.requests = requests,
+            None => tracing::warn!("the state is already shared; it keeps its request gauge"),
+        }
+        self
     }
 
     /// The state with `receiver` answering `POST /webhooks/sns` (set once, at start-up;

@@ -20,6 +20,7 @@ pub const REQUEST_TIME_LIMIT: Duration = Duration::from_secs(60);
 /// The layer of the routes without a key (links, providers); the workspace and operator
 /// routes get the same limit inside their idempotency handling ([`super::gate`]).
 pub async fn within_limit(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let _counted = state.requests.enter();
     limit(state.request_time_limit, next.run(req)).await
 }
 

@@ -190,7 +190,10 @@ async fn the_background_worker_delivers_and_stops_gracefully() {
     let (stop, rx) = tokio::sync::watch::channel(false);
     let worker = tokio::spawn(posthorn_runtime::run_workers(
         app.engine.clone(),
-        posthorn_runtime::WorkerOptions { concurrency: 4 },
+        posthorn_runtime::WorkerOptions {
+            concurrency: 4,
+            ..Default::default()
+        },
         rx,
     ));
     app.post("/v1/send", send_body(json!(["w1@x.com", "w2@x.com"])))

@@ -14,6 +14,7 @@ use posthorn_core::ports::{Cache, Jobs, ManualClock, RateLimiter, RecordKind, St
 use posthorn_core::{Engine, Settings};
 use posthorn_dns::StaticDns;
 use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
+use posthorn_server::http::time_limit::REQUEST_TIME_LIMIT;
 use posthorn_server::{router, AppState};
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -90,6 +91,8 @@ impl Res {
 
 pub struct TestApp {
     pub router: Router,
+    /// The requests in flight, as the server counts them for its job workers.
+    pub requests: posthorn_runtime::RequestGauge,
     pub engine: Engine,
     pub transport: Arc<CapturingTransport>,
     pub clock: Arc<ManualClock>,
@@ -98,6 +101,23 @@ pub struct TestApp {
     pub pk: String,
     /// The test database, when running on PostgreSQL.
     pub database_url: Option<String>,
+}
+
+/// The API over `engine` as the server composes it, counting its requests on `requests`.
+fn serve(
+    engine: Engine,
+    time_limit: Duration,
+    requests: &posthorn_runtime::RequestGauge,
+) -> Router {
+    router(
+        AppState::with_limits(
+            engine,
+            Some(ADMIN.to_string()),
+            15 * 1024 * 1024,
+            time_limit,
+        )
+        .with_requests(requests.clone()),
+    )
 }
 
 /// The store under test: memory; a fresh PostgreSQL database when
@@ -203,9 +223,11 @@ impl TestApp {
             inbound: Default::default(),
             settings,
         };
-        let router = router(AppState::new(engine.clone(), Some(ADMIN.to_string())));
+        let requests = posthorn_runtime::RequestGauge::default();
+        let router = serve(engine.clone(), REQUEST_TIME_LIMIT, &requests);
         let mut app = TestApp {
             router,
+            requests,
             engine,
             transport,
             clock,
@@ -410,12 +432,7 @@ impl TestApp {
             dns: gate.clone(),
             ..self.engine.clone()
         };
-        self.router = router(AppState::with_limits(
-            engine,
-            Some(ADMIN.to_string()),
-            15 * 1024 * 1024,
-            time_limit,
-        ));
+        self.router = serve(engine, time_limit, &self.requests);
         gate
     }
 
@@ -425,7 +442,7 @@ impl TestApp {
             dns: Arc::new(dns),
             ..self.engine.clone()
         };
-        self.router = router(AppState::new(self.engine.clone(), Some(ADMIN.to_string())));
+        self.router = serve(self.engine.clone(), REQUEST_TIME_LIMIT, &self.requests);
     }
 
     /// Judges received mail with `checkers` from now on (HTTP handlers and jobs alike).
@@ -434,7 +451,7 @@ impl TestApp {
             inbound: checkers,
             ..self.engine.clone()
         };
-        self.router = router(AppState::new(self.engine.clone(), Some(ADMIN.to_string())));
+        self.router = serve(self.engine.clone(), REQUEST_TIME_LIMIT, &self.requests);
     }
 
     /// Sets a workspace's limits through the operator API.

@@ -61,3 +61,30 @@ async fn a_request_over_the_time_limit_is_503_and_its_key_is_forgotten() {
     // Requests that finish in time are untouched by the limit.
     app.get("/contacts").await.expect(200);
 }
+
+#[tokio::test]
+async fn requests_in_flight_are_counted_for_the_job_workers_until_answered() {
+    let mut app = TestApp::new().await;
+    let gate = app.gate_dns(Duration::from_secs(30));
+    let sk = app.sk.clone();
+    assert_eq!(app.requests.in_flight(), 0);
+    let held = app.call(
+        Method::POST,
+        "/v1/verify",
+        Some(&sk),
+        Some(json!({"email": "ada@gmail.com"})),
+        &[],
+    );
+    let watch = async {
+        while gate.lookups() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let counted = app.requests.in_flight();
+        gate.open();
+        counted
+    };
+    let (res, counted) = tokio::join!(held, watch);
+    res.expect(200);
+    assert_eq!(counted, 1, "the request waiting on DNS is in flight");
+    assert_eq!(app.requests.in_flight(), 0, "answered: no longer counted");
+}
