@@ -7,10 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use posthorn_memory::MemoryStore;
 use posthorn_runtime::prelude::*;
 
-use crate::lease::{counting_jobs, email, sender, tokio_clock};
+use crate::lease::burst;
 
 /// A transport that holds each message for 45 to 54 ms (messages sent together finish at
 /// different instants, as real deliveries do), recording the most it held at once.
@@ -44,23 +43,8 @@ async fn wait_until_sent(transport: &PeakTransport, count: usize) {
 #[tokio::test(start_paused = true)]
 async fn workers_run_fewer_jobs_while_the_api_is_saturated_and_all_of_them_after() {
     const EMAILS: usize = 96;
-    let store = Arc::new(MemoryStore::new());
     let transport = Arc::new(PeakTransport::default());
-    let jobs = counting_jobs(&store, false);
-    let engine = Engine::builder()
-        .store(store)
-        .jobs(jobs.clone())
-        .transport(transport.clone())
-        .clock(tokio_clock())
-        .build()
-        .expect("engine");
-    let mut create = CreateWorkspace::named("give-way");
-    create.send_rate_per_second = Some(100_000.0);
-    let caller = sender(&engine, create).await;
-    for i in 0..EMAILS {
-        let send = email(&format!("reader{i}@example.org"), "Burst");
-        engine.send(&caller, send).await.expect("send");
-    }
+    let (engine, jobs) = burst(transport.clone(), EMAILS).await;
 
     let requests = RequestGauge::default();
     let saturated: Vec<_> = (0..4).map(|_| requests.enter()).collect();

@@ -26,7 +26,7 @@ const HOLD: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(100);
 
 /// The engine's clock on tokio's time, so a paused runtime moves both together.
-pub(super) struct TokioClock {
+struct TokioClock {
     start: DateTime<Utc>,
     origin: Instant,
 }
@@ -124,7 +124,7 @@ impl Jobs for CountingJobs {
 }
 
 /// The engine's clock on tokio's paused time, from a fixed date.
-pub(super) fn tokio_clock() -> Arc<TokioClock> {
+fn tokio_clock() -> Arc<TokioClock> {
     Arc::new(TokioClock {
         start: Utc
             .with_ymd_and_hms(2026, 3, 2, 10, 0, 0)
@@ -135,7 +135,7 @@ pub(super) fn tokio_clock() -> Arc<TokioClock> {
 }
 
 /// `store`'s job queue, counting claims and renewals.
-pub(super) fn counting_jobs(store: &Arc<MemoryStore>, refuse: bool) -> Arc<CountingJobs> {
+fn counting_jobs(store: &Arc<MemoryStore>, refuse: bool) -> Arc<CountingJobs> {
     Arc::new(CountingJobs {
         inner: store.clone(),
         refuse,
@@ -145,7 +145,7 @@ pub(super) fn counting_jobs(store: &Arc<MemoryStore>, refuse: bool) -> Arc<Count
 }
 
 /// A workspace made by `create` with example.com verified, and its secret-key caller.
-pub(super) async fn sender(engine: &Engine, create: CreateWorkspace) -> Caller {
+async fn sender(engine: &Engine, create: CreateWorkspace) -> Caller {
     let (ws, keys) = engine.create_workspace(create).await.expect("workspace");
     engine
         .admin_add_domain(&ws.id, AddDomain::verified("example.com"))
@@ -154,8 +154,33 @@ pub(super) async fn sender(engine: &Engine, create: CreateWorkspace) -> Caller {
     Caller::with_secret_key(ws, keys.record)
 }
 
+/// An engine on tokio's paused time delivering through `transport`, with `emails` emails
+/// queued and all due at once (no send throttle), and its job queue counting claims.
+pub(super) async fn burst(
+    transport: Arc<dyn MailTransport>,
+    emails: usize,
+) -> (Engine, Arc<CountingJobs>) {
+    let store = Arc::new(MemoryStore::new());
+    let jobs = counting_jobs(&store, false);
+    let engine = Engine::builder()
+        .store(store)
+        .jobs(jobs.clone())
+        .transport(transport)
+        .clock(tokio_clock())
+        .build()
+        .expect("engine");
+    let mut create = CreateWorkspace::named("burst");
+    create.send_rate_per_second = Some(100_000.0);
+    let caller = sender(&engine, create).await;
+    for i in 0..emails {
+        let send = email(&format!("reader{i}@example.org"), "Burst");
+        engine.send(&caller, send).await.expect("send");
+    }
+    (engine, jobs)
+}
+
 /// An email from team@example.com to `to`.
-pub(super) fn email(to: &str, subject: &str) -> SendEmail {
+fn email(to: &str, subject: &str) -> SendEmail {
     let mut send = SendEmail::to(EmailAddress::parse(to).expect("to"));
     send.from = Some((EmailAddress::parse("team@example.com").expect("from"), None));
     send.subject = Some(subject.into());
@@ -334,27 +359,10 @@ impl MailTransport for StaggeredTransport {
 #[tokio::test(start_paused = true)]
 async fn a_busy_queue_is_claimed_in_batches_not_one_claim_per_finished_job() {
     const EMAILS: usize = 160;
-    let store = Arc::new(MemoryStore::new());
-    let clock = tokio_clock();
     let transport = Arc::new(StaggeredTransport {
         sent: AtomicUsize::new(0),
     });
-    let jobs = counting_jobs(&store, false);
-    let engine = Engine::builder()
-        .store(store)
-        .jobs(jobs.clone())
-        .transport(transport.clone())
-        .clock(clock.clone())
-        .build()
-        .expect("engine");
-    let mut create = CreateWorkspace::named("batches");
-    // No throttle: every delivery is due at once, a burst.
-    create.send_rate_per_second = Some(100_000.0);
-    let caller = sender(&engine, create).await;
-    for i in 0..EMAILS {
-        let send = email(&format!("reader{i}@example.org"), "Burst");
-        engine.send(&caller, send).await.expect("send");
-    }
+    let (engine, jobs) = burst(transport.clone(), EMAILS).await;
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let workers = tokio::spawn(run_workers(
