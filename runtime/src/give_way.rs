@@ -59,11 +59,13 @@ pub struct GiveWay {
 /// once, and the workers should not take every slot in those dips.
 const HOLD: Duration = Duration::from_millis(500);
 
-/// The workers' view of a [`GiveWay`]: when they last saw the API saturated.
+/// The workers' view of a [`GiveWay`]: when they last saw the API saturated, and whether
+/// they are giving way (logged when it changes).
 #[derive(Debug)]
 pub(crate) struct Yielding {
     give_way: GiveWay,
     saturated_at: Option<Instant>,
+    giving_way: bool,
 }
 
 impl Yielding {
@@ -71,6 +73,7 @@ impl Yielding {
         Self {
             give_way,
             saturated_at: None,
+            giving_way: false,
         }
     }
 
@@ -82,11 +85,26 @@ impl Yielding {
         if give_way.requests.in_flight() >= give_way.busy_at.max(1) {
             self.saturated_at = Some(now);
         }
-        match self.saturated_at {
-            Some(at) if now.saturating_duration_since(at) < HOLD => {
-                give_way.concurrency.clamp(1, concurrency)
-            }
-            _ => concurrency,
+        let saturated = self
+            .saturated_at
+            .is_some_and(|at| now.saturating_duration_since(at) < HOLD);
+        if saturated != self.giving_way {
+            self.giving_way = saturated;
+            // Debug: under a load that hovers at the threshold this changes every HOLD.
+            tracing::debug!(
+                requests_in_flight = give_way.requests.in_flight(),
+                "job workers {} to requests",
+                if saturated {
+                    "give way"
+                } else {
+                    "no longer give way"
+                }
+            );
+        }
+        if saturated {
+            give_way.concurrency.clamp(1, concurrency)
+        } else {
+            concurrency
         }
     }
 }
