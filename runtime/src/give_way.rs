@@ -21,10 +21,11 @@ pub struct RequestGauge(Arc<AtomicUsize>);
 
 impl RequestGauge {
     /// Counts one request in flight until the returned guard drops.
-    pub fn enter(&self) -> InFlight {
+    #[must_use = "the request is counted only while the guard lives"]
+    pub fn enter(&self) -> InFlight<'_> {
         // Relaxed: a count read a little late only moves when jobs give way.
         self.0.fetch_add(1, Ordering::Relaxed);
-        InFlight(self.0.clone())
+        InFlight(&self.0)
     }
 
     /// Requests in flight now.
@@ -35,9 +36,9 @@ impl RequestGauge {
 
 /// One request counted by a [`RequestGauge`]; dropping it ends the count.
 #[derive(Debug)]
-pub struct InFlight(Arc<AtomicUsize>);
+pub struct InFlight<'a>(&'a AtomicUsize);
 
-impl Drop for InFlight {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
