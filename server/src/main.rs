@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use posthorn_runtime::{run_workers, GiveWay, RequestGauge, WorkerOptions};
+use posthorn_runtime::{run_workers, GiveWay, WorkerOptions};
 use posthorn_server::config::{Command, Role};
 use posthorn_server::store_spec::StoreSpec;
 use posthorn_server::{build_engine, export, router, smtp, sqlite_tools, AppState, Config};
@@ -77,12 +77,18 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         tracing::info!("shutting down: finishing requests and jobs in flight");
         let _ = stop_tx.send(true);
     });
-    let requests = RequestGauge::default();
+    // The API's state, made before the workers so they can watch its requests in flight.
+    let api = (config.role != Role::Worker).then(|| {
+        let admin_token = config.admin_token.as_ref().map(|t| t.expose().to_string());
+        AppState::with_body_limit(engine.clone(), admin_token, config.max_body_bytes).with_sns(sns)
+    });
     let worker = (config.role != Role::Api).then(|| {
         // Only workers beside the API have requests to give way to.
-        let give_way =
-            (config.role == Role::All && config.worker_give_way_at > 0).then(|| GiveWay {
-                requests: requests.clone(),
+        let give_way = api
+            .as_ref()
+            .filter(|_| config.worker_give_way_at > 0)
+            .map(|state| GiveWay {
+                requests: state.requests.clone(),
                 busy_at: config.worker_give_way_at,
                 concurrency: config.worker_busy_concurrency,
             });
@@ -96,14 +102,7 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
         ))
     });
     let mut smtp_listeners = Vec::new();
-    if config.role == Role::Worker {
-        let mut stop = stop_rx.clone();
-        let _ = stop.wait_for(|stopped| *stopped).await;
-    } else {
-        let admin_token = config.admin_token.as_ref().map(|t| t.expose().to_string());
-        let state = AppState::with_body_limit(engine, admin_token, config.max_body_bytes)
-            .with_sns(sns)
-            .with_requests(requests);
+    if let Some(state) = api {
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         smtp_listeners = smtp::start(&config, state.clone(), stop_rx.clone()).await?;
         tracing::info!(listen = %config.listen, transport = %config.transport, "posthorn is listening");
@@ -120,6 +119,9 @@ async fn run(config: Config) -> Result<(), Box<dyn std::error::Error>> {
                 let _ = stop.wait_for(|stopped| *stopped).await;
             })
             .await?;
+    } else {
+        let mut stop = stop_rx.clone();
+        let _ = stop.wait_for(|stopped| *stopped).await;
     }
     for listener in smtp_listeners {
         let _ = listener.await;

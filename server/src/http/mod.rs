@@ -99,17 +99,6 @@ impl AppState {
         }))
     }
 
-    /// The state counting its requests in flight on `requests` (the gauge the job workers
-    /// of the same process give way to). Only before the state is shared: a clone keeps
-    /// its gauge.
-    pub fn with_requests(mut self, requests: posthorn_runtime::RequestGauge) -> Self {
-        match std::sync::Arc::get_mut(&mut self.0) {
-            Some(shared) => shared.requests = requests,
-            None => tracing::warn!("the state is already shared; it keeps its request gauge"),
-        }
-        self
-    }
-
     /// The state with `receiver` answering `POST /webhooks/sns` (set once, at start-up;
     /// a second receiver is ignored).
     pub fn with_sns(self, receiver: posthorn_core::app::sns::SnsReceiver) -> Self {

@@ -103,21 +103,16 @@ pub struct TestApp {
     pub database_url: Option<String>,
 }
 
-/// The API over `engine` as the server composes it, counting its requests on `requests`.
-fn serve(
-    engine: Engine,
-    time_limit: Duration,
-    requests: &posthorn_runtime::RequestGauge,
-) -> Router {
-    router(
-        AppState::with_limits(
-            engine,
-            Some(ADMIN.to_string()),
-            15 * 1024 * 1024,
-            time_limit,
-        )
-        .with_requests(requests.clone()),
-    )
+/// The API over `engine` as the server composes it, and the requests in flight it counts.
+fn serve(engine: Engine, time_limit: Duration) -> (Router, posthorn_runtime::RequestGauge) {
+    let state = AppState::with_limits(
+        engine,
+        Some(ADMIN.to_string()),
+        15 * 1024 * 1024,
+        time_limit,
+    );
+    let requests = state.requests.clone();
+    (router(state), requests)
 }
 
 /// The store under test: memory; a fresh PostgreSQL database when
@@ -223,8 +218,7 @@ impl TestApp {
             inbound: Default::default(),
             settings,
         };
-        let requests = posthorn_runtime::RequestGauge::default();
-        let router = serve(engine.clone(), REQUEST_TIME_LIMIT, &requests);
+        let (router, requests) = serve(engine.clone(), REQUEST_TIME_LIMIT);
         let mut app = TestApp {
             router,
             requests,
@@ -432,7 +426,7 @@ impl TestApp {
             dns: gate.clone(),
             ..self.engine.clone()
         };
-        self.router = serve(engine, time_limit, &self.requests);
+        (self.router, self.requests) = serve(engine, time_limit);
         gate
     }
 
@@ -442,7 +436,7 @@ impl TestApp {
             dns: Arc::new(dns),
             ..self.engine.clone()
         };
-        self.router = serve(self.engine.clone(), REQUEST_TIME_LIMIT, &self.requests);
+        (self.router, self.requests) = serve(self.engine.clone(), REQUEST_TIME_LIMIT);
     }
 
     /// Judges received mail with `checkers` from now on (HTTP handlers and jobs alike).
@@ -451,7 +445,7 @@ impl TestApp {
             inbound: checkers,
             ..self.engine.clone()
         };
-        self.router = serve(self.engine.clone(), REQUEST_TIME_LIMIT, &self.requests);
+        (self.router, self.requests) = serve(self.engine.clone(), REQUEST_TIME_LIMIT);
     }
 
     /// Sets a workspace's limits through the operator API.
