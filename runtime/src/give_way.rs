@@ -82,8 +82,8 @@ impl Yielding {
     /// number from the moment requests in flight reach the threshold until [`HOLD`] after
     /// they were last seen there.
     pub(crate) fn allowed(&mut self, concurrency: usize, now: Instant) -> usize {
-        let give_way = &self.give_way;
-        if give_way.requests.in_flight() >= give_way.busy_at.max(1) {
+        let in_flight = self.give_way.requests.in_flight();
+        if in_flight >= self.give_way.busy_at.max(1) {
             self.saturated_at = Some(now);
         }
         let saturated = self
@@ -93,7 +93,7 @@ impl Yielding {
             self.giving_way = saturated;
             // Debug: under a load that hovers at the threshold this changes every HOLD.
             tracing::debug!(
-                requests_in_flight = give_way.requests.in_flight(),
+                requests_in_flight = in_flight,
                 "job workers {} to requests",
                 if saturated {
                     "give way"
@@ -103,7 +103,7 @@ impl Yielding {
             );
         }
         if saturated {
-            give_way.concurrency.clamp(1, concurrency)
+            self.give_way.concurrency.clamp(1, concurrency)
         } else {
             concurrency
         }
@@ -113,6 +113,15 @@ impl Yielding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The workers' view of `requests`, saturated from `busy_at` on, then running `concurrency`.
+    fn yielding(requests: &RequestGauge, busy_at: usize, concurrency: usize) -> Yielding {
+        Yielding::new(GiveWay {
+            requests: requests.clone(),
+            busy_at,
+            concurrency,
+        })
+    }
 
     #[test]
     fn guards_count_requests_in_flight() {
@@ -129,11 +138,7 @@ mod tests {
     #[test]
     fn jobs_give_way_while_the_api_is_saturated_and_shortly_after() {
         let requests = RequestGauge::default();
-        let mut yielding = Yielding::new(GiveWay {
-            requests: requests.clone(),
-            busy_at: 3,
-            concurrency: 4,
-        });
+        let mut yielding = yielding(&requests, 3, 4);
         let start = Instant::now();
         let mut held = vec![requests.enter(), requests.enter()];
         assert_eq!(
@@ -158,11 +163,7 @@ mod tests {
     #[test]
     fn jobs_keep_at_least_one_slot() {
         let requests = RequestGauge::default();
-        let mut yielding = Yielding::new(GiveWay {
-            requests: requests.clone(),
-            busy_at: 0,
-            concurrency: 0,
-        });
+        let mut yielding = yielding(&requests, 0, 0);
         assert_eq!(
             yielding.allowed(16, Instant::now()),
             16,
