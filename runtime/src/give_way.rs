@@ -15,7 +15,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// Requests in flight, counted by whoever serves them (the bundled server counts every
-/// request with a key, and the tracking and provider routes).
+/// request with a key, the tracking and provider routes, and the messages its SMTP
+/// listeners are taking in).
 #[derive(Debug, Clone, Default)]
 pub struct RequestGauge(Arc<AtomicUsize>);
 

@@ -47,8 +47,9 @@ pub struct Shared {
     pub health: health_cache::HealthCache,
     /// The receiver of `POST /webhooks/sns`; unset, the endpoint refuses every message.
     pub sns: std::sync::OnceLock<posthorn_core::app::sns::SnsReceiver>,
-    /// Requests in flight (those with a key, and the link and provider routes), which the
-    /// job workers of the same process give way to while the API is saturated.
+    /// Requests in flight (those with a key, the link and provider routes, and the messages
+    /// the SMTP listeners are taking in), which the job workers of the same process give
+    /// way to while the API is saturated.
     pub requests: posthorn_runtime::RequestGauge,
 }
 

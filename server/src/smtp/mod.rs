@@ -16,6 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use posthorn_runtime::RequestGauge;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -52,8 +53,14 @@ pub enum SmtpStartError {
     },
 }
 
-/// Session settings of a listener on `addr`, from the configuration.
-pub fn session_config(config: &Config, addr: SocketAddr, auth_required: bool) -> SessionConfig {
+/// Session settings of a listener on `addr`, from the configuration; its messages in flight
+/// are counted on `requests`.
+pub fn session_config(
+    config: &Config,
+    addr: SocketAddr,
+    auth_required: bool,
+    requests: &RequestGauge,
+) -> SessionConfig {
     SessionConfig {
         hostname: config.smtp_hostname(),
         max_message_bytes: config.max_body_bytes,
@@ -63,6 +70,7 @@ pub fn session_config(config: &Config, addr: SocketAddr, auth_required: bool) ->
         starttls: false,
         auth_without_tls: addr.ip().is_loopback(),
         auth_required,
+        requests: requests.clone(),
     }
 }
 
@@ -91,7 +99,7 @@ pub async fn start(
         }
         let listener = bind("POSTHORN_SMTP_SUBMISSION_LISTEN", addr).await?;
         let options = ListenerOptions {
-            session: session_config(config, addr, true),
+            session: session_config(config, addr, true, &state.requests),
             tls: tls.clone(),
             implicit_tls: config.smtp_submission_implicit_tls,
             max_connections: config.smtp_max_connections,
@@ -116,7 +124,7 @@ pub async fn start(
     }
     if let Some(addr) = config.smtp_inbound_listen {
         let listener = bind("POSTHORN_SMTP_INBOUND_LISTEN", addr).await?;
-        let mut session = session_config(config, addr, false);
+        let mut session = session_config(config, addr, false, &state.requests);
         session.max_recipients = state.engine.settings.inbound.max_recipients;
         let options = ListenerOptions {
             session,

@@ -10,6 +10,7 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use posthorn_runtime::RequestGauge;
 use smtp_proto::request::receiver::{
     DataReceiver, DummyDataReceiver, LineReceiver, RequestReceiver,
 };
@@ -91,6 +92,10 @@ pub struct SessionConfig {
     pub auth_without_tls: bool,
     /// Whether MAIL needs AUTH first (the submission relay).
     pub auth_required: bool,
+    /// Where messages being taken in (from the end of DATA to the reply) are counted, as
+    /// the HTTP API counts its requests: the job workers of the process give way to SMTP
+    /// load as they do to HTTP load.
+    pub requests: RequestGauge,
 }
 
 /// Per-connection facts.
@@ -547,10 +552,12 @@ impl<H: Handler> Session<'_, H> {
             self.reply(self.too_big());
             return;
         }
-        let reply = self
-            .handler
-            .data(self.identity.as_ref(), envelope, message)
-            .await;
+        let reply = {
+            let _counted = self.config.requests.enter();
+            self.handler
+                .data(self.identity.as_ref(), envelope, message)
+                .await
+        };
         self.reply(reply);
     }
 

@@ -7,10 +7,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
 
-/// Accepts recipients at example.com, refuses the rest; keeps what DATA brings.
+/// Accepts recipients at example.com, refuses the rest; keeps what DATA brings, and how
+/// many messages `requests` counted in flight while each was handled.
 #[derive(Default)]
 struct Recorder {
     messages: Mutex<Vec<(Envelope, Vec<u8>)>>,
+    requests: RequestGauge,
+    in_flight_at_data: Mutex<Vec<usize>>,
 }
 
 #[async_trait]
@@ -42,6 +45,10 @@ impl Handler for Recorder {
     }
 
     async fn data(&self, _: Option<&String>, envelope: Envelope, message: Vec<u8>) -> Reply {
+        self.in_flight_at_data
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(self.requests.in_flight());
         let mut messages = self.messages.lock().unwrap_or_else(|e| e.into_inner());
         messages.push((envelope, message));
         Reply::new(250, [2, 0, 0], "Queued")
@@ -58,6 +65,7 @@ fn config() -> SessionConfig {
         starttls: false,
         auth_without_tls: true,
         auth_required: false,
+        requests: RequestGauge::default(),
     }
 }
 
@@ -101,6 +109,34 @@ fn codes(out: &str) -> Vec<&str> {
         .filter(|l| l.len() >= 4 && &l[3..4] == " ")
         .map(|l| &l[..3])
         .collect()
+}
+
+#[tokio::test]
+async fn a_message_is_counted_in_flight_until_it_is_answered() {
+    let handler = Recorder::default();
+    let config = SessionConfig {
+        requests: handler.requests.clone(),
+        ..config()
+    };
+    let input = b"EHLO client.test\r\nMAIL FROM:<a@sender.test>\r\nRCPT TO:<b@example.com>\r\n\
+                  DATA\r\nSubject: x\r\n\r\nhello\r\n.\r\nQUIT\r\n";
+    let out = converse(&handler, &config, input.to_vec(), vec![]).await;
+    assert_eq!(
+        codes(&out),
+        ["220", "250", "250", "250", "354", "250", "221"],
+        "{out}"
+    );
+    let seen = handler
+        .in_flight_at_data
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    assert_eq!(seen, [1], "the message was counted while it was taken in");
+    assert_eq!(
+        handler.requests.in_flight(),
+        0,
+        "answered: no longer counted"
+    );
 }
 
 #[tokio::test]

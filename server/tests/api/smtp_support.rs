@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use posthorn_runtime::RequestGauge;
 use posthorn_server::smtp::{self, Inbound, ListenerOptions, SessionConfig, Submission};
 use posthorn_server::AppState;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -30,6 +31,7 @@ pub fn session(max_message_bytes: usize, auth_without_tls: bool) -> SessionConfi
         starttls: false,
         auth_without_tls,
         auth_required: true,
+        requests: RequestGauge::default(),
     }
 }
 
