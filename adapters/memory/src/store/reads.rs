@@ -60,12 +60,20 @@ pub(super) fn contact_by_email(
     email: &str,
 ) -> Option<Contact> {
     let data = state.data.get(workspace_id)?;
-    let id = match data.contact_emails.get(email) {
+    let emails = &data.contact_emails;
+    let id = match emails.get(email) {
         Some(id) => id,
-        // Stored emails are lower-case; accept a caller that did not normalise.
-        None => data.contact_emails.get(&email.to_lowercase())?,
+        // Stored emails are lower-case; accept a caller that did not normalise (and spare
+        // the second search, and its allocation, to the many that did).
+        None if !is_lower_case(email) => emails.get(&email.to_lowercase())?,
+        None => return None,
     };
     data.contacts.get(id).cloned()
+}
+
+/// Whether lower-casing `text` leaves it as it is.
+fn is_lower_case(text: &str) -> bool {
+    text.chars().flat_map(char::to_lowercase).eq(text.chars())
 }
 
 /// The filters of a contact query, prepared once.
@@ -579,4 +587,19 @@ pub(super) fn email_stats(
         stats.complained += u64::from(l.complained_at.is_some());
     }
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_lower_case;
+
+    #[test]
+    fn lower_case_is_told_from_any_other_case() {
+        assert!(is_lower_case("ada@example.com"));
+        assert!(is_lower_case("ünal@example.com"));
+        assert!(!is_lower_case("Ada@example.com"));
+        assert!(!is_lower_case("ÜNAL@example.com"));
+        // A title-case letter is neither upper nor lower case, yet lower-cases to another.
+        assert!(!is_lower_case("\u{1C5}@example.com"));
+    }
 }
