@@ -26,6 +26,9 @@
 # that).
 #
 # POSTHORN_BENCH_SKIP_BUILD=1 uses the release binaries already built.
+#
+# POSTHORN_BENCH_LOAD=wrk puts the load on with wrk instead (bench/wrk/load.sh: `health` and
+# `track-fresh` only), the tool issue #14 measured with.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -218,7 +221,12 @@ bench_env=(POSTHORN_BENCH_URL="http://127.0.0.1:$port" POSTHORN_BENCH_ADMIN_TOKE
 if [[ -n "$db_pid" ]]; then
     bench_env+=(POSTHORN_BENCH_DB_PID="$db_pid")
 fi
-env "${bench_env[@]}" "$bench_bin" "${pass[@]}" | tee "$tmp/bench.out" || status=$?
+if [[ "${POSTHORN_BENCH_LOAD:-}" == wrk ]]; then
+    bash "$root/bench/wrk/load.sh" "http://127.0.0.1:$port" bench "${pass[@]}" |
+        tee "$tmp/bench.out" || status=$?
+else
+    env "${bench_env[@]}" "$bench_bin" "${pass[@]}" | tee "$tmp/bench.out" || status=$?
+fi
 
 machine_1="$(machine_busy)"
 server_1="$(server_ticks)"

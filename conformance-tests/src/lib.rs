@@ -189,6 +189,7 @@ macro_rules! store_suite {
                 templates_put_get_list,
                 emails_insert_update_get,
                 email_updates_write_the_state_only,
+                emails_read_without_content,
                 email_lifecycle_fields_round_trip,
                 emails_found_by_provider_and_message_id,
                 emails_found_by_id_in_any_workspace,

@@ -9,8 +9,8 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 use crate::contacts::{sql_limit, substring_pattern};
 use crate::error;
 use crate::rows::{
-    self, domain_cols, email_cols, enum_text, event_cols, key_set_cols, template_cols,
-    workspace_cols,
+    self, domain_cols, email_cols, email_cols_without_content, enum_text, event_cols, key_set_cols,
+    template_cols, workspace_cols,
 };
 
 /// Every workspace, oldest first (creation time, then id).
@@ -206,6 +206,25 @@ pub(crate) async fn event_names(
 
 /// The newest email whose `column` (`provider_message_id` or `message_id`) is `value`, in
 /// any workspace.
+/// The email `id` of `workspace_id` without its content (`Store::email_without_content`).
+pub(crate) async fn email_without_content(
+    pool: &PgPool,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<EmailRecord>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        email_cols_without_content!(),
+        " FROM emails WHERE workspace_id = $1 AND id = $2"
+    ))
+    .bind(workspace_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::email).transpose()
+}
+
 pub(crate) async fn email_by(
     pool: &PgPool,
     column: EmailKey,

@@ -70,6 +70,19 @@ macro_rules! email_cols {
     };
 }
 
+/// [`email_cols`] with the content read as empty (`html` '', `text` NULL, no attachments),
+/// for `Store::email_without_content`: [`email`] decodes both.
+macro_rules! email_cols_without_content {
+    () => {
+        concat!(
+            "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, \
+             ''::text AS html, NULL::text AS text, headers, '[]'::jsonb AS attachments, \
+             template_id, campaign_id, source_type, message_id, created_at, ",
+            crate::rows::email_state!()
+        )
+    };
+}
+
 /// The columns of an email's state, the part `Write::UpdateEmail` writes (the rest is what
 /// it was accepted with, never rewritten).
 macro_rules! email_state {
@@ -119,8 +132,8 @@ macro_rules! campaign_cols {
 }
 
 pub(crate) use {
-    campaign_cols, contact_cols, domain_cols, email_cols, email_state, email_state_sets,
-    event_cols, key_set_cols, segment_cols, template_cols, workspace_cols,
+    campaign_cols, contact_cols, domain_cols, email_cols, email_cols_without_content, email_state,
+    email_state_sets, event_cols, key_set_cols, segment_cols, template_cols, workspace_cols,
 };
 
 /// Reads one column of a row of `table`, mapping a decode failure to `Corrupt` naming the

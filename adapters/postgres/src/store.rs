@@ -149,6 +149,14 @@ impl Store for PgStore {
             .await
     }
 
+    async fn email_without_content(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        records::email_without_content(&self.pool, workspace_id.as_str(), id.as_str()).await
+    }
+
     async fn email_by_provider_id(
         &self,
         provider_message_id: &str,

@@ -8,8 +8,8 @@ use sqlx::{QueryBuilder, Sqlite, SqlitePool};
 
 use crate::error;
 use crate::rows::{
-    self, count, domain_cols, email_cols, enum_text, event_cols, key_set_cols, sql_limit,
-    template_cols, workspace_cols,
+    self, count, domain_cols, email_cols, email_cols_without_content, enum_text, event_cols,
+    key_set_cols, sql_limit, template_cols, workspace_cols,
 };
 
 /// A case-insensitive substring pattern for SQLite's `REGEXP` (the `regex` crate, whose
@@ -196,6 +196,25 @@ pub(crate) async fn email(
     let row = sqlx::query(concat!(
         "SELECT ",
         email_cols!(),
+        " FROM emails WHERE workspace_id = ? AND id = ?"
+    ))
+    .bind(workspace_id.to_string())
+    .bind(id.to_string())
+    .fetch_optional(pool)
+    .await
+    .map_err(error::store)?;
+    row.as_ref().map(rows::email).transpose()
+}
+
+/// The email `id` of `workspace_id` without its content (`Store::email_without_content`).
+pub(crate) async fn email_without_content(
+    pool: &SqlitePool,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<EmailRecord>, StoreError> {
+    let row = sqlx::query(concat!(
+        "SELECT ",
+        email_cols_without_content!(),
         " FROM emails WHERE workspace_id = ? AND id = ?"
     ))
     .bind(workspace_id.to_string())

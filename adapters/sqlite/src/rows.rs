@@ -72,6 +72,18 @@ macro_rules! email_cols {
     };
 }
 
+/// [`email_cols`] with the content read as empty (`html` '', `text` NULL, no attachments),
+/// for `Store::email_without_content`: [`email`] decodes both.
+macro_rules! email_cols_without_content {
+    () => {
+        "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, \
+         '' AS html, NULL AS text, headers, '[]' AS attachments, template_id, campaign_id, \
+         source_type, status, message_id, provider_message_id, error, created_at, sent_at, \
+         updated_at, delivered_at, opened_at, last_opened_at, opens, clicked_at, \
+         last_clicked_at, clicks, bounced_at, bounce_type, bounce_detail, complained_at"
+    };
+}
+
 /// Columns of `events`.
 macro_rules! event_cols {
     () => {
@@ -98,8 +110,8 @@ macro_rules! campaign_cols {
 }
 
 pub(crate) use {
-    campaign_cols, contact_cols, domain_cols, email_cols, event_cols, key_set_cols, segment_cols,
-    template_cols, workspace_cols,
+    campaign_cols, contact_cols, domain_cols, email_cols, email_cols_without_content, event_cols,
+    key_set_cols, segment_cols, template_cols, workspace_cols,
 };
 
 /// Reads one column, mapping a decode failure to `Unavailable`.

@@ -145,6 +145,14 @@ impl Store for SqliteStore {
         records::email(&self.readers, workspace_id.as_str(), id.as_str()).await
     }
 
+    async fn email_without_content(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        records::email_without_content(&self.readers, workspace_id.as_str(), id.as_str()).await
+    }
+
     async fn email_by_provider_id(
         &self,
         provider_message_id: &str,

@@ -479,6 +479,96 @@ pub async fn email_updates_write_the_state_only(p: &StorePorts) {
     );
 }
 
+/// `email_without_content` reads an email's state and envelope but not its bodies and
+/// attachments, answers nothing for an unknown id or another workspace's email, and the
+/// copy it answers, its state changed, can be written back without losing the content.
+pub async fn emails_read_without_content(p: &StorePorts) {
+    let ws = workspace(p, "no-content").await;
+    let elsewhere = workspace(p, "no-content-elsewhere").await;
+    let now = now_ms();
+    let contact = insert_contact(p, &ws.id, "no-content", true, now).await;
+    let mut mail = email_record(&contact, now);
+    mail.text = Some("the text part".into());
+    mail.headers = vec![("X-Invoice".into(), "42".into())];
+    mail.attachments = vec![posthorn_core::ports::Attachment {
+        filename: "invoice.pdf".into(),
+        content_type: "application/pdf".into(),
+        content: vec![7; 4096],
+        content_id: None,
+        inline: false,
+    }];
+    assert!(!mail.html.is_empty(), "the fixture has an HTML body");
+    commit(
+        p.store.as_ref(),
+        "insert email",
+        vec![Write::InsertEmail(mail.clone())],
+    )
+    .await;
+
+    let light = p.store.email_without_content(&ws.id, &mail.id).await;
+    assert_eq!(light, Ok(Some(mail.without_content())));
+    let Ok(Some(mut light)) = light else {
+        return;
+    };
+    assert!(light.html.is_empty() && light.text.is_none() && light.attachments.is_empty());
+    assert_eq!(
+        (&light.subject, &light.headers, &light.to, &light.message_id),
+        (&mail.subject, &mail.headers, &mail.to, &mail.message_id),
+        "the envelope is read"
+    );
+    assert_eq!(
+        p.store
+            .email_without_content(&ws.id, &crate::fixtures::fresh_id())
+            .await,
+        Ok(None)
+    );
+    assert_eq!(
+        p.store.email_without_content(&elsewhere.id, &mail.id).await,
+        Ok(None),
+        "another workspace's email is not found"
+    );
+
+    light.status = EmailStatus::Opened;
+    light.lifecycle.opens = 2;
+    light.lifecycle.opened_at = Some(secs(now, 3));
+    light.updated_at = secs(now, 3);
+    commit(
+        p.store.as_ref(),
+        "write the light copy back",
+        vec![Write::UpdateEmail(light.clone())],
+    )
+    .await;
+    let mut expected = mail.clone();
+    expected.take_state(light.clone());
+    assert_eq!(
+        p.store.email(&ws.id, &mail.id).await,
+        Ok(Some(expected.clone()))
+    );
+    assert_eq!(
+        p.store.email_without_content(&ws.id, &mail.id).await,
+        Ok(Some(light.clone())),
+        "the new state is read without content too"
+    );
+
+    let mut clicked = light;
+    clicked.status = EmailStatus::Clicked;
+    clicked.lifecycle.clicks = 1;
+    commit_conflicts(
+        p.store.as_ref(),
+        "a state update, then an update of a missing email",
+        vec![
+            Write::UpdateEmail(clicked),
+            Write::UpdateEmail(email_record(&contact, now)),
+        ],
+    )
+    .await;
+    assert_eq!(
+        p.store.email(&ws.id, &mail.id).await,
+        Ok(Some(expected)),
+        "a failed change set leaves state and content as they were"
+    );
+}
+
 /// Events list newest first, filtered by exact name and by contact, up to the limit.
 pub async fn events_newest_first_with_filters(p: &StorePorts) {
     let ws = workspace(p, "events").await;

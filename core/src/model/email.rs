@@ -180,6 +180,37 @@ impl EmailRecord {
         self.updated_at = newer.updated_at;
         self.lifecycle = newer.lifecycle;
     }
+
+    /// A copy without the content: `html` empty, `text` `None`, no attachments. Enough to
+    /// change the email's state and write it back ([`EmailRecord::take_state`] is all a
+    /// store keeps of an update), without copying bodies and attachments that can weigh
+    /// hundreds of kilobytes.
+    pub fn without_content(&self) -> EmailRecord {
+        EmailRecord {
+            id: self.id.clone(),
+            workspace_id: self.workspace_id.clone(),
+            contact_id: self.contact_id.clone(),
+            to: self.to.clone(),
+            from: self.from.clone(),
+            reply_to: self.reply_to.clone(),
+            subject: self.subject.clone(),
+            html: String::new(),
+            text: None,
+            headers: self.headers.clone(),
+            attachments: Vec::new(),
+            template_id: self.template_id.clone(),
+            campaign_id: self.campaign_id.clone(),
+            source_type: self.source_type,
+            status: self.status,
+            message_id: self.message_id.clone(),
+            provider_message_id: self.provider_message_id.clone(),
+            error: self.error.clone(),
+            created_at: self.created_at,
+            sent_at: self.sent_at,
+            updated_at: self.updated_at,
+            lifecycle: self.lifecycle.clone(),
+        }
+    }
 }
 
 impl EmailStatus {

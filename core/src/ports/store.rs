@@ -463,6 +463,16 @@ pub trait Store: WorkflowStore + Send + Sync {
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError>;
 
+    /// The email `id` of `workspace_id` without its content, as
+    /// [`EmailRecord::without_content`] leaves it: what recording an open, a click, a bounce
+    /// or a complaint reads, so that none of them reads bodies and attachments (hundreds of
+    /// kilobytes for an invoice) only to change a few state columns.
+    async fn email_without_content(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError>;
+
     /// The email whose transport-assigned id is `provider_message_id`, in any workspace
     /// (provider feedback does not name the workspace). Indexed. When several match (a
     /// provider reusing ids), the newest.

@@ -21,6 +21,8 @@ pub(crate) enum Undo {
     Contact(WorkspaceId, ContactId, Option<Contact>),
     Template(WorkspaceId, TemplateId, Option<Template>),
     Email(WorkspaceId, EmailId, Option<EmailRecord>),
+    /// The state an email had before an update (its content was not touched).
+    EmailState(WorkspaceId, EmailId, EmailRecord),
     Event(WorkspaceId, EventKey, Option<Event>),
     Segment(WorkspaceId, SegmentId, Option<Segment>),
     /// (workspace, segment, contact, whether it was a member).
@@ -227,12 +229,10 @@ fn apply(
         Write::UpdateEmail(email) => {
             let (ws, id) = (email.workspace_id.clone(), email.id.clone());
             // Only the state changes: what the email was accepted with stays as stored.
-            let Some(mut updated) = state.data_mut(&ws).emails.get(&id).cloned() else {
+            let Some(before) = state.update_email_state(&ws, &id, email) else {
                 return Err(conflict(format!("email {id} is gone")));
             };
-            updated.take_state(email);
-            let old = state.replace_email(&ws, &id, Some(updated));
-            undo.push(Undo::Email(ws, id, old));
+            undo.push(Undo::EmailState(ws, id, before));
         }
         Write::AppendEvent(event) => {
             let ws = event.workspace_id.clone();
@@ -444,6 +444,9 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
             }
             Undo::Email(ws, id, old) => {
                 state.replace_email(&ws, &id, old);
+            }
+            Undo::EmailState(ws, id, before) => {
+                state.update_email_state(&ws, &id, before);
             }
             Undo::Event(ws, key, old) => {
                 state.data_mut(&ws).replace_event(&key, old);

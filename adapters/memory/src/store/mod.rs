@@ -296,6 +296,16 @@ impl Store for MemoryStore {
         Ok(email.cloned())
     }
 
+    async fn email_without_content(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+    ) -> Result<Option<EmailRecord>, StoreError> {
+        let state = self.read();
+        let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
+        Ok(email.map(EmailRecord::without_content))
+    }
+
     async fn email_by_provider_id(
         &self,
         provider_message_id: &str,

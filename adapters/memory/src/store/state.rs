@@ -123,7 +123,12 @@ impl State {
         new: Option<EmailRecord>,
     ) -> Option<EmailRecord> {
         let key = (id.clone(), workspace_id.clone());
-        let old = self.data_mut(workspace_id).replace_email(id, new.clone());
+        // The index entries of the new record, taken before the record moves into the map
+        // (not a copy of the record: bodies and attachments can weigh hundreds of KB).
+        let new_ids = new
+            .as_ref()
+            .map(|e| (e.message_id.clone(), e.provider_message_id.clone()));
+        let old = self.data_mut(workspace_id).replace_email(id, new);
         if let Some(old) = &old {
             unindex(&mut self.message_ids, Some(&old.message_id), &key);
             unindex(
@@ -132,19 +137,42 @@ impl State {
                 &key,
             );
         }
-        if let Some(new) = &new {
+        if let Some((message_id, provider_id)) = new_ids {
             self.message_ids
-                .entry(new.message_id.clone())
+                .entry(message_id)
                 .or_default()
                 .insert(key.clone());
-            if let Some(provider_id) = &new.provider_message_id {
+            if let Some(provider_id) = provider_id {
                 self.provider_ids
-                    .entry(provider_id.clone())
+                    .entry(provider_id)
                     .or_default()
                     .insert(key);
             }
         }
         old
+    }
+
+    /// Gives the stored email `id` of `workspace_id` the state of `newer`
+    /// ([`EmailRecord::take_state`]), in place, keeping the indexes in step; returns the
+    /// state it had, without content, or `None` when there is no such email.
+    pub(crate) fn update_email_state(
+        &mut self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+        newer: EmailRecord,
+    ) -> Option<EmailRecord> {
+        let before = self
+            .data
+            .get(workspace_id)?
+            .emails
+            .get(id)?
+            .without_content();
+        // Out and in again through `replace_email`, so every index follows the new state;
+        // the record itself moves, it is not copied.
+        let mut stored = self.replace_email(workspace_id, id, None)?;
+        stored.take_state(newer);
+        self.replace_email(workspace_id, id, Some(stored));
+        Some(before)
     }
 
     /// The newest email indexed under `value` in `index`.

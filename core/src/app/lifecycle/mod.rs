@@ -46,7 +46,8 @@ pub enum Feedback {
 /// What recording a piece of feedback did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded {
-    /// The email as stored afterwards.
+    /// The email as stored afterwards, without its content
+    /// ([`EmailRecord::without_content`]).
     pub email: EmailRecord,
     /// Whether the record changed (false for a repeat that changes nothing).
     pub changed: bool,
@@ -86,7 +87,12 @@ impl Engine {
         at: DateTime<Utc>,
         extra: &[Write],
     ) -> std::result::Result<Option<Recorded>, StepError> {
-        let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
+        // The state is all that changes: bodies and attachments are not read.
+        let Some(mut email) = self
+            .store
+            .email_without_content(workspace_id, email_id)
+            .await?
+        else {
             return Ok(None);
         };
         let decision = decide::apply(&mut email, feedback, at);
