@@ -3,7 +3,10 @@
 //!
 //! The two adapters keep the same tables with the same columns and values, differing only
 //! in types (SQLite stores instants as integer microseconds, booleans as 0/1 and JSON as
-//! text). The copy is driven by the two schemas themselves: every table of the SQLite file
+//! text) and in one split: SQLite keeps an email's content in `email_contents`, beside
+//! `emails` (it rewrites a row whole on every update, and reading columns after the content
+//! walks its overflow pages), where PostgreSQL keeps it in `emails`; the export reads the
+//! two joined, as the one table PostgreSQL has ([`SPLIT_TABLES`]). The copy is driven by the two schemas themselves: every table of the SQLite file
 //! is read, with every column, in one read transaction (a consistent snapshot, taken
 //! read-only and without the server's lock, so it works while the server runs), and written
 //! into PostgreSQL in one transaction with the same ids and values, converted by each
@@ -37,6 +40,10 @@ const SKIPPED_TABLES: &[&str] = &[
     "event_names_recent",
     "event_names_filed",
 ];
+
+/// Tables SQLite keeps in two parts that PostgreSQL keeps in one: (the part, the table it
+/// belongs to), joined by their key `(workspace_id, id)`.
+const SPLIT_TABLES: &[(&str, &str)] = &[("email_contents", "emails")];
 
 /// The rows copied, per table.
 pub type Copied = BTreeMap<String, u64>;
@@ -132,7 +139,9 @@ pub async fn export_to(path: &Path, to: &SecretUrl) -> Result<Copied, ToolError>
     posthorn_postgres::contact_counts::rebuild(&mut tx)
         .await
         .map_err(|e| pg_error("contact counts", &e))?;
-    // Every row arrived: the counts on both sides agree before anything is committed.
+    // Every row arrived: the counts on both sides agree before anything is committed. (The
+    // count is of the SQLite table itself, not of its join: an email whose content were
+    // missing would show here rather than be left out silently.)
     for (table, rows) in &copied {
         let sql = format!("SELECT count(*) FROM {}", quote(table));
         let in_sqlite: i64 = QueryBuilder::<Sqlite>::new(sql.clone())
@@ -203,7 +212,31 @@ async fn sqlite_schema(conn: &mut SqliteConnection) -> Result<Schema<String>, To
                 .map_err(sqlite_error)?;
         schema.insert(table, columns.into_iter().collect());
     }
+    // A part's columns are its table's, read through the join of `sqlite_source`.
+    for (part, table) in SPLIT_TABLES {
+        if let Some(columns) = schema.remove(*part) {
+            let whole = schema.entry((*table).to_string()).or_default();
+            for (name, declared) in columns {
+                if name != "workspace_id" && name != "id" {
+                    whole.insert(name, declared);
+                }
+            }
+        }
+    }
     Ok(schema)
+}
+
+/// What to read `table`'s rows from in SQLite: the table, or the table joined with the part
+/// SQLite keeps apart ([`SPLIT_TABLES`]).
+fn sqlite_source(table: &str) -> String {
+    match SPLIT_TABLES.iter().find(|(_, whole)| *whole == table) {
+        Some((part, _)) => format!(
+            "{} JOIN {} USING (workspace_id, id)",
+            quote(table),
+            quote(part)
+        ),
+        None => quote(table),
+    }
 }
 
 async fn pg_schema(conn: &mut PgConnection) -> Result<Schema<PgColumn>, sqlx::Error> {
@@ -327,7 +360,7 @@ async fn copy_table(
     columns: &[(String, String)],
 ) -> Result<u64, String> {
     let names: Vec<String> = columns.iter().map(|(name, _)| quote(name)).collect();
-    let select = format!("SELECT {} FROM {}", names.join(", "), quote(table));
+    let select = format!("SELECT {} FROM {}", names.join(", "), sqlite_source(table));
     let insert = format!("INSERT INTO {} ({}) ", quote(table), names.join(", "));
     let mut builder = QueryBuilder::<Sqlite>::new(select);
     let mut rows = builder.build().fetch(&mut *sqlite);

@@ -91,7 +91,11 @@ impl<'a> Inserts<'a> {
         }
         for chunk in self.emails.chunks(CHUNK) {
             q.push(insert);
-            q.push(concat!(" INTO emails (", crate::rows::email_cols!(), ") "));
+            q.push(concat!(
+                " INTO emails (",
+                crate::rows::email_table_cols!(),
+                ") "
+            ));
             q.push_values(chunk, |mut b, e| {
                 b.push_bind(e.workspace_id.as_str())
                     .push_bind(e.id.as_str())
@@ -100,10 +104,7 @@ impl<'a> Inserts<'a> {
                     .push_bind(json_text(&e.from))
                     .push_bind(e.reply_to.clone())
                     .push_bind(e.subject.clone())
-                    .push_bind(e.html.clone())
-                    .push_bind(e.text.clone())
                     .push_bind(json_text(&e.headers))
-                    .push_bind(json_text(&e.attachments))
                     .push_bind(e.template_id.as_ref().map(|id| id.as_str()))
                     .push_bind(e.campaign_id.as_ref().map(|id| id.as_str()))
                     .push_bind(enum_text(&e.source_type))
@@ -125,6 +126,18 @@ impl<'a> Inserts<'a> {
                     .push_bind(e.lifecycle.bounce_type.as_ref().map(enum_text))
                     .push_bind(e.lifecycle.bounce_detail.clone())
                     .push_bind(opt_micros(e.lifecycle.complained_at));
+            });
+            q.push("; ");
+            // The content beside, under the same key (an insert that conflicts above fails
+            // the statement group before this one runs).
+            q.push(insert);
+            q.push(" INTO email_contents (workspace_id, id, html, text, attachments) ");
+            q.push_values(chunk, |mut b, e| {
+                b.push_bind(e.workspace_id.as_str())
+                    .push_bind(e.id.as_str())
+                    .push_bind(e.html.clone())
+                    .push_bind(e.text.clone())
+                    .push_bind(json_text(&e.attachments));
             });
             q.push("; ");
         }

@@ -25,6 +25,8 @@ mod idempotency;
 mod inbound;
 mod jobs;
 mod matching;
+#[cfg(test)]
+mod migration_tests;
 mod open;
 mod options;
 #[cfg(test)]

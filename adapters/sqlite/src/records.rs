@@ -8,8 +8,8 @@ use sqlx::{QueryBuilder, Sqlite, SqlitePool};
 
 use crate::error;
 use crate::rows::{
-    self, count, domain_cols, email_cols, email_cols_without_content, enum_text, event_cols,
-    key_set_cols, sql_limit, template_cols, workspace_cols,
+    self, count, domain_cols, email_cols, email_cols_without_content, emails_with_content,
+    enum_text, event_cols, key_set_cols, sql_limit, template_cols, workspace_cols,
 };
 
 /// A case-insensitive substring pattern for SQLite's `REGEXP` (the `regex` crate, whose
@@ -196,7 +196,9 @@ pub(crate) async fn email(
     let row = sqlx::query(concat!(
         "SELECT ",
         email_cols!(),
-        " FROM emails WHERE workspace_id = ? AND id = ?"
+        " FROM ",
+        emails_with_content!(),
+        " WHERE workspace_id = ? AND id = ?"
     ))
     .bind(workspace_id.to_string())
     .bind(id.to_string())
@@ -349,17 +351,23 @@ pub(crate) async fn email_by(
         EmailKey::ProviderMessageId => concat!(
             "SELECT ",
             email_cols!(),
-            " FROM emails WHERE provider_message_id = ? ORDER BY id DESC LIMIT 1"
+            " FROM ",
+            emails_with_content!(),
+            " WHERE provider_message_id = ? ORDER BY id DESC LIMIT 1"
         ),
         EmailKey::MessageId => concat!(
             "SELECT ",
             email_cols!(),
-            " FROM emails WHERE message_id = ? ORDER BY id DESC LIMIT 1"
+            " FROM ",
+            emails_with_content!(),
+            " WHERE message_id = ? ORDER BY id DESC LIMIT 1"
         ),
         EmailKey::Id => concat!(
             "SELECT ",
             email_cols!(),
-            " FROM emails WHERE id = ? ORDER BY id DESC LIMIT 1"
+            " FROM ",
+            emails_with_content!(),
+            " WHERE id = ? ORDER BY id DESC LIMIT 1"
         ),
     };
     let row = sqlx::query(sql)

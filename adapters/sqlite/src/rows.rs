@@ -61,26 +61,43 @@ macro_rules! template_cols {
     };
 }
 
-/// Columns of `emails`.
+/// Columns of `emails` (the envelope and the state; the content is in `email_contents`).
+macro_rules! email_table_cols {
+    () => {
+        "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, headers, \
+         template_id, campaign_id, source_type, status, message_id, provider_message_id, \
+         error, created_at, sent_at, updated_at, delivered_at, opened_at, last_opened_at, \
+         opens, clicked_at, last_clicked_at, clicks, bounced_at, bounce_type, bounce_detail, \
+         complained_at"
+    };
+}
+
+/// Every column of an email, read from `emails` joined with `email_contents`
+/// ([`emails_with_content`]).
 macro_rules! email_cols {
     () => {
-        "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, html, \
-         text, headers, attachments, template_id, campaign_id, source_type, status, \
-         message_id, provider_message_id, error, created_at, sent_at, updated_at, \
-         delivered_at, opened_at, last_opened_at, opens, clicked_at, last_clicked_at, clicks, \
-         bounced_at, bounce_type, bounce_detail, complained_at"
+        concat!(
+            crate::rows::email_table_cols!(),
+            ", html, text, attachments"
+        )
     };
 }
 
 /// [`email_cols`] with the content read as empty (`html` '', `text` NULL, no attachments),
-/// for `Store::email_without_content`: [`email`] decodes both.
+/// from `emails` alone, for `Store::email_without_content`: [`email`] decodes both.
 macro_rules! email_cols_without_content {
     () => {
-        "workspace_id, id, contact_id, to_mailbox, from_mailbox, reply_to, subject, \
-         '' AS html, NULL AS text, headers, '[]' AS attachments, template_id, campaign_id, \
-         source_type, status, message_id, provider_message_id, error, created_at, sent_at, \
-         updated_at, delivered_at, opened_at, last_opened_at, opens, clicked_at, \
-         last_clicked_at, clicks, bounced_at, bounce_type, bounce_detail, complained_at"
+        concat!(
+            crate::rows::email_table_cols!(),
+            ", '' AS html, NULL AS text, '[]' AS attachments"
+        )
+    };
+}
+
+/// The tables [`email_cols`] reads from.
+macro_rules! emails_with_content {
+    () => {
+        "emails JOIN email_contents USING (workspace_id, id)"
     };
 }
 
@@ -110,8 +127,9 @@ macro_rules! campaign_cols {
 }
 
 pub(crate) use {
-    campaign_cols, contact_cols, domain_cols, email_cols, email_cols_without_content, event_cols,
-    key_set_cols, segment_cols, template_cols, workspace_cols,
+    campaign_cols, contact_cols, domain_cols, email_cols, email_cols_without_content,
+    email_table_cols, emails_with_content, event_cols, key_set_cols, segment_cols, template_cols,
+    workspace_cols,
 };
 
 /// Reads one column, mapping a decode failure to `Unavailable`.

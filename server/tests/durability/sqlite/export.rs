@@ -226,10 +226,11 @@ async fn sqlite_counts(db: &Path) -> BTreeMap<String, i64> {
         .expect("open the SQLite file");
     let tables: Vec<String> = sqlx::query_scalar(
         // `contact_counts` and the two parts of the event name index are derived by
-        // SQLite's triggers; the export leaves them behind.
+        // SQLite's triggers; the export leaves them behind. `email_contents` is the part of
+        // `emails` SQLite keeps apart: it arrives in PostgreSQL's `emails`.
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
          AND name NOT IN ('_sqlx_migrations', 'contact_counts', \
-                          'event_names_recent', 'event_names_filed')",
+                          'event_names_recent', 'event_names_filed', 'email_contents')",
     )
     .fetch_all(&mut conn)
     .await
@@ -354,6 +355,12 @@ async fn sqlite_export_to_postgres_keeps_everything() {
     let emails = pg_count(&db.url, "SELECT count(*) FROM emails").await;
     // Every send, and the campaign to its two members (expanded on PostgreSQL).
     assert_eq!(emails, (SENDS + 2) as i64, "emails on the copy");
+    // SQLite keeps the content in a table of its own; the copy has it in `emails`.
+    let without_body = pg_count(&db.url, "SELECT count(*) FROM emails WHERE html = ''").await;
+    assert_eq!(
+        without_body, 0,
+        "emails that arrived without their HTML body"
+    );
     let delivered = wait_until(Duration::from_secs(10), || {
         sink.counts().len() as i64 == emails
     })
