@@ -16,14 +16,15 @@ use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
 use posthorn_core::app::send::{Recipient, SendEmail};
-use posthorn_core::app::workspaces::{AddDomain, CreateWorkspace};
 use posthorn_core::model::{EmailAddress, EmailId, WorkspaceId};
-use posthorn_core::ports::{Attachment, Jobs, Store, SystemClock};
-use posthorn_core::{Engine, Settings};
-use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
+use posthorn_core::ports::{Attachment, Jobs, Store};
+use posthorn_core::Engine;
+use posthorn_memory::MemoryStore;
 
-/// Errors of any step; the benchmark stops on the first one.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+#[path = "in_process.rs"]
+mod in_process;
+
+use in_process::BoxError;
 
 /// Reads of an invoice-sized email, whole and without content.
 #[derive(Debug, Parser)]
@@ -97,40 +98,8 @@ async fn bench(
     store: Arc<dyn Store>,
     jobs: Arc<dyn Jobs>,
 ) -> Result<(), BoxError> {
-    let engine = Engine {
-        store: store.clone(),
-        jobs,
-        transport: Arc::new(CapturingTransport::new()),
-        clock: Arc::new(SystemClock),
-        dns: Arc::new(posthorn_dns::StaticDns::new()),
-        rate_limiter: Arc::new(MemoryRateLimiter::new()),
-        cache: Arc::new(MemoryCache::new()),
-        webhooks: Arc::new(posthorn_core::ports::RefusingWebhookSink),
-        inbound: Default::default(),
-        settings: Settings::default(),
-    };
-    let (ws, keys) = engine
-        .create_workspace(CreateWorkspace {
-            name: "feedback".into(),
-            rate_limit_per_minute: Some(10_000_000),
-            send_rate_per_second: Some(100_000.0),
-            ..CreateWorkspace::default()
-        })
-        .await?;
-    engine
-        .admin_add_domain(
-            &ws.id,
-            AddDomain {
-                domain: "example.com".into(),
-                verified: true,
-                inbound_enabled: false,
-            },
-        )
-        .await?;
-    let caller = engine
-        .authenticate(&keys.secret_key)
-        .await
-        .map_err(|e| format!("authenticating the new key: {e:?}"))?;
+    let engine = in_process::engine(store.clone(), jobs);
+    let (ws, caller) = in_process::workspace(&engine, "feedback").await?;
 
     let line = "<p>Item, quantity, unit price and amount of the benchmark invoice.</p>";
     let html = line.repeat(48 * 1024 / line.len());

@@ -193,19 +193,14 @@ pub(crate) async fn email(
     workspace_id: &str,
     id: &str,
 ) -> Result<Option<EmailRecord>, StoreError> {
-    let row = sqlx::query(concat!(
+    let sql = concat!(
         "SELECT ",
         email_cols!(),
         " FROM ",
         emails_with_content!(),
         " WHERE workspace_id = ? AND id = ?"
-    ))
-    .bind(workspace_id.to_string())
-    .bind(id.to_string())
-    .fetch_optional(pool)
-    .await
-    .map_err(error::store)?;
-    row.as_ref().map(rows::email).transpose()
+    );
+    email_by_key(pool, sql, workspace_id, id).await
 }
 
 /// The email `id` of `workspace_id` without its content (`Store::email_without_content`).
@@ -214,16 +209,27 @@ pub(crate) async fn email_without_content(
     workspace_id: &str,
     id: &str,
 ) -> Result<Option<EmailRecord>, StoreError> {
-    let row = sqlx::query(concat!(
+    let sql = concat!(
         "SELECT ",
         email_cols_without_content!(),
         " FROM emails WHERE workspace_id = ? AND id = ?"
-    ))
-    .bind(workspace_id.to_string())
-    .bind(id.to_string())
-    .fetch_optional(pool)
-    .await
-    .map_err(error::store)?;
+    );
+    email_by_key(pool, sql, workspace_id, id).await
+}
+
+/// The email `sql` selects by (workspace id, id).
+async fn email_by_key(
+    pool: &SqlitePool,
+    sql: &'static str,
+    workspace_id: &str,
+    id: &str,
+) -> Result<Option<EmailRecord>, StoreError> {
+    let row = sqlx::query(sql)
+        .bind(workspace_id.to_string())
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await
+        .map_err(error::store)?;
     row.as_ref().map(rows::email).transpose()
 }
 

@@ -4,6 +4,8 @@
 //! `docs/performance.md`.
 
 mod data;
+#[path = "../in_process.rs"]
+mod in_process;
 mod pg;
 
 use std::sync::Arc;
@@ -13,14 +15,13 @@ use chrono::Utc;
 use clap::{Parser, ValueEnum};
 use futures::stream::{self, StreamExt};
 use posthorn_core::app::campaigns::{CreateCampaign, SendCampaign};
-use posthorn_core::app::workspaces::{AddDomain, CreateWorkspace};
 use posthorn_core::app::Caller;
 use posthorn_core::jobs::{BATCHES_PER_JOB, EXPANSION_BATCH};
 use posthorn_core::model::{AudienceType, EmailAddress};
-use posthorn_core::ports::{ChangeSet, ClaimedJob, JobPayload, Jobs, Store, SystemClock, Write};
+use posthorn_core::ports::{ChangeSet, ClaimedJob, JobPayload, Jobs, Store, Write};
 use posthorn_core::segment::{parse_condition, Condition};
-use posthorn_core::{Engine, Settings};
-use posthorn_memory::{CapturingTransport, MemoryCache, MemoryRateLimiter, MemoryStore};
+use posthorn_core::Engine;
+use posthorn_memory::MemoryStore;
 use serde_json::{json, Value};
 
 use data::{Generator, Shape};
@@ -193,21 +194,6 @@ impl MemoryLog {
     }
 }
 
-fn engine(store: Arc<dyn Store>, jobs: Arc<dyn Jobs>) -> Engine {
-    Engine {
-        store,
-        jobs,
-        transport: Arc::new(CapturingTransport::new()),
-        clock: Arc::new(SystemClock),
-        dns: Arc::new(posthorn_dns::StaticDns::new()),
-        rate_limiter: Arc::new(MemoryRateLimiter::new()),
-        cache: Arc::new(MemoryCache::new()),
-        webhooks: std::sync::Arc::new(posthorn_core::ports::RefusingWebhookSink),
-        inbound: Default::default(),
-        settings: Settings::default(),
-    }
-}
-
 async fn bench(
     args: &Args,
     store: Arc<dyn Store>,
@@ -215,29 +201,8 @@ async fn bench(
     pg: Option<&posthorn_postgres::PgStore>,
 ) -> Result<(), BoxError> {
     let mut memory = MemoryLog::new();
-    let engine = engine(store, jobs);
-    let (ws, keys) = engine
-        .create_workspace(CreateWorkspace {
-            name: "scale".into(),
-            rate_limit_per_minute: Some(10_000_000),
-            send_rate_per_second: Some(100_000.0),
-            ..CreateWorkspace::default()
-        })
-        .await?;
-    engine
-        .admin_add_domain(
-            &ws.id,
-            AddDomain {
-                domain: "example.com".into(),
-                verified: true,
-                inbound_enabled: false,
-            },
-        )
-        .await?;
-    let caller = engine
-        .authenticate(&keys.secret_key)
-        .await
-        .map_err(|e| format!("authenticating the new key: {e:?}"))?;
+    let engine = in_process::engine(store, jobs);
+    let (ws, caller) = in_process::workspace(&engine, "scale").await?;
     let shape = Shape {
         contacts: args.contacts,
         event_share: args.event_share,

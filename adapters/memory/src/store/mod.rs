@@ -61,6 +61,18 @@ impl MemoryStore {
         self.state.read().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// `copy` of the stored email `id` of `workspace_id`, taken under the read lock.
+    fn with_email<T>(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+        copy: impl FnOnce(&EmailRecord) -> T,
+    ) -> Option<T> {
+        let state = self.read();
+        let email = state.data.get(workspace_id)?.emails.get(id)?;
+        Some(copy(email))
+    }
+
     /// The read lock for the hot reads of a request: while a commit holds the write lock
     /// the task yields to the runtime (which runs other requests meanwhile) instead of
     /// parking its worker thread on the lock. A waiting commit still gets the lock first:
@@ -291,9 +303,7 @@ impl Store for MemoryStore {
         workspace_id: &WorkspaceId,
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError> {
-        let state = self.read();
-        let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
-        Ok(email.cloned())
+        Ok(self.with_email(workspace_id, id, EmailRecord::clone))
     }
 
     async fn email_without_content(
@@ -301,9 +311,7 @@ impl Store for MemoryStore {
         workspace_id: &WorkspaceId,
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError> {
-        let state = self.read();
-        let email = state.data.get(workspace_id).and_then(|d| d.emails.get(id));
-        Ok(email.map(EmailRecord::without_content))
+        Ok(self.with_email(workspace_id, id, EmailRecord::without_content))
     }
 
     async fn email_by_provider_id(
