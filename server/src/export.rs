@@ -6,10 +6,12 @@
 //! text) and in one split: SQLite keeps an email's content in `email_contents`, beside
 //! `emails` (it rewrites a row whole on every update, and reading columns after the content
 //! walks its overflow pages), where PostgreSQL keeps it in `emails`; the export reads the
-//! two joined, as the one table PostgreSQL has ([`SPLIT_TABLES`]). The copy is driven by the two schemas themselves: every table of the SQLite file
-//! is read, with every column, in one read transaction (a consistent snapshot, taken
-//! read-only and without the server's lock, so it works while the server runs), and written
-//! into PostgreSQL in one transaction with the same ids and values, converted by each
+//! two joined, as the one table PostgreSQL has ([`SPLIT_TABLES`]).
+//!
+//! The copy is driven by the two schemas themselves: every table of the SQLite file is
+//! read, with every column, in one read transaction (a consistent snapshot, taken read-only
+//! and without the server's lock, so it works while the server runs), and written into
+//! PostgreSQL in one transaction with the same ids and values, converted by each
 //! PostgreSQL column's type. A table or column one side has and the other lacks stops the
 //! export before anything is written, so nothing is silently left behind. Row counts are
 //! compared before the PostgreSQL transaction commits.

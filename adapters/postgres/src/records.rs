@@ -204,8 +204,6 @@ pub(crate) async fn event_names(
     .map_err(error::store)
 }
 
-/// The newest email whose `column` (`provider_message_id` or `message_id`) is `value`, in
-/// any workspace.
 /// The email `id` of `workspace_id` without its content (`Store::email_without_content`).
 pub(crate) async fn email_without_content(
     pool: &PgPool,
@@ -225,6 +223,8 @@ pub(crate) async fn email_without_content(
     row.as_ref().map(rows::email).transpose()
 }
 
+/// The newest email whose `column` (`provider_message_id` or `message_id`) is `value`, in
+/// any workspace.
 pub(crate) async fn email_by(
     pool: &PgPool,
     column: EmailKey,

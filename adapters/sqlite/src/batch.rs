@@ -8,8 +8,8 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection};
 use crate::error;
 use crate::rows::{enum_text, json_text, micros, opt_micros, to_i64};
 
-/// Rows per statement: 32 columns × 400 rows stays far below SQLite's 32,766 bound
-/// parameters.
+/// Rows per statement: an email's 29 columns × 400 rows stays far below SQLite's 32,766
+/// bound parameters.
 const CHUNK: usize = 400;
 
 /// Plain inserts held back to be written together. Flushed before any other write, so the
