@@ -289,6 +289,7 @@ macro_rules! rate_limiter_suite {
                 refused_take_consumes_nothing,
                 new_window_resets,
                 keys_are_independent,
+                window_lengths_are_independent,
                 concurrent_takes_never_exceed_limit,
             );
         }

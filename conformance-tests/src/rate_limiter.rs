@@ -158,6 +158,25 @@ pub async fn keys_are_independent(limiter: &Arc<dyn RateLimiter>) {
     );
 }
 
+/// One key's budgets over windows of different lengths do not affect each other (a
+/// workspace's per-minute request budget and a per-second sending rate may share a key).
+pub async fn window_lengths_are_independent(limiter: &Arc<dyn RateLimiter>) {
+    let key = format!("conformance:{}:lengths", unique());
+    let (now, _) = in_window();
+    let per_second = Quota {
+        limit: 1,
+        window: Duration::from_secs(1),
+    };
+    assert!(take(limiter.as_ref(), &key, 1, quota(1), now).await.allowed);
+    assert!(!take(limiter.as_ref(), &key, 1, quota(1), now).await.allowed);
+    let other = take(limiter.as_ref(), &key, 1, per_second, now).await;
+    assert!(
+        other.allowed && other.remaining == 0,
+        "the one-second window was charged for the minute's: {other:?}"
+    );
+    assert!(!take(limiter.as_ref(), &key, 1, per_second, now).await.allowed);
+}
+
 /// Concurrent takes on one key never grant more than the limit.
 pub async fn concurrent_takes_never_exceed_limit(limiter: &Arc<dyn RateLimiter>) {
     const LIMIT: u32 = 25;

@@ -9,7 +9,7 @@ use posthorn_core::model::{
 };
 use posthorn_core::ports::{NewJob, StoreError, Write};
 
-use super::state::{EventKey, State};
+use super::state::{EventKey, State, Taken};
 use super::workflows::{self, WorkflowUndo};
 
 /// How to put back what one applied write changed.
@@ -148,19 +148,16 @@ fn apply(
         }
         Write::InsertContact(mut contact) => {
             let (ws, id) = (contact.workspace_id.clone(), contact.id.clone());
-            let data = state.data_mut(&ws);
-            if data.contact_emails.contains_key(contact.email.as_str()) {
-                return Err(conflict(format!(
-                    "contact {} already exists",
-                    contact.email
-                )));
-            }
-            if data.contacts.contains_key(&id) {
-                return Err(conflict(format!("contact id {id} already exists")));
-            }
             contact.version = 0;
-            let old = data.replace_contact(&id, Some(contact));
-            undo.push(Undo::Contact(ws, id, old));
+            match state.data_mut(&ws).insert_contact(contact) {
+                Ok(()) => undo.push(Undo::Contact(ws, id, None)),
+                Err(Taken::Email(email)) => {
+                    return Err(conflict(format!("contact {email} already exists")))
+                }
+                Err(Taken::Id(id)) => {
+                    return Err(conflict(format!("contact id {id} already exists")))
+                }
+            }
         }
         Write::UpdateContact(mut contact) => {
             let (ws, id) = (contact.workspace_id.clone(), contact.id.clone());
@@ -237,7 +234,7 @@ fn apply(
         Write::AppendEvent(event) => {
             let ws = event.workspace_id.clone();
             let key = (event.created_at, event.id.clone());
-            let old = state.data_mut(&ws).replace_event(&key, Some(event));
+            let old = state.data_mut(&ws).append_event(key.clone(), event);
             undo.push(Undo::Event(ws, key, old));
         }
         Write::EnqueueJob(job) => jobs.push(job),

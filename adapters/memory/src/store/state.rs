@@ -4,14 +4,14 @@
 //! absence) and keeps the indexes in step. Commits apply writes through these primitives and
 //! undo a failed change set by calling them again with the previous values.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{btree_map, BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{
     Campaign, CampaignId, CampaignStatus, Contact, ContactId, ContactStatus, Domain, DomainId,
-    EmailCounts, EmailId, EmailRecord, EmailStatus, Event, EventId, IdempotencyRecord,
-    InboundEmail, KeyKind, KeySet, KeySetId, Segment, SegmentId, Template, TemplateId, Workspace,
-    WorkspaceId,
+    EmailAddress, EmailCounts, EmailId, EmailRecord, EmailStatus, Event, EventId,
+    IdempotencyRecord, InboundEmail, KeyKind, KeySet, KeySetId, Segment, SegmentId, Template,
+    TemplateId, Workspace, WorkspaceId,
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
 
@@ -63,6 +63,15 @@ pub(crate) struct State {
     pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
     /// `Idempotency-Key` records by (scope, key).
     pub(crate) idempotency: BTreeMap<(String, String), IdempotencyRecord>,
+}
+
+/// What keeps [`WorkspaceData::insert_contact`] from storing a contact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// Another contact has this address.
+    Email(EmailAddress),
+    /// Another contact has this id.
+    Id(ContactId),
 }
 
 /// The records of one workspace (growing maps are B-trees, as for [`State`]).
@@ -293,6 +302,36 @@ impl WorkspaceData {
         old
     }
 
+    /// Stores a new contact, unless its address or its id is taken; one search of each
+    /// index, where a check and then [`WorkspaceData::replace_contact`] would take five
+    /// (every new contact of `/v1/track` comes through here).
+    pub(crate) fn insert_contact(&mut self, contact: Contact) -> Result<(), Taken> {
+        let by_email = match self
+            .contact_emails
+            .entry(contact.email.as_str().to_string())
+        {
+            btree_map::Entry::Vacant(slot) => slot,
+            btree_map::Entry::Occupied(_) => return Err(Taken::Email(contact.email)),
+        };
+        let by_id = match self.contacts.entry(contact.id.clone()) {
+            btree_map::Entry::Vacant(slot) => slot,
+            btree_map::Entry::Occupied(_) => return Err(Taken::Id(contact.id)),
+        };
+        by_email.insert(contact.id.clone());
+        match contact.status {
+            ContactStatus::Active => self.active_count += 1,
+            ContactStatus::Pending => {
+                self.pending
+                    .insert((contact.created_at, contact.id.clone()));
+            }
+        }
+        if contact.subscribed {
+            self.subscribed_count += 1;
+        }
+        by_id.insert(contact);
+        Ok(())
+    }
+
     /// Stores `new` (or removes) the template `id`.
     pub(crate) fn replace_template(
         &mut self,
@@ -464,7 +503,6 @@ impl WorkspaceData {
         old
     }
 
-    /// Stores `new` (or removes) the event at `key`, keeping the name and contact indexes.
     /// The keys of the events about `contact_id`, oldest first.
     pub(crate) fn event_keys_of_contact(
         &self,
@@ -479,6 +517,7 @@ impl WorkspaceData {
             .map(|(_, key)| key)
     }
 
+    /// Stores `new` (or removes) the event at `key`, keeping the name and contact indexes.
     pub(crate) fn replace_event(&mut self, key: &EventKey, new: Option<Event>) -> Option<Event> {
         let old = self.events.remove(key).map(StoredEvent::into_event);
         if let Some(old) = &old {
@@ -496,22 +535,44 @@ impl WorkspaceData {
             }
         }
         if let Some(event) = new {
-            self.event_keys.insert(event.id.clone(), key.clone());
-            self.events_by_name
-                .entry(event.name.clone())
-                .or_default()
-                .insert(key.clone());
-            if let Some(contact_id) = &event.contact_id {
-                self.events_by_contact
-                    .insert((contact_id.clone(), key.clone()));
-                self.event_facts
-                    .entry(contact_id.clone())
-                    .or_default()
-                    .learn(&event);
-            }
+            index_event(
+                &mut self.event_keys,
+                &mut self.events_by_name,
+                &mut self.events_by_contact,
+                &mut self.event_facts,
+                key,
+                &event,
+            );
             self.events.insert(key.clone(), StoredEvent::new(event));
         }
         old
+    }
+
+    /// Stores a new event at `key`; returns the event it replaced, which only an id used
+    /// twice can leave there. One search of the event map, not a removal and an insertion:
+    /// every tracked event comes through here.
+    pub(crate) fn append_event(&mut self, key: EventKey, event: Event) -> Option<Event> {
+        match self.events.entry(key) {
+            btree_map::Entry::Vacant(slot) => {
+                let key = slot.key().clone();
+                // The stored copy is indexed: its `data` is parked as text, which no
+                // index reads.
+                let stored = slot.insert(StoredEvent::new(event));
+                index_event(
+                    &mut self.event_keys,
+                    &mut self.events_by_name,
+                    &mut self.events_by_contact,
+                    &mut self.event_facts,
+                    &key,
+                    &stored.event,
+                );
+                None
+            }
+            btree_map::Entry::Occupied(slot) => {
+                let key = slot.key().clone();
+                self.replace_event(&key, Some(event))
+            }
+        }
     }
 }
 
@@ -593,6 +654,32 @@ fn remove_from_index(index: &mut BTreeMap<String, BTreeSet<EventKey>>, name: &st
     }
 }
 
+/// Adds the event at `key` to a workspace's event indexes (passed apart, so the event can
+/// be borrowed from the event map meanwhile).
+fn index_event(
+    event_keys: &mut BTreeMap<EventId, EventKey>,
+    by_name: &mut BTreeMap<String, BTreeSet<EventKey>>,
+    by_contact: &mut BTreeSet<(ContactId, EventKey)>,
+    facts: &mut BTreeMap<ContactId, EventFacts>,
+    key: &EventKey,
+    event: &Event,
+) {
+    event_keys.insert(event.id.clone(), key.clone());
+    // The name is copied only the first time it is seen.
+    match by_name.get_mut(event.name.as_str()) {
+        Some(keys) => {
+            keys.insert(key.clone());
+        }
+        None => {
+            by_name.insert(event.name.clone(), BTreeSet::from([key.clone()]));
+        }
+    }
+    if let Some(contact_id) = &event.contact_id {
+        by_contact.insert((contact_id.clone(), key.clone()));
+        facts.entry(contact_id.clone()).or_default().learn(event);
+    }
+}
+
 /// Removes `key` from the entry `value` of `index`, dropping the entry when it empties.
 fn unindex(index: &mut EmailIndex, value: Option<&String>, key: &(EmailId, WorkspaceId)) {
     let Some(value) = value else { return };
@@ -654,5 +741,76 @@ mod tests {
         assert_eq!(data.event_keys_of_contact(&b).count(), 0);
         assert_eq!(data.event_keys_of_contact(&ContactId::from("a")).count(), 5);
         assert!(!data.event_facts.contains_key(&b));
+    }
+
+    fn contact(clock: &ManualClock, address: &str, pending: bool) -> Contact {
+        let email = EmailAddress::parse(address).unwrap_or_else(|e| panic!("{address}: {e:?}"));
+        let ws = WorkspaceId::from("ws");
+        Contact::new(
+            clock,
+            &ws,
+            email,
+            true,
+            Default::default(),
+            pending,
+            Utc::now(),
+        )
+    }
+
+    #[test]
+    fn a_contact_is_inserted_once_per_address_and_per_id() {
+        let clock = ManualClock::new(Utc::now());
+        let mut data = WorkspaceData::default();
+        let first = contact(&clock, "ada@example.org", false);
+        assert_eq!(data.insert_contact(first.clone()), Ok(()));
+        let pending = contact(&clock, "bob@example.org", true);
+        assert_eq!(data.insert_contact(pending.clone()), Ok(()));
+
+        let same_address = contact(&clock, "ada@example.org", false);
+        assert_eq!(
+            data.insert_contact(same_address.clone()),
+            Err(Taken::Email(same_address.email.clone()))
+        );
+        let mut same_id = contact(&clock, "cy@example.org", false);
+        same_id.id = first.id.clone();
+        assert_eq!(
+            data.insert_contact(same_id),
+            Err(Taken::Id(first.id.clone()))
+        );
+
+        // Neither refusal left a trace in a map, an index or a counter.
+        assert_eq!(data.contacts.len(), 2);
+        assert_eq!(data.contacts.get(&first.id), Some(&first));
+        assert_eq!(data.contact_emails.len(), 2);
+        assert_eq!(data.contact_emails.get("ada@example.org"), Some(&first.id));
+        assert!(!data.contact_emails.contains_key("cy@example.org"));
+        assert_eq!((data.active_count, data.subscribed_count), (1, 2));
+        assert_eq!(
+            data.pending.iter().collect::<Vec<_>>(),
+            [&(pending.created_at, pending.id.clone())]
+        );
+    }
+
+    #[test]
+    fn an_event_appended_at_a_used_key_replaces_the_one_there_in_every_index() {
+        let clock = ManualClock::new(Utc::now());
+        let mut data = WorkspaceData::default();
+        let (key, first) = event(&clock, "a", 1);
+        assert_eq!(data.append_event(key.clone(), first.clone()), None);
+        let mut second = first.clone();
+        second.name = "upgrade".into();
+        second.contact_id = Some(ContactId::from("b"));
+        assert_eq!(data.append_event(key.clone(), second), Some(first));
+
+        assert_eq!(data.events.len(), 1);
+        assert_eq!(data.events_by_name.keys().collect::<Vec<_>>(), ["upgrade"]);
+        assert_eq!(data.event_keys_of_contact(&ContactId::from("a")).count(), 0);
+        assert_eq!(
+            data.event_keys_of_contact(&ContactId::from("b"))
+                .collect::<Vec<_>>(),
+            [&key]
+        );
+        assert!(!data.event_facts.contains_key(&ContactId::from("a")));
+        assert_eq!(data.event_keys.len(), 1);
     }
 }
