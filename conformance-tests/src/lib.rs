@@ -229,6 +229,7 @@ macro_rules! store_suite {
                 event_workflows_enabled_by_name,
                 has_event_interest_cases,
                 event_reads_equal_the_reads_one_by_one,
+                feedback_reads_equal_the_reads_one_by_one,
                 template_in_workflows_cases,
                 signing_keys_round_trip,
                 workflow_isolation_between_workspaces,

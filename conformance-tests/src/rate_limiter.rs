@@ -174,7 +174,11 @@ pub async fn window_lengths_are_independent(limiter: &Arc<dyn RateLimiter>) {
         other.allowed && other.remaining == 0,
         "the one-second window was charged for the minute's: {other:?}"
     );
-    assert!(!take(limiter.as_ref(), &key, 1, per_second, now).await.allowed);
+    assert!(
+        !take(limiter.as_ref(), &key, 1, per_second, now)
+            .await
+            .allowed
+    );
 }
 
 /// Concurrent takes on one key never grant more than the limit.

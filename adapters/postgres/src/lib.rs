@@ -17,6 +17,7 @@ mod contacts;
 mod domain_reads;
 mod error;
 mod event_reads;
+mod feedback_reads;
 mod group;
 mod idempotency;
 mod inbound;

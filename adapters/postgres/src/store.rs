@@ -12,8 +12,8 @@ use posthorn_core::model::{
 };
 use posthorn_core::model::{EventId, ExecutionId, IdempotencyRecord, StepId, WorkflowId};
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, MatchQuery,
-    SigningKeys, Store, StoreError, TemplateQuery, WorkflowStore,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, FeedbackReads,
+    MatchQuery, SigningKeys, Store, StoreError, TemplateQuery, WorkflowStore,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
@@ -147,6 +147,15 @@ impl Store for PgStore {
         self.record_reads
             .email(workspace_id.as_str(), id.as_str())
             .await
+    }
+
+    async fn feedback_reads(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+        event_name: &str,
+    ) -> Result<FeedbackReads, StoreError> {
+        crate::feedback_reads::feedback_reads(&self.pool, workspace_id, id, event_name).await
     }
 
     async fn email_without_content(

@@ -5,6 +5,7 @@ mod cache;
 mod clock;
 mod dns;
 mod event_reads;
+mod feedback_reads;
 mod inbound;
 mod jobs;
 mod rate_limit;
@@ -18,6 +19,7 @@ pub use cache::Cache;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use dns::{Dns, DnsError, RecordKind};
 pub use event_reads::EventReads;
+pub use feedback_reads::FeedbackReads;
 pub use inbound::{
     AuthVerdicts, ContentScanner, InboundAuthenticator, InboundCheckers, InboundContext,
     StaticVerdicts,

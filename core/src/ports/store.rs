@@ -15,7 +15,7 @@ use crate::model::{StepId, TransitionId, WorkflowId};
 use crate::segment::{Condition, EventFact};
 use crate::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
-use super::{EventReads, NewJob, SigningKeys, WorkflowStore};
+use super::{EventReads, FeedbackReads, NewJob, SigningKeys, WorkflowStore};
 
 /// Why a store operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -472,6 +472,35 @@ pub trait Store: WorkflowStore + Send + Sync {
         workspace_id: &WorkspaceId,
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError>;
+
+    /// The email `id` of `workspace_id` without its content, the workspace's tracked
+    /// segments, and whether an event named `event_name` about the email's contact concerns
+    /// a workflow: what recording feedback about an email reads first. Nothing else is read
+    /// when there is no such email. The default reads them one by one; a store whose reads
+    /// are round trips makes them in one.
+    async fn feedback_reads(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+        event_name: &str,
+    ) -> Result<FeedbackReads, StoreError> {
+        let Some(email) = self.email_without_content(workspace_id, id).await? else {
+            return Ok(FeedbackReads {
+                email: None,
+                tracked_segments: Vec::new(),
+                event_interest: false,
+            });
+        };
+        let tracked_segments = self.tracked_segments(workspace_id).await?;
+        let event_interest = self
+            .has_event_interest(workspace_id, event_name, &email.contact_id)
+            .await?;
+        Ok(FeedbackReads {
+            email: Some(email),
+            tracked_segments,
+            event_interest,
+        })
+    }
 
     /// The email whose transport-assigned id is `provider_message_id`, in any workspace
     /// (provider feedback does not name the workspace). Indexed. When several match (a

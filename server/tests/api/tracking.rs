@@ -421,3 +421,75 @@ async fn the_written_message_carries_the_one_click_headers() {
         "{eml}"
     );
 }
+
+/// The executions of workflow `wf`, as listed.
+async fn executions(app: &TestApp, wf: &str) -> Vec<Value> {
+    let res = app
+        .get(&format!("/workflows/{wf}/executions"))
+        .await
+        .expect(200);
+    res.body["executions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn an_open_and_a_click_start_the_workflows_they_trigger() {
+    let app = TestApp::new().await;
+    let mut workflows = Vec::new();
+    for event in ["email.open", "email.click"] {
+        let wf = app
+            .post(
+                "/workflows",
+                json!({"name": event, "triggerType": "EVENT", "triggerConfig": {"eventName": event}, "enabled": true}),
+            )
+            .await
+            .expect(201);
+        workflows.push(wf.body["id"].as_str().expect("id").to_string());
+    }
+    let (id, message) = sent_message(&app, linked_body("engaged@x.com")).await;
+    let contact = email(&app, &id).await.contact_id;
+    let pixel = link_paths(&message.html, "/t/o/").remove(0);
+    let click = link_paths(&message.html, "/t/c/").remove(0);
+
+    anonymous(&app, Method::GET, &pixel).await.expect(200);
+    app.run_jobs().await;
+    let opened = executions(&app, &workflows[0]).await;
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    assert_eq!(opened[0]["contactId"], json!(contact.as_str()));
+    assert!(executions(&app, &workflows[1]).await.is_empty());
+
+    anonymous(&app, Method::GET, &click).await.expect(302);
+    app.run_jobs().await;
+    let clicked = executions(&app, &workflows[1]).await;
+    assert_eq!(clicked.len(), 1, "{clicked:?}");
+    assert_eq!(clicked[0]["contactId"], json!(contact.as_str()));
+    assert_eq!(executions(&app, &workflows[0]).await.len(), 1);
+}
+
+#[tokio::test]
+async fn an_open_moves_its_contact_into_a_tracked_segment_of_openers() {
+    let app = TestApp::new().await;
+    let cond =
+        json!({"groups": [{"filters": [{"field": "email.opened", "operator": "triggered"}]}]});
+    app.post(
+        "/segments",
+        json!({"name": "Openers", "condition": cond, "trackMembership": true}),
+    )
+    .await
+    .expect(201);
+    app.run_jobs().await;
+    let (id, message) = sent_message(&app, linked_body("opener@x.com")).await;
+    app.run_jobs().await;
+    assert!(events(&app, "segment.openers.entry").await.is_empty());
+
+    let pixel = link_paths(&message.html, "/t/o/").remove(0);
+    anonymous(&app, Method::GET, &pixel).await.expect(200);
+    app.run_jobs().await;
+    app.run_jobs().await;
+    let entered = events(&app, "segment.openers.entry").await;
+    assert_eq!(entered.len(), 1, "{entered:?}");
+    let contact = email(&app, &id).await.contact_id;
+    assert_eq!(entered[0]["contactId"], json!(contact.as_str()));
+}

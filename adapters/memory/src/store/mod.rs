@@ -19,8 +19,8 @@ use posthorn_core::model::{
     IdempotencyRecord, InboundEmail, KeySet, Segment, Template, Workspace,
 };
 use posthorn_core::ports::{
-    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, MatchQuery,
-    Store, StoreError, TemplateQuery,
+    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, FeedbackReads,
+    MatchQuery, Store, StoreError, TemplateQuery,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use tokio::sync::Notify;
@@ -312,6 +312,38 @@ impl Store for MemoryStore {
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError> {
         Ok(self.with_email(workspace_id, id, EmailRecord::without_content))
+    }
+
+    async fn feedback_reads(
+        &self,
+        workspace_id: &WorkspaceId,
+        id: &EmailId,
+        event_name: &str,
+    ) -> Result<FeedbackReads, StoreError> {
+        // One read lock for the three reads, as for `event_reads`.
+        let state = self.read_yielding().await;
+        let email = state
+            .data
+            .get(workspace_id)
+            .and_then(|d| d.emails.get(id))
+            .map(EmailRecord::without_content);
+        let Some(email) = email else {
+            return Ok(FeedbackReads {
+                email: None,
+                tracked_segments: Vec::new(),
+                event_interest: false,
+            });
+        };
+        let tracked_segments = reads::tracked_segments(&state, workspace_id);
+        let event_interest = state
+            .workflows
+            .get(workspace_id)
+            .is_some_and(|d| workflows::event_interest(d, event_name, Some(&email.contact_id)));
+        Ok(FeedbackReads {
+            email: Some(email),
+            tracked_segments,
+            event_interest,
+        })
     }
 
     async fn email_by_provider_id(

@@ -14,6 +14,7 @@ use serde_json::json;
 pub use decide::{Decision, MAX_STORED_ENGAGEMENT_EVENTS};
 pub use links::STATS_WINDOWS;
 
+use crate::app::commit::ReadAhead;
 use crate::app::StepError;
 use crate::error::Result;
 use crate::model::{BounceType, EmailId, EmailRecord, Event, WorkspaceId};
@@ -41,6 +42,19 @@ pub enum Feedback {
     },
     /// The recipient marked it as spam (unsubscribes the contact).
     Complaint,
+}
+
+impl Feedback {
+    /// The name of the event this feedback stores when it changes the email.
+    pub fn event_name(&self) -> &'static str {
+        match self {
+            Feedback::Delivery => "email.delivery",
+            Feedback::Open => "email.open",
+            Feedback::Click { .. } => "email.click",
+            Feedback::Bounce { .. } => "email.bounce",
+            Feedback::Complaint => "email.complaint",
+        }
+    }
 }
 
 /// What recording a piece of feedback did.
@@ -87,21 +101,31 @@ impl Engine {
         at: DateTime<Utc>,
         extra: &[Write],
     ) -> std::result::Result<Option<Recorded>, StepError> {
-        // The state is all that changes: bodies and attachments are not read.
-        let Some(mut email) = self
+        // The state is all that changes: bodies and attachments are not read. What the
+        // commit's follow-up work needs (tracked segments, a workflow's interest in the
+        // event) comes along, in one round trip where the store can.
+        let event_name = feedback.event_name();
+        let reads = self
             .store
-            .email_without_content(workspace_id, email_id)
-            .await?
-        else {
+            .feedback_reads(workspace_id, email_id, event_name)
+            .await?;
+        let Some(mut email) = reads.email else {
             return Ok(None);
+        };
+        let contact_id = email.contact_id.clone();
+        let ahead = ReadAhead {
+            workspace_id,
+            tracked_segments: &reads.tracked_segments,
+            event: Some((event_name, &contact_id)),
+            event_interest: reads.event_interest,
         };
         let decision = decide::apply(&mut email, feedback, at);
         let Some(decision) = decision else {
             if !extra.is_empty() {
-                self.commit(ChangeSet {
+                let extra = ChangeSet {
                     writes: extra.to_vec(),
-                })
-                .await?;
+                };
+                self.commit_read_ahead(extra, Some(ahead)).await?;
             }
             return Ok(Some(Recorded {
                 email,
@@ -145,7 +169,7 @@ impl Engine {
                 unsubscribed = true;
             }
         }
-        self.commit(changes).await?;
+        self.commit_read_ahead(changes, Some(ahead)).await?;
         Ok(Some(Recorded {
             email,
             changed: true,

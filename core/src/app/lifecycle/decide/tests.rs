@@ -124,3 +124,31 @@ fn a_complaint_unsubscribes_once() {
     assert_eq!(email.status, EmailStatus::Complained);
     assert_eq!(apply(&mut email, &Feedback::Complaint, t0()), None);
 }
+
+#[test]
+fn every_decision_stores_the_event_its_feedback_names() {
+    // The commit is handed what was read ahead for `Feedback::event_name`; an event of
+    // another name would be read for again.
+    let feedbacks = [
+        Feedback::Delivery,
+        Feedback::Open,
+        Feedback::Click {
+            link: "https://example.org/".into(),
+        },
+        Feedback::Bounce {
+            bounce_type: BounceType::Permanent,
+            detail: None,
+        },
+        Feedback::Bounce {
+            bounce_type: BounceType::Transient,
+            detail: None,
+        },
+        Feedback::Complaint,
+    ];
+    for feedback in feedbacks {
+        let mut email = sent_email();
+        let decision = apply(&mut email, &feedback, t0());
+        let stored = decision.and_then(|d| d.event).map(|(name, _)| name);
+        assert_eq!(stored, Some(feedback.event_name()), "{feedback:?}");
+    }
+}
