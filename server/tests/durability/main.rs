@@ -15,6 +15,7 @@ mod revocation;
 mod secrets;
 mod shared_limits;
 mod sigkill;
+mod smtp_drain;
 mod sqlite;
 mod support;
 mod two_processes;
