@@ -41,11 +41,7 @@ pub(crate) async fn feedback_reads(
         .await
         .map_err(error::store)?;
     let Some(row) = row else {
-        return Ok(FeedbackReads {
-            email: None,
-            tracked_segments: Vec::new(),
-            event_interest: false,
-        });
+        return Ok(FeedbackReads::no_email());
     };
     let email = rows::email(&row)?;
     let has_tracked: bool = row.try_get("has_tracked").map_err(error::store)?;

@@ -17,3 +17,14 @@ pub struct FeedbackReads {
     /// ([`super::WorkflowStore::has_event_interest`]).
     pub event_interest: bool,
 }
+
+impl FeedbackReads {
+    /// What there is to read when the workspace has no such email: nothing.
+    pub fn no_email() -> Self {
+        Self {
+            email: None,
+            tracked_segments: Vec::new(),
+            event_interest: false,
+        }
+    }
+}

@@ -485,11 +485,7 @@ pub trait Store: WorkflowStore + Send + Sync {
         event_name: &str,
     ) -> Result<FeedbackReads, StoreError> {
         let Some(email) = self.email_without_content(workspace_id, id).await? else {
-            return Ok(FeedbackReads {
-                email: None,
-                tracked_segments: Vec::new(),
-                event_interest: false,
-            });
+            return Ok(FeedbackReads::no_email());
         };
         let tracked_segments = self.tracked_segments(workspace_id).await?;
         let event_interest = self

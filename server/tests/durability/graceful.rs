@@ -43,17 +43,7 @@ async fn graceful_shutdown_finishes_in_flight_jobs() {
     let started = std::time::Instant::now();
     let status = first.sigterm(EXIT_WITHIN).await;
     let took = started.elapsed();
-    let Some(status) = status else {
-        panic!(
-            "posthorn did not exit within {EXIT_WITHIN:?} of SIGTERM\n{}",
-            first.logs()
-        );
-    };
-    assert!(
-        status.success(),
-        "posthorn exited with {status} after SIGTERM\n{}",
-        first.logs()
-    );
+    first.assert_clean_exit(status, EXIT_WITHIN);
     let at_exit = sink.count();
     let accepted = tokio::time::timeout(Duration::from_secs(30), intake)
         .await

@@ -135,17 +135,7 @@ async fn sigterm_mid_message_lets_the_relay_finish_it() {
         closing.starts_with("421"),
         "the session did not close with 421 after the message: {closing:?}"
     );
-    let status = status.unwrap_or_else(|| {
-        panic!(
-            "posthorn did not exit within {EXIT_WITHIN:?} of SIGTERM\n{}",
-            first.logs()
-        )
-    });
-    assert!(
-        status.success(),
-        "posthorn exited with {status} after SIGTERM\n{}",
-        first.logs()
-    );
+    first.assert_clean_exit(status, EXIT_WITHIN);
 
     // The next process on the same file delivers what the first accepted, once.
     let mut second = Posthorn::start("smtp drain #2", &dir.store(), sink.port(0)).await;
@@ -163,9 +153,7 @@ async fn sigterm_mid_message_lets_the_relay_finish_it() {
         second.logs()
     );
     // Whatever else is queued has had time to go out too: still one copy.
-    assert!(second
-        .sigterm(EXIT_WITHIN)
-        .await
-        .is_some_and(|s| s.success()));
+    let status = second.sigterm(EXIT_WITHIN).await;
+    second.assert_clean_exit(status, EXIT_WITHIN);
     assert_eq!(ours(&sink), 1, "the message was delivered more than once");
 }

@@ -328,11 +328,7 @@ impl Store for MemoryStore {
             .and_then(|d| d.emails.get(id))
             .map(EmailRecord::without_content);
         let Some(email) = email else {
-            return Ok(FeedbackReads {
-                email: None,
-                tracked_segments: Vec::new(),
-                event_interest: false,
-            });
+            return Ok(FeedbackReads::no_email());
         };
         let tracked_segments = reads::tracked_segments(&state, workspace_id);
         let event_interest = state

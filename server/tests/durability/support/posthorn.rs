@@ -349,6 +349,23 @@ impl Posthorn {
         self.wait_exit(within).await
     }
 
+    /// Asserts that [`Posthorn::sigterm`] saw the process exit 0 within `within`.
+    pub fn assert_clean_exit(&self, status: Option<ExitStatus>, within: Duration) {
+        let Some(status) = status else {
+            panic!(
+                "{}: did not exit within {within:?} of SIGTERM\n{}",
+                self.name,
+                self.logs()
+            );
+        };
+        assert!(
+            status.success(),
+            "{}: exited with {status} after SIGTERM\n{}",
+            self.name,
+            self.logs()
+        );
+    }
+
     /// The process id of the running binary.
     pub fn pid(&self) -> u32 {
         self.child.id()
