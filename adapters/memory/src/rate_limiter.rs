@@ -1,5 +1,6 @@
 //! `MemoryRateLimiter`: fixed-window counters in process.
 
+use std::hash::RandomState;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
@@ -37,8 +38,9 @@ struct Window {
 struct Windows {
     /// Key → its open windows (one per quota length in use, and an ended one until the
     /// next sweep). The key is copied only when first seen: every API request takes from
-    /// its workspace's key.
-    counters: HashMap<String, Vec<Window>>,
+    /// its workspace's key. Hashed with std's SipHash, not hashbrown's default: keys can
+    /// carry what a stranger chose (the MX listener's per-sender limit).
+    counters: HashMap<String, Vec<Window>, RandomState>,
     /// Windows across all keys.
     count: usize,
     takes_since_sweep: usize,
