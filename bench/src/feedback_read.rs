@@ -143,6 +143,12 @@ async fn bench(
         }
     })
     .await?;
+    // How a bounce report finds its email (by id alone, in any workspace).
+    let by_id = time_reads(args.rounds, &ids, |id| {
+        let store = store.clone();
+        async move { store.email_by_id(&id).await.map(|e| e.is_some()) }
+    })
+    .await?;
     let opens = time_opens(&engine, &ws.id, &ids, args.rounds).await?;
 
     println!(
@@ -160,6 +166,10 @@ async fn bench(
     println!(
         "| Store::email_without_content (now)     | {:>7.1} |",
         light
+    );
+    println!(
+        "| Store::email_by_id (a bounce's lookup) | {:>7.1} |",
+        by_id
     );
     println!(
         "| Engine::record_open (read + commit)    | {:>7.1} |",

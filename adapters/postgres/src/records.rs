@@ -9,7 +9,7 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 use crate::contacts::{sql_limit, substring_pattern};
 use crate::error;
 use crate::rows::{
-    self, domain_cols, email_cols, email_cols_without_content, enum_text, event_cols, key_set_cols,
+    self, domain_cols, email_cols_without_content, enum_text, event_cols, key_set_cols,
     template_cols, workspace_cols,
 };
 
@@ -223,8 +223,8 @@ pub(crate) async fn email_without_content(
     row.as_ref().map(rows::email).transpose()
 }
 
-/// The newest email whose `column` (`provider_message_id` or `message_id`) is `value`, in
-/// any workspace.
+/// The newest email whose `column` (`provider_message_id`, `message_id` or `id`) is
+/// `value`, in any workspace, without its content.
 pub(crate) async fn email_by(
     pool: &PgPool,
     column: EmailKey,
@@ -233,17 +233,17 @@ pub(crate) async fn email_by(
     let sql = match column {
         EmailKey::ProviderMessageId => concat!(
             "SELECT ",
-            email_cols!(),
+            email_cols_without_content!(),
             " FROM emails WHERE provider_message_id = $1 ORDER BY id DESC LIMIT 1"
         ),
         EmailKey::MessageId => concat!(
             "SELECT ",
-            email_cols!(),
+            email_cols_without_content!(),
             " FROM emails WHERE message_id = $1 ORDER BY id DESC LIMIT 1"
         ),
         EmailKey::Id => concat!(
             "SELECT ",
-            email_cols!(),
+            email_cols_without_content!(),
             " FROM emails WHERE id = $1 ORDER BY id DESC LIMIT 1"
         ),
     };

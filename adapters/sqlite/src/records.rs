@@ -356,24 +356,18 @@ pub(crate) async fn email_by(
     let sql = match key {
         EmailKey::ProviderMessageId => concat!(
             "SELECT ",
-            email_cols!(),
-            " FROM ",
-            emails_with_content!(),
-            " WHERE provider_message_id = ? ORDER BY id DESC LIMIT 1"
+            email_cols_without_content!(),
+            " FROM emails WHERE provider_message_id = ? ORDER BY id DESC LIMIT 1"
         ),
         EmailKey::MessageId => concat!(
             "SELECT ",
-            email_cols!(),
-            " FROM ",
-            emails_with_content!(),
-            " WHERE message_id = ? ORDER BY id DESC LIMIT 1"
+            email_cols_without_content!(),
+            " FROM emails WHERE message_id = ? ORDER BY id DESC LIMIT 1"
         ),
         EmailKey::Id => concat!(
             "SELECT ",
-            email_cols!(),
-            " FROM ",
-            emails_with_content!(),
-            " WHERE id = ? ORDER BY id DESC LIMIT 1"
+            email_cols_without_content!(),
+            " FROM emails WHERE id = ? ORDER BY id DESC LIMIT 1"
         ),
     };
     let row = sqlx::query(sql)

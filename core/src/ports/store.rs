@@ -499,20 +499,23 @@ pub trait Store: WorkflowStore + Send + Sync {
     }
 
     /// The email whose transport-assigned id is `provider_message_id`, in any workspace
-    /// (provider feedback does not name the workspace). Indexed. When several match (a
-    /// provider reusing ids), the newest.
+    /// (provider feedback does not name the workspace), without its content, as
+    /// [`EmailRecord::without_content`] leaves it (the three lookups by an id are how
+    /// feedback finds its email, and it needs the envelope and the state only). Indexed.
+    /// When several match (a provider reusing ids), the newest.
     async fn email_by_provider_id(
         &self,
         provider_message_id: &str,
     ) -> Result<Option<EmailRecord>, StoreError>;
     /// The email whose RFC 5322 Message-ID is `message_id` as stored (without angle
-    /// brackets), in any workspace. Indexed. When several match, the newest.
+    /// brackets), in any workspace, without its content. Indexed. When several match, the
+    /// newest.
     async fn email_by_message_id(
         &self,
         message_id: &str,
     ) -> Result<Option<EmailRecord>, StoreError>;
-    /// The email with id `id`, in any workspace (a bounce names its email by id alone).
-    /// Indexed. `None` when there is none.
+    /// The email with id `id`, in any workspace (a bounce names its email by id alone),
+    /// without its content. Indexed. `None` when there is none.
     async fn email_by_id(&self, id: &EmailId) -> Result<Option<EmailRecord>, StoreError>;
     /// Counts of the workspace's emails matching `query` by outcome (see [`EmailStats`]):
     /// only emails with `sent_at` set count; `clicked` by `clicked_at`, `opened` by

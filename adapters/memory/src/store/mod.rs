@@ -361,7 +361,7 @@ impl Store for MemoryStore {
     async fn email_by_id(&self, id: &EmailId) -> Result<Option<EmailRecord>, StoreError> {
         let state = self.read();
         let found = state.data.values().find_map(|d| d.emails.get(id));
-        Ok(found.cloned())
+        Ok(found.map(EmailRecord::without_content))
     }
 
     async fn email_stats(

@@ -184,10 +184,14 @@ impl State {
         Some(before)
     }
 
-    /// The newest email indexed under `value` in `index`.
+    /// The newest email indexed under `value` in `index`, without its content.
     pub(crate) fn email_by_index(&self, index: &EmailIndex, value: &str) -> Option<EmailRecord> {
         let (id, ws) = index.get(value)?.iter().next_back()?;
-        self.data.get(ws)?.emails.get(id).cloned()
+        self.data
+            .get(ws)?
+            .emails
+            .get(id)
+            .map(EmailRecord::without_content)
     }
 
     /// The records of `workspace_id`, created empty when missing.

@@ -245,8 +245,9 @@ impl Engine {
             .await
     }
 
-    /// The email a provider notification is about: by the provider's message id first,
-    /// then by the `Message-ID` header (angle brackets and surrounding space accepted).
+    /// The email a provider notification is about, without its content: by the provider's
+    /// message id first, then by the `Message-ID` header (angle brackets and surrounding
+    /// space accepted).
     pub async fn find_email_for_feedback(
         &self,
         provider_message_id: Option<&str>,

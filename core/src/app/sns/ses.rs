@@ -90,7 +90,7 @@ impl Engine {
         else {
             return self.marked(sns_message_id, SesOutcome::NoEmail).await;
         };
-        if self.tracks_itself(&email, &feedback) {
+        if self.tracks_itself(&email, &feedback).await? {
             let outcome = SesOutcome::TrackedByPosthorn {
                 email_id: email.id.clone(),
             };
@@ -190,15 +190,21 @@ impl Engine {
         }
     }
 
-    /// Whether Posthorn's own pixel or click redirect is in `email`, so SES's report of
-    /// the same open or click would count it twice.
-    fn tracks_itself(&self, email: &EmailRecord, feedback: &Feedback) -> bool {
+    /// Whether Posthorn's own pixel or click redirect is in `email`'s HTML, so SES's report
+    /// of the same open or click would count it twice. The lookup found the email without
+    /// its content: the HTML is read for an open or a click only (deliveries, bounces and
+    /// complaints, most of SES's reports, read no content).
+    async fn tracks_itself(&self, email: &EmailRecord, feedback: &Feedback) -> Result<bool> {
+        let path = match feedback {
+            Feedback::Open => "/t/o/",
+            Feedback::Click { .. } => "/t/c/",
+            _ => return Ok(false),
+        };
+        let Some(whole) = self.store.email(&email.workspace_id, &email.id).await? else {
+            return Ok(false);
+        };
         let base = self.settings.public_url.trim_end_matches('/');
-        match feedback {
-            Feedback::Open => email.html.contains(&format!("{base}/t/o/")),
-            Feedback::Click { .. } => email.html.contains(&format!("{base}/t/c/")),
-            _ => false,
-        }
+        Ok(whole.html.contains(&format!("{base}{path}")))
     }
 
     /// Records the SNS message as handled and answers `outcome` (or `Duplicate` when a
