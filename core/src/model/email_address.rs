@@ -36,7 +36,12 @@ impl EmailAddress {
         if trimmed.len() > Self::MAX_LEN {
             return Err(EmailAddressError::TooLong);
         }
-        let lowered = trimmed.to_lowercase();
+        // The same letters either way; ASCII (nearly every address) skips Unicode's tables.
+        let lowered = if trimmed.is_ascii() {
+            trimmed.to_ascii_lowercase()
+        } else {
+            trimmed.to_lowercase()
+        };
         let invalid = || EmailAddressError::Invalid(trimmed.to_string());
         let (local, domain) = lowered.rsplit_once('@').ok_or_else(invalid)?;
         if !valid_local(local) || !valid_domain(domain) {
@@ -74,19 +79,24 @@ fn valid_local(local: &str) -> bool {
 }
 
 fn valid_domain(domain: &str) -> bool {
-    let labels: Vec<&str> = domain.split('.').collect();
+    let mut labels = 0;
+    let mut last = "";
+    for label in domain.split('.') {
+        let valid = !label.is_empty()
+            && label.len() <= 63
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label.chars().all(|c| c.is_alphanumeric() || c == '-');
+        if !valid {
+            return false;
+        }
+        labels += 1;
+        last = label;
+    }
     domain.len() <= 253
-        && labels.len() >= 2
-        && labels.iter().all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label.chars().all(|c| c.is_alphanumeric() || c == '-')
-        })
-        && labels
-            .last()
-            .is_some_and(|tld| tld.len() >= 2 && !tld.chars().all(|c| c.is_ascii_digit()))
+        && labels >= 2
+        && last.len() >= 2
+        && !last.chars().all(|c| c.is_ascii_digit())
 }
 
 /// What [`EmailAddress::parse`] accepts, for ASCII addresses: white space around, a

@@ -10,6 +10,7 @@ use utoipa::PartialSchema;
 
 use super::error::ApiError;
 use super::wire::de::{parse, WireErrors};
+use super::wire::fast::ReadFast;
 use super::AppState;
 
 /// A request body parsed as JSON; an empty body reads as `{}`.
@@ -26,46 +27,63 @@ pub async fn read_limited(
         .map_err(|_| ApiError::PayloadTooLarge(limit))
 }
 
+/// The bytes of a JSON body (empty for no body), its size limit and content type checked.
+async fn json_bytes(req: Request, state: &AppState) -> Result<axum::body::Bytes, ApiError> {
+    let content_type = req
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.to_ascii_lowercase());
+    let bytes = read_limited(req.into_body(), state.max_body_bytes).await?;
+    // Only a body of no bytes is "no body" (as Express's JSON parser has it); whitespace
+    // alone is not JSON text and is refused below like any other syntax error.
+    if bytes.is_empty() {
+        return Ok(bytes);
+    }
+    let is_json = content_type.as_deref().is_some_and(|ct| {
+        let essence = ct.split(';').next().unwrap_or("").trim();
+        essence == "application/json" || essence.ends_with("+json")
+    });
+    if !is_json {
+        return Err(ApiError::UnsupportedContentType);
+    }
+    Ok(bytes)
+}
+
+/// JSON text cannot carry a raw NUL, only the escape `\u0000`: without one in the bytes
+/// there is no NUL in the value, and no need to walk it.
+fn may_hold_nul(bytes: &[u8]) -> bool {
+    memchr::memmem::find(bytes, br"\u0000").is_some()
+}
+
+/// The JSON value of `bytes` (`{}` for no body), refused when it holds a NUL.
+fn value_of(bytes: &[u8]) -> Result<Value, ApiError> {
+    if bytes.is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
+    if let Some(path) = may_hold_nul(bytes).then(|| first_nul(&value)).flatten() {
+        let field = if path.is_empty() {
+            "body".to_string()
+        } else {
+            path
+        };
+        return Err(ApiError::Domain(posthorn_core::Error::field(
+            field,
+            "invalid_characters",
+            "must not contain NUL (\\u0000) characters",
+        )));
+    }
+    Ok(value)
+}
+
 impl FromRequest<AppState> for JsonBody {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let content_type = req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.to_ascii_lowercase());
-        let bytes = read_limited(req.into_body(), state.max_body_bytes).await?;
-        // Only a body of no bytes is "no body" (as Express's JSON parser has it); whitespace
-        // alone is not JSON text and is refused below like any other syntax error.
-        if bytes.is_empty() {
-            return Ok(JsonBody(Value::Object(Default::default())));
-        }
-        let is_json = content_type.as_deref().is_some_and(|ct| {
-            let essence = ct.split(';').next().unwrap_or("").trim();
-            essence == "application/json" || essence.ends_with("+json")
-        });
-        if !is_json {
-            return Err(ApiError::UnsupportedContentType);
-        }
-        let value: Value =
-            serde_json::from_slice(&bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))?;
-        // JSON text cannot carry a raw NUL, only the escape `\u0000`: without one in the
-        // bytes there is no NUL in the value, and no need to walk it.
-        let may_hold_nul = memchr::memmem::find(&bytes, br"\u0000").is_some();
-        if let Some(path) = may_hold_nul.then(|| first_nul(&value)).flatten() {
-            let field = if path.is_empty() {
-                "body".to_string()
-            } else {
-                path
-            };
-            return Err(ApiError::Domain(posthorn_core::Error::field(
-                field,
-                "invalid_characters",
-                "must not contain NUL (\\u0000) characters",
-            )));
-        }
-        Ok(JsonBody(value))
+        let bytes = json_bytes(req, state).await?;
+        value_of(&bytes).map(JsonBody)
     }
 }
 
@@ -83,5 +101,29 @@ where
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let JsonBody(value) = JsonBody::from_request(req, state).await?;
         parse::<T>(value).map(Wire).map_err(ApiError::Domain)
+    }
+}
+
+/// [`Wire`] for the hottest bodies: a well-formed body is read straight into `T` with serde
+/// ([`ReadFast`]); any other goes through deserr as [`Wire`] reads it, so the answers are
+/// the same and only the cost differs.
+#[derive(Debug)]
+pub struct FastWire<T>(pub T);
+
+impl<T> FromRequest<AppState> for FastWire<T>
+where
+    T: ReadFast + Deserr<WireErrors> + PartialSchema + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let bytes = json_bytes(req, state).await?;
+        if !bytes.is_empty() && !may_hold_nul(&bytes) {
+            if let Some(body) = T::read_fast(&bytes) {
+                return Ok(FastWire(body));
+            }
+        }
+        let value = value_of(&bytes)?;
+        parse::<T>(value).map(FastWire).map_err(ApiError::Domain)
     }
 }

@@ -171,10 +171,12 @@ fn apply(
                     stored.version, contact.version
                 )));
             }
-            if data
-                .contact_emails
-                .get(contact.email.as_str())
-                .is_some_and(|owner| *owner != id)
+            // A contact keeping its address owns that index entry already.
+            if stored.email != contact.email
+                && data
+                    .contact_emails
+                    .get(contact.email.as_str())
+                    .is_some_and(|owner| *owner != id)
             {
                 return Err(conflict(format!(
                     "contact {} already exists",

@@ -266,7 +266,7 @@ impl Store for MemoryStore {
 
     async fn count_active_contacts(&self, workspace_id: &WorkspaceId) -> Result<u64, StoreError> {
         let state = self.read();
-        Ok(state.data.get(workspace_id).map_or(0, |d| d.active_count))
+        Ok(state.data.get(workspace_id).map_or(0, |d| d.counts.active))
     }
 
     async fn pending_contacts(

@@ -148,8 +148,8 @@ pub(super) fn count_contacts(
     let total = data.contacts.len() as u64;
     match (&filter.search, filter.subscribed) {
         (None, None) => total,
-        (None, Some(true)) => data.subscribed_count,
-        (None, Some(false)) => total.saturating_sub(data.subscribed_count),
+        (None, Some(true)) => data.counts.subscribed,
+        (None, Some(false)) => total.saturating_sub(data.counts.subscribed),
         (Some(_), _) => data.contacts.values().filter(|c| filter.matches(c)).count() as u64,
     }
 }
@@ -162,7 +162,8 @@ pub(super) fn pending_contacts(
     let Some(data) = state.data.get(workspace_id) else {
         return Vec::new();
     };
-    data.pending
+    data.counts
+        .pending
         .iter()
         .filter_map(|(_, id)| data.contacts.get(id))
         .take(limit)

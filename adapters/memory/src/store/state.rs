@@ -27,6 +27,63 @@ pub(crate) type EmailIndex = BTreeMap<String, BTreeSet<(EmailId, WorkspaceId)>>;
 /// Position of a segment or campaign in listing order: (created_at, id).
 pub(crate) type CreatedKey<Id> = (DateTime<Utc>, Id);
 
+/// What the counters and the pending index of a workspace know of a contact.
+#[derive(Clone, Copy)]
+struct Counted {
+    status: ContactStatus,
+    created_at: DateTime<Utc>,
+    subscribed: bool,
+}
+
+impl Counted {
+    fn of(contact: &Contact) -> Self {
+        Self {
+            status: contact.status,
+            created_at: contact.created_at,
+            subscribed: contact.subscribed,
+        }
+    }
+}
+
+/// A workspace's contact counters and its index of PENDING contacts.
+#[derive(Debug, Default)]
+pub(crate) struct ContactCounts {
+    /// PENDING contacts by (created_at, id).
+    pub(crate) pending: BTreeSet<(DateTime<Utc>, ContactId)>,
+    /// ACTIVE contacts.
+    pub(crate) active: u64,
+    /// Subscribed contacts.
+    pub(crate) subscribed: u64,
+}
+
+impl ContactCounts {
+    /// Counts a stored contact.
+    fn add(&mut self, id: &ContactId, c: Counted) {
+        match c.status {
+            ContactStatus::Active => self.active += 1,
+            ContactStatus::Pending => {
+                self.pending.insert((c.created_at, id.clone()));
+            }
+        }
+        if c.subscribed {
+            self.subscribed += 1;
+        }
+    }
+
+    /// Takes a contact that leaves the store out of the counts.
+    fn remove(&mut self, id: &ContactId, c: Counted) {
+        match c.status {
+            ContactStatus::Active => self.active = self.active.saturating_sub(1),
+            ContactStatus::Pending => {
+                self.pending.remove(&(c.created_at, id.clone()));
+            }
+        }
+        if c.subscribed {
+            self.subscribed = self.subscribed.saturating_sub(1);
+        }
+    }
+}
+
 /// What conditions can look at of one contact's events, kept beside the events.
 #[derive(Debug, Default)]
 pub(crate) struct EventFacts {
@@ -85,10 +142,8 @@ pub(crate) struct WorkspaceData {
     pub(crate) contacts: BTreeMap<ContactId, Contact>,
     /// Email → contact id.
     pub(crate) contact_emails: BTreeMap<String, ContactId>,
-    /// PENDING contacts by (created_at, id).
-    pub(crate) pending: BTreeSet<(DateTime<Utc>, ContactId)>,
-    pub(crate) active_count: u64,
-    pub(crate) subscribed_count: u64,
+    /// The counters and the pending index of the contacts.
+    pub(crate) counts: ContactCounts,
     pub(crate) templates: HashMap<TemplateId, Template>,
     pub(crate) emails: BTreeMap<EmailId, EmailRecord>,
     /// Received messages by id.
@@ -264,12 +319,28 @@ impl WorkspaceData {
     }
 
     /// Stores `new` (or removes) the contact `id`, keeping the email index, the pending
-    /// index and the counters in step.
+    /// index and the counters in step. A contact that keeps its address changes in place:
+    /// one search, and its index entries stay as they are (every track of a known contact
+    /// comes through here).
     pub(crate) fn replace_contact(
         &mut self,
         id: &ContactId,
         new: Option<Contact>,
     ) -> Option<Contact> {
+        let new = match new {
+            Some(contact) => match self.contacts.get_mut(id) {
+                Some(slot) if slot.email == contact.email => {
+                    debug_assert_eq!(self.contact_emails.get(contact.email.as_str()), Some(id));
+                    let counted = Counted::of(&contact);
+                    let old = std::mem::replace(slot, contact);
+                    self.counts.remove(id, Counted::of(&old));
+                    self.counts.add(id, counted);
+                    return Some(old);
+                }
+                _ => Some(contact),
+            },
+            None => None,
+        };
         let old = self.contacts.remove(id);
         if let Some(old) = &old {
             if self
@@ -279,28 +350,12 @@ impl WorkspaceData {
             {
                 self.contact_emails.remove(old.email.as_str());
             }
-            match old.status {
-                ContactStatus::Active => self.active_count = self.active_count.saturating_sub(1),
-                ContactStatus::Pending => {
-                    self.pending.remove(&(old.created_at, id.clone()));
-                }
-            }
-            if old.subscribed {
-                self.subscribed_count = self.subscribed_count.saturating_sub(1);
-            }
+            self.counts.remove(id, Counted::of(old));
         }
         if let Some(contact) = new {
             self.contact_emails
                 .insert(contact.email.as_str().to_string(), id.clone());
-            match contact.status {
-                ContactStatus::Active => self.active_count += 1,
-                ContactStatus::Pending => {
-                    self.pending.insert((contact.created_at, id.clone()));
-                }
-            }
-            if contact.subscribed {
-                self.subscribed_count += 1;
-            }
+            self.counts.add(id, Counted::of(&contact));
             self.contacts.insert(id.clone(), contact);
         }
         old
@@ -322,16 +377,7 @@ impl WorkspaceData {
             btree_map::Entry::Occupied(_) => return Err(Taken::Id(contact.id)),
         };
         by_email.insert(contact.id.clone());
-        match contact.status {
-            ContactStatus::Active => self.active_count += 1,
-            ContactStatus::Pending => {
-                self.pending
-                    .insert((contact.created_at, contact.id.clone()));
-            }
-        }
-        if contact.subscribed {
-            self.subscribed_count += 1;
-        }
+        self.counts.add(&contact.id, Counted::of(&contact));
         by_id.insert(contact);
         Ok(())
     }
@@ -788,11 +834,58 @@ mod tests {
         assert_eq!(data.contact_emails.len(), 2);
         assert_eq!(data.contact_emails.get("ada@example.org"), Some(&first.id));
         assert!(!data.contact_emails.contains_key("cy@example.org"));
-        assert_eq!((data.active_count, data.subscribed_count), (1, 2));
+        assert_eq!((data.counts.active, data.counts.subscribed), (1, 2));
         assert_eq!(
-            data.pending.iter().collect::<Vec<_>>(),
+            data.counts.pending.iter().collect::<Vec<_>>(),
             [&(pending.created_at, pending.id.clone())]
         );
+    }
+
+    #[test]
+    fn a_contact_changed_in_place_or_moved_keeps_its_indexes_and_counts() {
+        let clock = ManualClock::new(Utc::now());
+        let mut data = WorkspaceData::default();
+        let pending = contact(&clock, "bob@example.org", true);
+        assert_eq!(data.insert_contact(pending.clone()), Ok(()));
+        let pending_key = (pending.created_at, pending.id.clone());
+
+        // Same address, still PENDING, unsubscribed: changed in place.
+        let mut quieter = pending.clone();
+        quieter.subscribed = false;
+        assert_eq!(
+            data.replace_contact(&pending.id, Some(quieter.clone())),
+            Some(pending.clone())
+        );
+        assert_eq!(data.contacts.get(&pending.id), Some(&quieter));
+        assert_eq!(
+            data.counts.pending.iter().collect::<Vec<_>>(),
+            [&pending_key]
+        );
+        assert_eq!((data.counts.active, data.counts.subscribed), (0, 0));
+
+        // Confirmed and subscribed again.
+        let mut active = quieter.clone();
+        active.status = ContactStatus::Active;
+        active.subscribed = true;
+        data.replace_contact(&pending.id, Some(active.clone()));
+        assert!(data.counts.pending.is_empty());
+        assert_eq!((data.counts.active, data.counts.subscribed), (1, 1));
+
+        // A new address moves the index entry.
+        let mut moved = active.clone();
+        moved.email = EmailAddress::parse("robert@example.org").expect("valid");
+        data.replace_contact(&pending.id, Some(moved.clone()));
+        assert_eq!(data.contact_emails.len(), 1);
+        assert_eq!(
+            data.contact_emails.get("robert@example.org"),
+            Some(&pending.id)
+        );
+        assert_eq!(data.contacts.get(&pending.id), Some(&moved));
+        assert_eq!((data.counts.active, data.counts.subscribed), (1, 1));
+
+        assert_eq!(data.replace_contact(&pending.id, None), Some(moved));
+        assert!(data.contacts.is_empty() && data.contact_emails.is_empty());
+        assert_eq!((data.counts.active, data.counts.subscribed), (0, 0));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::Json;
 use posthorn_core::verify::VerificationResult;
 
-use crate::http::body::Wire;
+use crate::http::body::{FastWire, Wire};
 use crate::http::error::{ApiResult, ErrorResponse};
 use crate::http::idempotency::{json_answer, IdempotentRequest};
 use crate::http::wire::send::{SendInput, SendResult};
@@ -79,7 +79,7 @@ pub async fn send(
 pub async fn track(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Wire(body): Wire<TrackBody>,
+    FastWire(body): FastWire<TrackBody>,
 ) -> ApiResult<Json<V1<TrackResult>>> {
     let tracked = state.engine.track(&caller, body.into()).await?;
     Ok(Json(V1::new(tracked.into())))

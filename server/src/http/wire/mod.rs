@@ -11,6 +11,7 @@ pub mod contacts;
 pub mod de;
 pub mod domains;
 pub mod events;
+pub mod fast;
 pub mod inbound;
 pub mod mailbox;
 pub mod segments;

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::de::{Email, Event, Filled, JsonObject, WireErrors};
 
 /// Body of `POST /v1/track`.
-#[derive(Debug, Deserr, ToSchema)]
+#[derive(Debug, PartialEq, Deserr, ToSchema)]
 #[deserr(error = WireErrors)]
 #[schema(as = TrackRequest)]
 #[schema(example = json!({"email": "ada@example.org", "event": "signup", "data": {"plan": "pro"}}))]
