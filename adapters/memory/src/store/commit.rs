@@ -9,7 +9,7 @@ use posthorn_core::model::{
 };
 use posthorn_core::ports::{NewJob, StoreError, Write};
 
-use super::state::{EventKey, State, Taken};
+use super::state::{EventKey, Refused, State, Taken};
 use super::workflows::{self, WorkflowUndo};
 
 /// How to put back what one applied write changed.
@@ -159,33 +159,21 @@ fn apply(
                 }
             }
         }
-        Write::UpdateContact(mut contact) => {
+        Write::UpdateContact(contact) => {
             let (ws, id) = (contact.workspace_id.clone(), contact.id.clone());
-            let data = state.data_mut(&ws);
-            let Some(stored) = data.contacts.get(&id) else {
-                return Err(conflict(format!("contact {id} is gone")));
-            };
-            if stored.version != contact.version {
-                return Err(conflict(format!(
-                    "contact {id} is at version {}, not {}",
-                    stored.version, contact.version
-                )));
+            let planned = contact.version;
+            match state.data_mut(&ws).update_contact(contact) {
+                Ok(old) => undo.push(Undo::Contact(ws, id, Some(old))),
+                Err(Refused::Gone) => return Err(conflict(format!("contact {id} is gone"))),
+                Err(Refused::Version(stored)) => {
+                    return Err(conflict(format!(
+                        "contact {id} is at version {stored}, not {planned}"
+                    )))
+                }
+                Err(Refused::Email(email)) => {
+                    return Err(conflict(format!("contact {email} already exists")))
+                }
             }
-            // A contact keeping its address owns that index entry already.
-            if stored.email != contact.email
-                && data
-                    .contact_emails
-                    .get(contact.email.as_str())
-                    .is_some_and(|owner| *owner != id)
-            {
-                return Err(conflict(format!(
-                    "contact {} already exists",
-                    contact.email
-                )));
-            }
-            contact.version += 1;
-            let old = data.replace_contact(&id, Some(contact));
-            undo.push(Undo::Contact(ws, id, old));
         }
         Write::DeleteContact { workspace_id, id } => {
             let data = state.data_mut(&workspace_id);

@@ -70,6 +70,16 @@ impl ContactCounts {
         }
     }
 
+    /// Puts `new` in the place of the stored contact `slot` (the same id and address),
+    /// counted instead of it; returns the contact it replaced.
+    fn swap(&mut self, slot: &mut Contact, new: Contact) -> Contact {
+        let counted = Counted::of(&new);
+        let old = std::mem::replace(slot, new);
+        self.remove(&old.id, Counted::of(&old));
+        self.add(&old.id, counted);
+        old
+    }
+
     /// Takes a contact that leaves the store out of the counts.
     fn remove(&mut self, id: &ContactId, c: Counted) {
         match c.status {
@@ -129,6 +139,17 @@ pub(crate) enum Taken {
     Email(EmailAddress),
     /// Another contact has this id.
     Id(ContactId),
+}
+
+/// What keeps [`WorkspaceData::update_contact`] from storing a contact's new version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// No contact has this id.
+    Gone,
+    /// The stored contact is at another version than the change was planned on.
+    Version(u64),
+    /// Another contact has the new address.
+    Email(EmailAddress),
 }
 
 /// The records of one workspace (growing maps are B-trees, as for [`State`]).
@@ -331,11 +352,7 @@ impl WorkspaceData {
             Some(contact) => match self.contacts.get_mut(id) {
                 Some(slot) if slot.email == contact.email => {
                     debug_assert_eq!(self.contact_emails.get(contact.email.as_str()), Some(id));
-                    let counted = Counted::of(&contact);
-                    let old = std::mem::replace(slot, contact);
-                    self.counts.remove(id, Counted::of(&old));
-                    self.counts.add(id, counted);
-                    return Some(old);
+                    return Some(self.counts.swap(slot, contact));
                 }
                 _ => Some(contact),
             },
@@ -359,6 +376,32 @@ impl WorkspaceData {
             self.contacts.insert(id.clone(), contact);
         }
         old
+    }
+
+    /// Stores `contact` as the next version of the stored one, which must be at
+    /// `contact.version`; returns the version it replaced. A contact keeping its address
+    /// is found with one search and changed in place (every track of a known contact
+    /// comes through here).
+    pub(crate) fn update_contact(&mut self, mut contact: Contact) -> Result<Contact, Refused> {
+        let stored = self.contacts.get_mut(&contact.id).ok_or(Refused::Gone)?;
+        if stored.version != contact.version {
+            return Err(Refused::Version(stored.version));
+        }
+        contact.version += 1;
+        if stored.email == contact.email {
+            // The address index already names this contact.
+            return Ok(self.counts.swap(stored, contact));
+        }
+        if self
+            .contact_emails
+            .get(contact.email.as_str())
+            .is_some_and(|owner| *owner != contact.id)
+        {
+            return Err(Refused::Email(contact.email));
+        }
+        let id = contact.id.clone();
+        self.replace_contact(&id, Some(contact))
+            .ok_or(Refused::Gone)
     }
 
     /// Stores a new contact, unless its address or its id is taken; one search of each
@@ -726,7 +769,11 @@ fn index_event(
     }
     if let Some(contact_id) = &event.contact_id {
         by_contact.insert((contact_id.clone(), key.clone()));
-        facts.entry(contact_id.clone()).or_default().learn(event);
+        // The id is copied only for a contact's first event.
+        match facts.get_mut(contact_id) {
+            Some(known) => known.learn(event),
+            None => facts.entry(contact_id.clone()).or_default().learn(event),
+        }
     }
 }
 
@@ -886,6 +933,44 @@ mod tests {
         assert_eq!(data.replace_contact(&pending.id, None), Some(moved));
         assert!(data.contacts.is_empty() && data.contact_emails.is_empty());
         assert_eq!((data.counts.active, data.counts.subscribed), (0, 0));
+    }
+
+    #[test]
+    fn an_update_is_refused_when_gone_stale_or_onto_a_taken_address() {
+        let clock = ManualClock::new(Utc::now());
+        let mut data = WorkspaceData::default();
+        let ada = contact(&clock, "ada@example.org", false);
+        let bob = contact(&clock, "bob@example.org", true);
+        assert_eq!(data.insert_contact(ada.clone()), Ok(()));
+        assert_eq!(data.insert_contact(bob.clone()), Ok(()));
+
+        let stranger = contact(&clock, "cy@example.org", false);
+        assert_eq!(data.update_contact(stranger), Err(Refused::Gone));
+        let mut onto_bob = ada.clone();
+        onto_bob.email = bob.email.clone();
+        assert_eq!(
+            data.update_contact(onto_bob),
+            Err(Refused::Email(bob.email.clone()))
+        );
+
+        // In place: the next version, counted anew; a plan on the old version is stale.
+        let mut confirmed = bob.clone();
+        confirmed.status = ContactStatus::Active;
+        assert_eq!(data.update_contact(confirmed.clone()), Ok(bob.clone()));
+        let stored = data.contacts.get(&bob.id).expect("stored");
+        assert_eq!((stored.version, stored.status), (1, ContactStatus::Active));
+        assert!(data.counts.pending.is_empty());
+        assert_eq!(data.counts.active, 2);
+        assert_eq!(data.update_contact(confirmed), Err(Refused::Version(1)));
+
+        // A new address moves the index entry.
+        let mut moved = ada.clone();
+        moved.email = EmailAddress::parse("ada@example.net").expect("valid");
+        assert_eq!(data.update_contact(moved), Ok(ada.clone()));
+        assert_eq!(data.contact_emails.get("ada@example.net"), Some(&ada.id));
+        assert!(!data.contact_emails.contains_key("ada@example.org"));
+        assert_eq!(data.contacts.get(&ada.id).map(|c| c.version), Some(1));
+        assert_eq!((data.counts.active, data.counts.subscribed), (2, 2));
     }
 
     #[test]
