@@ -27,8 +27,8 @@
 #
 # POSTHORN_BENCH_SKIP_BUILD=1 uses the release binaries already built.
 #
-# POSTHORN_BENCH_LOAD=wrk puts the load on with wrk instead (bench/wrk/load.sh: `health` and
-# `track-fresh` only), the tool issue #14 measured with.
+# POSTHORN_BENCH_LOAD=wrk puts the load on with wrk instead (bench/wrk/load.sh: `health`,
+# `track-fresh` and `track` only), the tool issue #14 measured with.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

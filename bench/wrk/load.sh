@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The load of `bench/run.sh` from wrk instead of posthorn-bench (POSTHORN_BENCH_LOAD=wrk):
-# the tool issue #14 measured item 1 with. Scenarios `health` and `track-fresh` only, a
-# closed loop of `--connections` connections on 2 threads for `--duration` seconds each.
+# the tool issue #14 measured item 1 with. Scenarios `health`, `track-fresh` and `track`
+# (100,000 recurring contacts) only, a closed loop of `--connections` connections on 2
+# threads for `--duration` seconds each.
 #
 #   POSTHORN_BENCH_LOAD=wrk bash bench/run.sh --scenarios health,track-fresh --duration 8
 #
@@ -55,6 +56,9 @@ for scenario in ${scenarios//,/ }; do
         track-fresh)
             POSTHORN_WRK_KEY="$key" row "POST /v1/track, new contact each" \
                 -s "$here/track-fresh.lua" "$base/v1/track"
+            ;;
+        track)
+            POSTHORN_WRK_KEY="$key" row "POST /v1/track" -s "$here/track.lua" "$base/v1/track"
             ;;
         *) echo "wrk load: scenario $scenario is not supported" >&2; exit 2 ;;
     esac
