@@ -36,9 +36,8 @@ where
     F: FnOnce(Request) -> Fut,
     Fut: std::future::Future<Output = Response>,
 {
-    let token = bearer(req.headers()).map(str::to_string);
     let public_ok = public_key_allowed(req.uri().path());
-    let caller = match authenticate(state, token.as_deref(), public_ok).await {
+    let caller = match authenticate(state, bearer(req.headers()), public_ok).await {
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };

@@ -29,25 +29,36 @@ pub async fn read_limited(
 
 /// The bytes of a JSON body (empty for no body), its size limit and content type checked.
 async fn json_bytes(req: Request, state: &AppState) -> Result<axum::body::Bytes, ApiError> {
-    let content_type = req
+    let is_json = req
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|v| v.to_ascii_lowercase());
+        .is_some_and(is_json_type);
     let bytes = read_limited(req.into_body(), state.max_body_bytes).await?;
     // Only a body of no bytes is "no body" (as Express's JSON parser has it); whitespace
     // alone is not JSON text and is refused below like any other syntax error.
     if bytes.is_empty() {
         return Ok(bytes);
     }
-    let is_json = content_type.as_deref().is_some_and(|ct| {
-        let essence = ct.split(';').next().unwrap_or("").trim();
-        essence == "application/json" || essence.ends_with("+json")
-    });
     if !is_json {
         return Err(ApiError::UnsupportedContentType);
     }
     Ok(bytes)
+}
+
+/// Whether a `Content-Type` names JSON: `application/json` or a `+json` type, in any case,
+/// parameters aside.
+fn is_json_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .as_bytes();
+    let suffix = b"+json";
+    essence.eq_ignore_ascii_case(b"application/json")
+        || (essence.len() >= suffix.len()
+            && essence[essence.len() - suffix.len()..].eq_ignore_ascii_case(suffix))
 }
 
 /// JSON text cannot carry a raw NUL, only the escape `\u0000`: without one in the bytes
@@ -125,5 +136,33 @@ where
         }
         let value = value_of(&bytes)?;
         parse::<T>(value).map(FastWire).map_err(ApiError::Domain)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_json_type;
+
+    #[test]
+    fn json_types_are_known_in_any_case_with_parameters() {
+        for json in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            " application/json ;x=y",
+            "application/vnd.api+json",
+            "APPLICATION/PROBLEM+JSON",
+        ] {
+            assert!(is_json_type(json), "{json}");
+        }
+        for other in [
+            "text/plain",
+            "application/jsonx",
+            "json",
+            "+jso",
+            "",
+            "application/x-www-form-urlencoded",
+        ] {
+            assert!(!is_json_type(other), "{other}");
+        }
     }
 }
