@@ -208,9 +208,7 @@ pub async fn plan_upsert_of(
                 contact.subscribed = flag;
             }
             if let Some(patch) = upsert.data {
-                let before = contact.data.clone();
-                merge_data(&mut contact.data, patch);
-                changed |= before != contact.data;
+                changed |= merge_data(&mut contact.data, patch);
             }
             if changed {
                 contact.updated_at = now;
@@ -405,7 +403,9 @@ impl Engine {
             match &data {
                 Patch::Keep => {}
                 Patch::Clear => contact.data.clear(),
-                Patch::Set(patch) => merge_data(&mut contact.data, patch),
+                Patch::Set(patch) => {
+                    merge_data(&mut contact.data, patch);
+                }
             }
             if contact == before {
                 return Ok(contact);

@@ -85,15 +85,19 @@ impl Contact {
     }
 }
 
-/// Merges `patch` into `data` shallowly: a `null` value removes that key.
-pub fn merge_data(data: &mut Map<String, Value>, patch: &Map<String, Value>) {
+/// Merges `patch` into `data` shallowly: a `null` value removes that key. Returns whether
+/// `data` changed (a value equal to the stored one is not copied again).
+pub fn merge_data(data: &mut Map<String, Value>, patch: &Map<String, Value>) -> bool {
+    let mut changed = false;
     for (key, value) in patch {
         if value.is_null() {
-            data.remove(key);
-        } else {
+            changed |= data.remove(key).is_some();
+        } else if data.get(key) != Some(value) {
             data.insert(key.clone(), value.clone());
+            changed = true;
         }
     }
+    changed
 }
 
 #[cfg(test)]
@@ -139,5 +143,45 @@ mod tests {
             Value::Object(data),
             json!({"a": 1, "b": {"y": 2}, "d": "new"})
         );
+    }
+
+    fn small_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (0u8..3).prop_map(Value::from),
+            "[ab]{0,2}".prop_map(Value::from),
+        ]
+    }
+
+    fn small_map() -> impl proptest::strategy::Strategy<Value = Map<String, Value>> {
+        use proptest::prelude::*;
+        prop::collection::btree_map("[a-d]", small_value(), 0..4)
+            .prop_map(|m| m.into_iter().collect())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn merging_reports_a_change_exactly_when_the_data_changed(
+            data in small_map(),
+            patch in small_map(),
+        ) {
+            let mut merged = data.clone();
+            let changed = merge_data(&mut merged, &patch);
+            proptest::prop_assert_eq!(changed, merged != data);
+            for (key, value) in &patch {
+                if value.is_null() {
+                    proptest::prop_assert!(!merged.contains_key(key));
+                } else {
+                    proptest::prop_assert_eq!(merged.get(key), Some(value));
+                }
+            }
+            for (key, value) in &data {
+                if !patch.contains_key(key) {
+                    proptest::prop_assert_eq!(merged.get(key), Some(value));
+                }
+            }
+        }
     }
 }
