@@ -1,6 +1,6 @@
 //! The `Clock` port: every use of "now" goes through it so tests can move time by hand.
 
-use chrono::{DateTime, Duration, DurationRound, Utc};
+use chrono::{DateTime, Duration, DurationRound, Timelike, Utc};
 use futures::future::BoxFuture;
 use std::sync::Mutex;
 use uuid::{ContextV7, Timestamp, Uuid};
@@ -44,13 +44,20 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
-        let now = Utc::now();
-        now.duration_trunc(Duration::milliseconds(1)).unwrap_or(now)
+        to_millisecond(Utc::now())
     }
 
     fn sleep(&self, duration: std::time::Duration) -> BoxFuture<'static, ()> {
         Box::pin(tokio::time::sleep(duration))
     }
+}
+
+/// `at` without its sub-millisecond part. The fraction of the second is replaced, where
+/// `duration_trunc` would go through nanoseconds since 1970 (every request reads the clock
+/// several times).
+fn to_millisecond(at: DateTime<Utc>) -> DateTime<Utc> {
+    let nanos = at.timestamp_subsec_nanos();
+    at.with_nanosecond(nanos - nanos % 1_000_000).unwrap_or(at)
 }
 
 /// A clock that only moves when told to; for tests.
@@ -100,6 +107,24 @@ impl Clock for ManualClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn to_millisecond_truncates_as_duration_trunc_does(
+            seconds in 0i64..9_000_000_000,
+            nanos in 0u32..1_000_000_000,
+        ) {
+            let at = DateTime::from_timestamp(seconds, nanos).unwrap_or_default();
+            let expected = at.duration_trunc(Duration::milliseconds(1)).unwrap_or(at);
+            prop_assert_eq!(to_millisecond(at), expected);
+        }
+    }
+
+    #[test]
+    fn the_system_clock_reads_whole_milliseconds() {
+        assert_eq!(SystemClock.now().timestamp_subsec_nanos() % 1_000_000, 0);
+    }
 
     #[test]
     fn manual_clock_ids_carry_its_time_and_keep_increasing() {
