@@ -1,6 +1,6 @@
 //! The `Clock` port: every use of "now" goes through it so tests can move time by hand.
 
-use chrono::{DateTime, Duration, DurationRound, Timelike, Utc};
+use chrono::{DateTime, Duration, Timelike, Utc};
 use futures::future::BoxFuture;
 use std::sync::Mutex;
 use uuid::{ContextV7, Timestamp, Uuid};
@@ -107,6 +107,7 @@ impl Clock for ManualClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::DurationRound;
     use proptest::prelude::*;
 
     proptest! {
