@@ -55,10 +55,11 @@ for scenario in ${scenarios//,/ }; do
         health) row "GET /health" "$base/health" ;;
         track-fresh)
             POSTHORN_WRK_KEY="$key" row "POST /v1/track, new contact each" \
-                -s "$here/track-fresh.lua" "$base/v1/track"
+                -s "$here/track.lua" "$base/v1/track"
             ;;
         track)
-            POSTHORN_WRK_KEY="$key" row "POST /v1/track" -s "$here/track.lua" "$base/v1/track"
+            POSTHORN_WRK_KEY="$key" POSTHORN_WRK_RECUR=100000 row "POST /v1/track" \
+                -s "$here/track.lua" "$base/v1/track"
             ;;
         *) echo "wrk load: scenario $scenario is not supported" >&2; exit 2 ;;
     esac
