@@ -341,8 +341,7 @@ impl WorkspaceData {
 
     /// Stores `new` (or removes) the contact `id`, keeping the email index, the pending
     /// index and the counters in step. A contact that keeps its address changes in place:
-    /// one search, and its index entries stay as they are (every track of a known contact
-    /// comes through here).
+    /// one search, and its index entries stay as they are (an update rolled back, for one).
     pub(crate) fn replace_contact(
         &mut self,
         id: &ContactId,
