@@ -110,9 +110,14 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let JsonBody(value) = JsonBody::from_request(req, state).await?;
-        parse::<T>(value).map(Wire).map_err(ApiError::Domain)
+        let bytes = json_bytes(req, state).await?;
+        by_deserr(&bytes).map(Wire)
     }
+}
+
+/// `bytes` (a JSON body, empty for none) read into `T` with deserr.
+fn by_deserr<T: Deserr<WireErrors> + PartialSchema>(bytes: &[u8]) -> Result<T, ApiError> {
+    parse::<T>(value_of(bytes)?).map_err(ApiError::Domain)
 }
 
 /// [`Wire`] for the hottest bodies: a well-formed body is read straight into `T` with serde
@@ -134,8 +139,7 @@ where
                 return Ok(FastWire(body));
             }
         }
-        let value = value_of(&bytes)?;
-        parse::<T>(value).map(FastWire).map_err(ApiError::Domain)
+        by_deserr(&bytes).map(FastWire)
     }
 }
 
