@@ -2,6 +2,7 @@
 
 mod alongside;
 mod commit;
+mod hash_index;
 mod reads;
 mod state;
 mod stored_event;

@@ -15,11 +15,17 @@ use posthorn_core::model::{
 };
 use posthorn_core::segment::{activity_of_event, ActivityFact, EventFact};
 
+use super::hash_index::HashIndex;
 use super::stored_event::StoredEvent;
 use super::workflows::WorkflowData;
 
 /// Position of an event in time order: (created_at, id).
 pub(crate) type EventKey = (DateTime<Utc>, EventId);
+
+/// A map keyed by workspace id, which every request looks up a few times. Hashed with
+/// hashbrown's default (foldhash), several times cheaper than std's SipHash for an id:
+/// workspace ids are made by the store, so no stranger chooses the keys of these maps.
+pub(crate) type WorkspaceMap<V> = hashbrown::HashMap<WorkspaceId, V>;
 
 /// A deployment-wide index of emails by a header value: value → (email id, workspace id).
 pub(crate) type EmailIndex = BTreeMap<String, BTreeSet<(EmailId, WorkspaceId)>>;
@@ -101,6 +107,9 @@ pub(crate) struct EventFacts {
     pub(crate) events: Vec<EventFact>,
     /// The events that stand for email activity (`email.open`, ...), in no particular order.
     pub(crate) activity: Vec<ActivityFact>,
+    /// The keys of the contact's events, oldest first. Kept with the facts, not in an index
+    /// of its own: a new event about a contact then costs one search, not two.
+    pub(crate) keys: Vec<EventKey>,
 }
 
 /// Every record of the store.
@@ -112,11 +121,11 @@ pub(crate) struct EventFacts {
 #[derive(Debug, Default)]
 pub(crate) struct State {
     /// Workspaces by id.
-    pub(crate) workspaces: HashMap<WorkspaceId, Workspace>,
+    pub(crate) workspaces: WorkspaceMap<Workspace>,
     /// Key hash → (workspace id, key set id, kind).
     pub(crate) key_hashes: HashMap<String, (WorkspaceId, KeySetId, KeyKind)>,
     /// Records per workspace.
-    pub(crate) data: HashMap<WorkspaceId, WorkspaceData>,
+    pub(crate) data: WorkspaceMap<WorkspaceData>,
     /// Provider message id → the emails carrying it, as (email id, workspace id).
     pub(crate) provider_ids: EmailIndex,
     /// Message-ID → the emails carrying it, as (email id, workspace id).
@@ -127,7 +136,7 @@ pub(crate) struct State {
     /// Processed SNS messages, with when each was processed.
     pub(crate) sns_messages: BTreeMap<String, DateTime<Utc>>,
     /// Workflow records per workspace.
-    pub(crate) workflows: HashMap<WorkspaceId, WorkflowData>,
+    pub(crate) workflows: WorkspaceMap<WorkflowData>,
     /// `Idempotency-Key` records by (scope, key).
     pub(crate) idempotency: BTreeMap<(String, String), IdempotencyRecord>,
 }
@@ -162,7 +171,7 @@ pub(crate) struct WorkspaceData {
     /// Contacts by id; ids are time ordered, so the map's order is creation order.
     pub(crate) contacts: BTreeMap<ContactId, Contact>,
     /// Email → contact id.
-    pub(crate) contact_emails: BTreeMap<String, ContactId>,
+    pub(crate) contact_emails: HashIndex<String, ContactId>,
     /// The counters and the pending index of the contacts.
     pub(crate) counts: ContactCounts,
     pub(crate) templates: HashMap<TemplateId, Template>,
@@ -172,11 +181,8 @@ pub(crate) struct WorkspaceData {
     pub(crate) events: BTreeMap<EventKey, StoredEvent>,
     /// Event name → keys of the events with that name (never empty).
     pub(crate) events_by_name: BTreeMap<String, BTreeSet<EventKey>>,
-    /// (contact id, key) of every event about a contact. One set for all contacts, not a
-    /// set per contact: a B-tree's first node holds room for eleven entries, and most
-    /// contacts have one or two events.
-    pub(crate) events_by_contact: BTreeSet<(ContactId, EventKey)>,
-    /// Contact id → the facts of its events, for evaluating conditions (never empty).
+    /// Contact id → the facts of its events, for evaluating conditions, and their keys
+    /// (never empty).
     pub(crate) event_facts: BTreeMap<ContactId, EventFacts>,
     pub(crate) segments: HashMap<SegmentId, Segment>,
     /// Every segment by (created_at, id).
@@ -195,7 +201,7 @@ pub(crate) struct WorkspaceData {
     /// Campaign id → how many of its emails are in each status.
     pub(crate) campaign_counts: HashMap<CampaignId, EmailCounts>,
     /// Event id → its key in `events`.
-    pub(crate) event_keys: BTreeMap<EventId, EventKey>,
+    pub(crate) event_keys: HashIndex<EventId, EventKey>,
 }
 
 impl State {
@@ -407,12 +413,11 @@ impl WorkspaceData {
     /// index, where a check and then [`WorkspaceData::replace_contact`] would take five
     /// (every new contact of `/v1/track` comes through here).
     pub(crate) fn insert_contact(&mut self, contact: Contact) -> Result<(), Taken> {
-        let by_email = match self
+        let Some(by_email) = self
             .contact_emails
-            .entry(contact.email.as_str().to_string())
-        {
-            btree_map::Entry::Vacant(slot) => slot,
-            btree_map::Entry::Occupied(_) => return Err(Taken::Email(contact.email)),
+            .vacant(contact.email.as_str().to_string())
+        else {
+            return Err(Taken::Email(contact.email));
         };
         let by_id = match self.contacts.entry(contact.id.clone()) {
             btree_map::Entry::Vacant(slot) => slot,
@@ -600,13 +605,11 @@ impl WorkspaceData {
         &self,
         contact_id: &ContactId,
     ) -> impl DoubleEndedIterator<Item = &EventKey> {
-        // Event ids are UUID text (ASCII), so every key of the contact sorts before a char
-        // beyond ASCII at the latest time there is.
-        let first = (DateTime::<Utc>::MIN_UTC, EventId::default());
-        let last = (DateTime::<Utc>::MAX_UTC, EventId::from("\u{10FFFF}"));
-        self.events_by_contact
-            .range((contact_id.clone(), first)..=(contact_id.clone(), last))
-            .map(|(_, key)| key)
+        self.event_facts
+            .get(contact_id)
+            .map(|facts| facts.keys.iter())
+            .into_iter()
+            .flatten()
     }
 
     /// Stores `new` (or removes) the event at `key`, keeping the name and contact indexes.
@@ -616,10 +619,8 @@ impl WorkspaceData {
             self.event_keys.remove(&old.id);
             remove_from_index(&mut self.events_by_name, &old.name, key);
             if let Some(contact_id) = &old.contact_id {
-                self.events_by_contact
-                    .remove(&(contact_id.clone(), key.clone()));
                 if let Some(facts) = self.event_facts.get_mut(contact_id) {
-                    facts.forget(old);
+                    facts.forget(old, key);
                     if facts.events.is_empty() {
                         self.event_facts.remove(contact_id);
                     }
@@ -630,7 +631,6 @@ impl WorkspaceData {
             index_event(
                 &mut self.event_keys,
                 &mut self.events_by_name,
-                &mut self.events_by_contact,
                 &mut self.event_facts,
                 key,
                 &event,
@@ -653,7 +653,6 @@ impl WorkspaceData {
                 index_event(
                     &mut self.event_keys,
                     &mut self.events_by_name,
-                    &mut self.events_by_contact,
                     &mut self.event_facts,
                     &key,
                     &stored.event,
@@ -669,11 +668,15 @@ impl WorkspaceData {
 }
 
 impl EventFacts {
-    /// Adds the facts of `event`.
-    fn learn(&mut self, event: &Event) {
+    /// Adds the facts of `event`, stored at `key`.
+    fn learn(&mut self, event: &Event, key: &EventKey) {
         // Most contacts have a handful of events: start with room for one, not Vec's four.
-        self.events
-            .reserve_exact(usize::from(self.events.is_empty()));
+        let first = usize::from(self.events.is_empty());
+        self.events.reserve_exact(first);
+        self.keys.reserve_exact(first);
+        // Events mostly come in time order: then this is the end.
+        let at = self.keys.partition_point(|k| k < key);
+        self.keys.insert(at, key.clone());
         self.events.push(EventFact {
             name: event.name.clone(),
             at: event.created_at,
@@ -686,8 +689,12 @@ impl EventFacts {
         }
     }
 
-    /// Removes the facts of `event` (one occurrence; equal facts are interchangeable).
-    fn forget(&mut self, event: &Event) {
+    /// Removes the facts of `event`, stored at `key` (one occurrence; equal facts are
+    /// interchangeable).
+    fn forget(&mut self, event: &Event, key: &EventKey) {
+        if let Ok(i) = self.keys.binary_search(key) {
+            self.keys.remove(i);
+        }
         let at = event.created_at;
         if let Some(i) = self
             .events
@@ -749,9 +756,8 @@ fn remove_from_index(index: &mut BTreeMap<String, BTreeSet<EventKey>>, name: &st
 /// Adds the event at `key` to a workspace's event indexes (passed apart, so the event can
 /// be borrowed from the event map meanwhile).
 fn index_event(
-    event_keys: &mut BTreeMap<EventId, EventKey>,
+    event_keys: &mut HashIndex<EventId, EventKey>,
     by_name: &mut BTreeMap<String, BTreeSet<EventKey>>,
-    by_contact: &mut BTreeSet<(ContactId, EventKey)>,
     facts: &mut BTreeMap<ContactId, EventFacts>,
     key: &EventKey,
     event: &Event,
@@ -767,11 +773,13 @@ fn index_event(
         }
     }
     if let Some(contact_id) = &event.contact_id {
-        by_contact.insert((contact_id.clone(), key.clone()));
         // The id is copied only for a contact's first event.
         match facts.get_mut(contact_id) {
-            Some(known) => known.learn(event),
-            None => facts.entry(contact_id.clone()).or_default().learn(event),
+            Some(known) => known.learn(event, key),
+            None => facts
+                .entry(contact_id.clone())
+                .or_default()
+                .learn(event, key),
         }
     }
 }
