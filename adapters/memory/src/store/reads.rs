@@ -73,6 +73,10 @@ pub(super) fn contact_by_email(
 
 /// Whether lower-casing `text` leaves it as it is.
 fn is_lower_case(text: &str) -> bool {
+    // Most addresses are ASCII: a byte scan, not the Unicode tables for every char.
+    if text.is_ascii() {
+        return !text.bytes().any(|b| b.is_ascii_uppercase());
+    }
     text.chars().flat_map(char::to_lowercase).eq(text.chars())
 }
 
@@ -592,7 +596,17 @@ pub(super) fn email_stats(
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::is_lower_case;
+
+    proptest! {
+        #[test]
+        fn the_ascii_scan_agrees_with_lower_casing_each_char(text in "[ -~]{0,40}") {
+            let by_chars = text.chars().flat_map(char::to_lowercase).eq(text.chars());
+            prop_assert_eq!(is_lower_case(&text), by_chars);
+        }
+    }
 
     #[test]
     fn lower_case_is_told_from_any_other_case() {

@@ -773,14 +773,11 @@ fn index_event(
         }
     }
     if let Some(contact_id) = &event.contact_id {
-        // The id is copied only for a contact's first event.
-        match facts.get_mut(contact_id) {
-            Some(known) => known.learn(event, key),
-            None => facts
-                .entry(contact_id.clone())
-                .or_default()
-                .learn(event, key),
-        }
+        // One search; the id's copy is a count, not its text.
+        facts
+            .entry(contact_id.clone())
+            .or_default()
+            .learn(event, key);
     }
 }
 
