@@ -365,7 +365,7 @@ impl IntoResponse for ApiError {
             },
             timestamp: posthorn_core::model::timestamp::format(&chrono::Utc::now()),
         };
-        let mut response = (parts.status, axum::Json(body)).into_response();
+        let mut response = (parts.status, super::answer::JsonAnswer(body)).into_response();
         if let Some(secs) = retry_after {
             if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert("retry-after", v);

@@ -1,6 +1,7 @@
 //! The HTTP edge: routes, middleware and the envelope. Handlers are thin: they parse,
 //! call a use case on the `Engine`, and render.
 
+pub mod answer;
 pub mod auth;
 pub mod auth_cache;
 pub mod body;

@@ -1,8 +1,8 @@
 //! The operator API under `/admin` (admin token only).
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::model::{Domain, Workspace};
 use posthorn_core::model::{JobId, WorkspaceId};
 use posthorn_core::Error;
@@ -30,11 +30,11 @@ use crate::http::AppState;
 pub async fn create(
     State(state): State<AppState>,
     Wire(body): Wire<WorkspaceCreateBody>,
-) -> ApiResult<(StatusCode, Json<CreatedWorkspace>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<CreatedWorkspace>)> {
     let (workspace, keys) = state.engine.create_workspace(body.into()).await?;
     Ok((
         StatusCode::CREATED,
-        Json(CreatedWorkspace {
+        JsonAnswer(CreatedWorkspace {
             workspace,
             key_set: (&keys).into(),
         }),
@@ -48,8 +48,8 @@ pub async fn create(
         (status = 200, description = "Every workspace", body = WorkspaceList),
     ),
 )]
-pub async fn list(State(state): State<AppState>) -> ApiResult<Json<WorkspaceList>> {
-    Ok(Json(WorkspaceList {
+pub async fn list(State(state): State<AppState>) -> ApiResult<JsonAnswer<WorkspaceList>> {
+    Ok(JsonAnswer(WorkspaceList {
         data: state.engine.workspaces().await?,
     }))
 }
@@ -66,8 +66,8 @@ pub async fn list(State(state): State<AppState>) -> ApiResult<Json<WorkspaceList
 pub async fn read(
     State(state): State<AppState>,
     Path(id): Path<WorkspaceId>,
-) -> ApiResult<Json<Workspace>> {
-    Ok(Json(state.engine.workspace(&id).await?))
+) -> ApiResult<JsonAnswer<Workspace>> {
+    Ok(JsonAnswer(state.engine.workspace(&id).await?))
 }
 
 /// Update a workspace
@@ -87,8 +87,10 @@ pub async fn patch(
     State(state): State<AppState>,
     Path(id): Path<WorkspaceId>,
     Wire(body): Wire<WorkspacePatchBody>,
-) -> ApiResult<Json<Workspace>> {
-    Ok(Json(state.engine.patch_workspace(&id, body.into()).await?))
+) -> ApiResult<JsonAnswer<Workspace>> {
+    Ok(JsonAnswer(
+        state.engine.patch_workspace(&id, body.into()).await?,
+    ))
 }
 
 /// Create a key set for a workspace
@@ -106,9 +108,9 @@ pub async fn create_key_set(
     State(state): State<AppState>,
     Path(id): Path<WorkspaceId>,
     Wire(body): Wire<KeySetBody>,
-) -> ApiResult<(StatusCode, Json<NewKeySetBody>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<NewKeySetBody>)> {
     let set = state.engine.admin_create_key_set(&id, body.into()).await?;
-    Ok((StatusCode::CREATED, Json((&set).into())))
+    Ok((StatusCode::CREATED, JsonAnswer((&set).into())))
 }
 
 /// Add a sender domain to a workspace
@@ -129,9 +131,9 @@ pub async fn add_domain(
     State(state): State<AppState>,
     Path(id): Path<WorkspaceId>,
     Wire(body): Wire<DomainBody>,
-) -> ApiResult<(StatusCode, Json<Domain>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<Domain>)> {
     let domain = state.engine.admin_add_domain(&id, body.into()).await?;
-    Ok((StatusCode::CREATED, Json(domain)))
+    Ok((StatusCode::CREATED, JsonAnswer(domain)))
 }
 
 /// List dead jobs
@@ -149,7 +151,7 @@ pub async fn add_domain(
 pub async fn dead_jobs(
     State(state): State<AppState>,
     WireQuery(query): WireQuery<DeadJobsQuery>,
-) -> ApiResult<Json<DeadJobList>> {
+) -> ApiResult<JsonAnswer<DeadJobList>> {
     let limit = usize::try_from(query.limit.0).unwrap_or(100);
     let jobs = state
         .engine
@@ -161,7 +163,7 @@ pub async fn dead_jobs(
                 .ok_or_else(|| Error::Internal(format!("job {} has no object payload", job.id)))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Json(DeadJobList { jobs }))
+    Ok(JsonAnswer(DeadJobList { jobs }))
 }
 
 /// Revive a dead job
@@ -180,9 +182,9 @@ pub async fn dead_jobs(
 pub async fn revive_job(
     State(state): State<AppState>,
     Path(id): Path<JobId>,
-) -> ApiResult<Json<RevivedJob>> {
+) -> ApiResult<JsonAnswer<RevivedJob>> {
     state.engine.revive_job(&id).await?;
-    Ok(Json(RevivedJob {
+    Ok(JsonAnswer(RevivedJob {
         revived: true,
         id: id.into_string(),
     }))

@@ -1,9 +1,9 @@
 //! `/campaigns`: every answer is `{success, data}` (send and cancel add `message`), typed
 //! in [`crate::http::wire::campaigns`].
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::CampaignId;
 use std::sync::Arc;
@@ -35,9 +35,9 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<CampaignCreateInput>,
-) -> ApiResult<(StatusCode, Json<CampaignResponse>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<CampaignResponse>)> {
     let view = state.engine.create_campaign(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, Json(view.into())))
+    Ok((StatusCode::CREATED, JsonAnswer(view.into())))
 }
 
 /// List campaigns
@@ -55,9 +55,9 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<CampaignsQuery>,
-) -> ApiResult<Json<CampaignPage>> {
+) -> ApiResult<JsonAnswer<CampaignPage>> {
     let page = state.engine.list_campaigns(&caller, query.into()).await?;
-    Ok(Json(page.into()))
+    Ok(JsonAnswer(page.into()))
 }
 
 /// Read a campaign
@@ -75,8 +75,10 @@ pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Json<CampaignResponse>> {
-    Ok(Json(state.engine.campaign(&caller, &id).await?.into()))
+) -> ApiResult<JsonAnswer<CampaignResponse>> {
+    Ok(JsonAnswer(
+        state.engine.campaign(&caller, &id).await?.into(),
+    ))
 }
 
 /// Update a campaign
@@ -100,12 +102,12 @@ pub async fn update(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignPatchBody>,
-) -> ApiResult<Json<CampaignResponse>> {
+) -> ApiResult<JsonAnswer<CampaignResponse>> {
     let view = state
         .engine
         .update_campaign(&caller, &id, body.into())
         .await?;
-    Ok(Json(view.into()))
+    Ok(JsonAnswer(view.into()))
 }
 
 /// Update a campaign (PATCH)
@@ -129,7 +131,7 @@ pub async fn patch(
     caller: Extension<Arc<Caller>>,
     id: Path<CampaignId>,
     body: Wire<CampaignPatchBody>,
-) -> ApiResult<Json<CampaignResponse>> {
+) -> ApiResult<JsonAnswer<CampaignResponse>> {
     update(state, caller, id, body).await
 }
 
@@ -149,9 +151,9 @@ pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Json<CampaignDeleted>> {
+) -> ApiResult<JsonAnswer<CampaignDeleted>> {
     state.engine.delete_campaign(&caller, &id).await?;
-    Ok(Json(CampaignDeleted::default()))
+    Ok(JsonAnswer(CampaignDeleted::default()))
 }
 
 /// Send or schedule a campaign
@@ -176,12 +178,12 @@ pub async fn send(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
     Wire(body): Wire<CampaignSendBody>,
-) -> ApiResult<Json<CampaignActionResponse>> {
+) -> ApiResult<JsonAnswer<CampaignActionResponse>> {
     let (view, message) = state
         .engine
         .send_campaign(&caller, &id, body.into())
         .await?;
-    Ok(Json(CampaignActionResponse::new(view, message)))
+    Ok(JsonAnswer(CampaignActionResponse::new(view, message)))
 }
 
 /// Cancel a campaign
@@ -202,9 +204,9 @@ pub async fn cancel(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Json<CampaignActionResponse>> {
+) -> ApiResult<JsonAnswer<CampaignActionResponse>> {
     let (view, message) = state.engine.cancel_campaign(&caller, &id).await?;
-    Ok(Json(CampaignActionResponse::new(view, message)))
+    Ok(JsonAnswer(CampaignActionResponse::new(view, message)))
 }
 
 /// Campaign statistics
@@ -223,6 +225,8 @@ pub async fn stats(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<CampaignId>,
-) -> ApiResult<Json<CampaignStatsResponse>> {
-    Ok(Json(state.engine.campaign(&caller, &id).await?.into()))
+) -> ApiResult<JsonAnswer<CampaignStatsResponse>> {
+    Ok(JsonAnswer(
+        state.engine.campaign(&caller, &id).await?.into(),
+    ))
 }

@@ -1,8 +1,8 @@
 //! `/contacts`.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Contact;
 use posthorn_core::model::ContactId;
@@ -32,7 +32,7 @@ pub async fn upsert(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<ContactUpsert>,
-) -> ApiResult<(StatusCode, Json<UpsertedContact>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<UpsertedContact>)> {
     let done = state.engine.upsert_contact(&caller, body.into()).await?;
     let status = if done.is_new {
         StatusCode::CREATED
@@ -45,7 +45,7 @@ pub async fn upsert(
     };
     Ok((
         status,
-        Json(UpsertedContact {
+        JsonAnswer(UpsertedContact {
             contact: done.contact,
             meta,
         }),
@@ -67,9 +67,9 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<ContactsQuery>,
-) -> ApiResult<Json<ContactPage>> {
+) -> ApiResult<JsonAnswer<ContactPage>> {
     let page = state.engine.list_contacts(&caller, query.into()).await?;
-    Ok(Json(page.into()))
+    Ok(JsonAnswer(page.into()))
 }
 
 /// Read a contact
@@ -85,8 +85,8 @@ pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<ContactId>,
-) -> ApiResult<Json<Contact>> {
-    Ok(Json(state.engine.contact(&caller, &id).await?))
+) -> ApiResult<JsonAnswer<Contact>> {
+    Ok(JsonAnswer(state.engine.contact(&caller, &id).await?))
 }
 
 /// Update a contact
@@ -108,8 +108,8 @@ pub async fn patch(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<ContactId>,
     Wire(body): Wire<ContactPatchBody>,
-) -> ApiResult<Json<Contact>> {
-    Ok(Json(
+) -> ApiResult<JsonAnswer<Contact>> {
+    Ok(JsonAnswer(
         state
             .engine
             .patch_contact(&caller, &id, body.into())

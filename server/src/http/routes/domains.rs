@@ -1,8 +1,8 @@
 //! `/domains`: the workspace's domains, their DNS records and verification.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::DomainId;
 use std::sync::Arc;
@@ -30,9 +30,9 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<DomainCreateBody>,
-) -> ApiResult<(StatusCode, Json<DomainBody>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<DomainBody>)> {
     let view = state.engine.create_domain(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, Json((&view).into())))
+    Ok((StatusCode::CREATED, JsonAnswer((&view).into())))
 }
 
 /// List domains
@@ -46,9 +46,9 @@ pub async fn create(
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-) -> ApiResult<Json<DomainList>> {
+) -> ApiResult<JsonAnswer<DomainList>> {
     let views = state.engine.list_domains(&caller).await?;
-    Ok(Json(DomainList {
+    Ok(JsonAnswer(DomainList {
         data: views.iter().map(Into::into).collect(),
     }))
 }
@@ -67,9 +67,9 @@ pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<DomainId>,
-) -> ApiResult<Json<DomainBody>> {
+) -> ApiResult<JsonAnswer<DomainBody>> {
     let view = state.engine.domain(&caller, &id).await?;
-    Ok(Json((&view).into()))
+    Ok(JsonAnswer((&view).into()))
 }
 
 /// Verify a domain now
@@ -89,9 +89,9 @@ pub async fn verify(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<DomainId>,
-) -> ApiResult<Json<DomainBody>> {
+) -> ApiResult<JsonAnswer<DomainBody>> {
     let view = state.engine.verify_domain(&caller, &id).await?;
-    Ok(Json((&view).into()))
+    Ok(JsonAnswer((&view).into()))
 }
 
 /// Update a domain
@@ -112,9 +112,9 @@ pub async fn patch(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<DomainId>,
     Wire(body): Wire<DomainPatchBody>,
-) -> ApiResult<Json<DomainBody>> {
+) -> ApiResult<JsonAnswer<DomainBody>> {
     let view = state.engine.patch_domain(&caller, &id, body.into()).await?;
-    Ok(Json((&view).into()))
+    Ok(JsonAnswer((&view).into()))
 }
 
 /// Delete a domain

@@ -1,7 +1,7 @@
 //! `/events` and `/events/names` (secret key only, enforced by the auth layer).
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, State};
-use axum::Json;
 use posthorn_core::app::Caller;
 use std::sync::Arc;
 
@@ -25,9 +25,9 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<EventsQuery>,
-) -> ApiResult<Json<EventList>> {
+) -> ApiResult<JsonAnswer<EventList>> {
     let events = state.engine.list_events(&caller, query.into()).await?;
-    Ok(Json(EventList { events }))
+    Ok(JsonAnswer(EventList { events }))
 }
 
 /// List event names
@@ -42,7 +42,7 @@ pub async fn list(
 pub async fn names(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-) -> ApiResult<Json<EventNames>> {
+) -> ApiResult<JsonAnswer<EventNames>> {
     let event_names = state.engine.event_names(&caller).await?;
-    Ok(Json(EventNames { event_names }))
+    Ok(JsonAnswer(EventNames { event_names }))
 }

@@ -1,9 +1,9 @@
 //! `GET /health`: readiness, with the queue's state.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -56,7 +56,7 @@ pub struct Unavailable {
 pub async fn health(State(state): State<AppState>) -> Response {
     // From a probe at most a second old (see `health_cache`).
     match state.health.current(&state.engine).await {
-        Probe::Ok(stats) => Json(Health {
+        Probe::Ok(stats) => JsonAnswer(Health {
             status: "ok",
             jobs: JobCounts {
                 queued: stats.queued,
@@ -67,7 +67,7 @@ pub async fn health(State(state): State<AppState>) -> Response {
         .into_response(),
         Probe::Unavailable(failing) => (
             StatusCode::SERVICE_UNAVAILABLE,
-            Json(Unavailable {
+            JsonAnswer(Unavailable {
                 status: "unavailable",
                 failing,
             }),

@@ -1,9 +1,9 @@
 //! `POST /inbound/raw`: raw intake for MTAs that relay received mail over HTTP.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, RawQuery, Request, State};
 use axum::http::header::CONTENT_TYPE;
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::app::inbound::InboundMessage;
 use posthorn_core::app::Caller;
 use posthorn_core::model::ProviderVerdicts;
@@ -38,7 +38,7 @@ pub async fn raw(
     Extension(caller): Extension<Arc<Caller>>,
     RawQuery(query): RawQuery,
     req: Request,
-) -> ApiResult<(StatusCode, Json<V1<InboundResult>>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<V1<InboundResult>>)> {
     let envelope = InboundEnvelope::parse(query.as_deref())?;
     let is_rfc822 = req
         .headers()
@@ -64,6 +64,6 @@ pub async fn raw(
     let at = state.engine.clock.now();
     Ok((
         StatusCode::ACCEPTED,
-        Json(V1::new(InboundResult::new(receipt, at))),
+        JsonAnswer(V1::new(InboundResult::new(receipt, at))),
     ))
 }

@@ -1,8 +1,8 @@
 //! `/keys`: the workspace's key sets.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::KeySetId;
 use std::sync::Arc;
@@ -25,9 +25,9 @@ use crate::http::AppState;
 pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-) -> ApiResult<Json<KeySetList>> {
+) -> ApiResult<JsonAnswer<KeySetList>> {
     let data = state.engine.list_key_sets(&caller).await?;
-    Ok(Json(KeySetList { data }))
+    Ok(JsonAnswer(KeySetList { data }))
 }
 
 /// Create a key set
@@ -46,9 +46,9 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<KeySetBody>,
-) -> ApiResult<(StatusCode, Json<NewKeySetBody>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<NewKeySetBody>)> {
     let set = state.engine.create_key_set(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, Json((&set).into())))
+    Ok((StatusCode::CREATED, JsonAnswer((&set).into())))
 }
 
 /// Revoke a key set

@@ -7,7 +7,7 @@ use posthorn_core::app::send::Accepted;
 use posthorn_core::app::Caller;
 use std::sync::Arc;
 
-use axum::Json;
+use crate::http::answer::JsonAnswer;
 use posthorn_core::verify::VerificationResult;
 
 use crate::http::body::{FastWire, Wire};
@@ -39,7 +39,7 @@ pub async fn send(
     Extension(caller): Extension<Arc<Caller>>,
     keyed: Option<Extension<IdempotentRequest>>,
     Wire(body): Wire<SendInput>,
-) -> ApiResult<Json<V1<SendResult>>> {
+) -> ApiResult<JsonAnswer<V1<SendResult>>> {
     let accepted = match keyed {
         // The key's answer is committed with the emails: a retry after a crash replays it.
         Some(Extension(keyed)) => {
@@ -59,7 +59,7 @@ pub async fn send(
         }
         None => state.engine.send(&caller, body.into()).await?,
     };
-    Ok(Json(V1::new(accepted.into())))
+    Ok(JsonAnswer(V1::new(accepted.into())))
 }
 
 /// Track a custom event
@@ -80,9 +80,9 @@ pub async fn track(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     FastWire(body): FastWire<TrackBody>,
-) -> ApiResult<Json<V1<TrackResult>>> {
+) -> ApiResult<JsonAnswer<V1<TrackResult>>> {
     let tracked = state.engine.track(&caller, body.into()).await?;
-    Ok(Json(V1::new(tracked.into())))
+    Ok(JsonAnswer(V1::new(tracked.into())))
 }
 
 /// Verify an email address
@@ -103,7 +103,7 @@ pub async fn verify(
     State(state): State<AppState>,
     Extension(_caller): Extension<Arc<Caller>>,
     Wire(body): Wire<VerifyBody>,
-) -> ApiResult<Json<V1<VerificationResult>>> {
+) -> ApiResult<JsonAnswer<V1<VerificationResult>>> {
     let result = state.engine.verify(&body.into()).await?;
-    Ok(Json(V1::new(result)))
+    Ok(JsonAnswer(V1::new(result)))
 }

@@ -1,8 +1,8 @@
 //! `/segments`.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::SegmentId;
 use std::sync::Arc;
@@ -44,9 +44,9 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<SegmentCreateInput>,
-) -> ApiResult<(StatusCode, Json<Segment>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<Segment>)> {
     let view = state.engine.create_segment(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, Json(view.into())))
+    Ok((StatusCode::CREATED, JsonAnswer(view.into())))
 }
 
 /// List segments
@@ -72,9 +72,9 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<PageQuery>,
-) -> ApiResult<Json<SegmentPage>> {
+) -> ApiResult<JsonAnswer<SegmentPage>> {
     let page = state.engine.list_segments(&caller, query.into()).await?;
-    Ok(Json(page.into()))
+    Ok(JsonAnswer(page.into()))
 }
 
 /// Read a segment
@@ -99,8 +99,8 @@ pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
-) -> ApiResult<Json<Segment>> {
-    Ok(Json(state.engine.segment(&caller, &id).await?.into()))
+) -> ApiResult<JsonAnswer<Segment>> {
+    Ok(JsonAnswer(state.engine.segment(&caller, &id).await?.into()))
 }
 
 /// Update a segment
@@ -132,12 +132,12 @@ pub async fn patch(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentPatchBody>,
-) -> ApiResult<Json<Segment>> {
+) -> ApiResult<JsonAnswer<Segment>> {
     let view = state
         .engine
         .patch_segment(&caller, &id, body.into())
         .await?;
-    Ok(Json(view.into()))
+    Ok(JsonAnswer(view.into()))
 }
 
 /// Update a segment (PUT)
@@ -168,7 +168,7 @@ pub async fn replace(
     caller: Extension<Arc<Caller>>,
     id: Path<SegmentId>,
     body: Wire<SegmentPatchBody>,
-) -> ApiResult<Json<Segment>> {
+) -> ApiResult<JsonAnswer<Segment>> {
     patch(state, caller, id, body).await
 }
 
@@ -226,12 +226,12 @@ pub async fn contacts(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     WireQuery(query): WireQuery<PageQuery>,
-) -> ApiResult<Json<SegmentContactPage>> {
+) -> ApiResult<JsonAnswer<SegmentContactPage>> {
     let page = state
         .engine
         .segment_contacts(&caller, &id, query.into())
         .await?;
-    Ok(Json(page.into()))
+    Ok(JsonAnswer(page.into()))
 }
 
 /// Add members to a STATIC segment
@@ -263,13 +263,13 @@ pub async fn add_members(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersAddBody>,
-) -> ApiResult<Json<SegmentMembersAdded>> {
+) -> ApiResult<JsonAnswer<SegmentMembersAdded>> {
     let create_missing = body.create_missing == Some(true);
     let out = state
         .engine
         .add_segment_members(&caller, &id, body.into())
         .await?;
-    Ok(Json(SegmentMembersAdded::new(out, create_missing)))
+    Ok(JsonAnswer(SegmentMembersAdded::new(out, create_missing)))
 }
 
 /// Remove members from a STATIC segment
@@ -299,10 +299,10 @@ pub async fn remove_members(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<SegmentId>,
     Wire(body): Wire<SegmentMembersRemoveBody>,
-) -> ApiResult<Json<SegmentMembersRemoved>> {
+) -> ApiResult<JsonAnswer<SegmentMembersRemoved>> {
     let removed = state
         .engine
         .remove_segment_members(&caller, &id, body.into())
         .await?;
-    Ok(Json(SegmentMembersRemoved { removed }))
+    Ok(JsonAnswer(SegmentMembersRemoved { removed }))
 }

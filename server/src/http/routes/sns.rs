@@ -1,9 +1,9 @@
 //! `POST /webhooks/sns`: Amazon SES notifications delivered by SNS. No key: only messages
 //! of the listed topics whose signature verifies are acted on.
 
+use crate::http::answer::JsonAnswer;
 use axum::body::Body;
 use axum::extract::State;
-use axum::Json;
 use posthorn_core::Error;
 
 use crate::http::body::read_limited;
@@ -37,7 +37,10 @@ use crate::http::AppState;
         (status = 503, description = "The certificate or subscribe URL could not be fetched, or the store is unavailable (`SERVICE_UNAVAILABLE`); SNS delivers again", body = ErrorResponse),
     ),
 )]
-pub async fn receive(State(state): State<AppState>, body: Body) -> ApiResult<Json<V1<SnsResult>>> {
+pub async fn receive(
+    State(state): State<AppState>,
+    body: Body,
+) -> ApiResult<JsonAnswer<V1<SnsResult>>> {
     let bytes = read_limited(body, state.max_body_bytes).await?;
     let Some(receiver) = state.sns.get() else {
         return Err(Error::Forbidden(
@@ -46,5 +49,5 @@ pub async fn receive(State(state): State<AppState>, body: Body) -> ApiResult<Jso
         .into());
     };
     let outcome = receiver.receive(&state.engine, &bytes).await?;
-    Ok(Json(V1::new(outcome.into())))
+    Ok(JsonAnswer(V1::new(outcome.into())))
 }

@@ -1,7 +1,7 @@
 //! `GET /stats` (secret key): the workspace's sending reputation at a glance.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, State};
-use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::EmailStats;
 use serde_json::{json, Map, Value};
@@ -25,13 +25,13 @@ use crate::http::AppState;
 pub async fn stats(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<JsonAnswer<Value>> {
     let windows = state.engine.workspace_stats(&caller).await?;
     let mut out = Map::new();
     for (name, stats) in windows {
         out.insert(name.to_owned(), window_json(&stats));
     }
-    Ok(Json(Value::Object(out)))
+    Ok(JsonAnswer(Value::Object(out)))
 }
 
 fn window_json(s: &EmailStats) -> Value {

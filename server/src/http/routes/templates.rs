@@ -1,8 +1,8 @@
 //! `/templates`.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
-use axum::Json;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Template;
 use posthorn_core::model::TemplateId;
@@ -32,9 +32,9 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<TemplateCreateBody>,
-) -> ApiResult<(StatusCode, Json<Template>)> {
+) -> ApiResult<(StatusCode, JsonAnswer<Template>)> {
     let t = state.engine.create_template(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, Json(t)))
+    Ok((StatusCode::CREATED, JsonAnswer(t)))
 }
 
 /// List templates
@@ -52,9 +52,9 @@ pub async fn list(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     WireQuery(query): WireQuery<TemplatesQuery>,
-) -> ApiResult<Json<TemplatePageBody>> {
+) -> ApiResult<JsonAnswer<TemplatePageBody>> {
     let page = state.engine.list_templates(&caller, query.into()).await?;
-    Ok(Json(page.into()))
+    Ok(JsonAnswer(page.into()))
 }
 
 /// Read a template
@@ -70,8 +70,8 @@ pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<TemplateId>,
-) -> ApiResult<Json<Template>> {
-    Ok(Json(state.engine.template(&caller, &id).await?))
+) -> ApiResult<JsonAnswer<Template>> {
+    Ok(JsonAnswer(state.engine.template(&caller, &id).await?))
 }
 
 /// Update a template
@@ -93,8 +93,8 @@ pub async fn patch(
     Extension(caller): Extension<Arc<Caller>>,
     Path(id): Path<TemplateId>,
     Wire(body): Wire<TemplatePatchBody>,
-) -> ApiResult<Json<Template>> {
-    Ok(Json(
+) -> ApiResult<JsonAnswer<Template>> {
+    Ok(JsonAnswer(
         state
             .engine
             .patch_template(&caller, &id, body.into())
@@ -121,7 +121,7 @@ pub async fn replace(
     caller: Extension<Arc<Caller>>,
     id: Path<TemplateId>,
     body: Wire<TemplatePatchBody>,
-) -> ApiResult<Json<Template>> {
+) -> ApiResult<JsonAnswer<Template>> {
     patch(state, caller, id, body).await
 }
 

@@ -1,10 +1,10 @@
 //! `/workflows`: workflows, their steps, transitions and executions, and the workspace's
 //! webhook signing secret.
 
+use crate::http::answer::JsonAnswer;
 use axum::extract::{Extension, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use posthorn_core::app::workflows::{CreateStep, ListExecutions, ListWorkflows};
 use posthorn_core::app::Caller;
 use posthorn_core::model::{ExecutionId, StepId, TransitionId, WorkflowId};
@@ -54,7 +54,11 @@ pub async fn create(
         .engine
         .create_workflow(&caller, body.try_into()?)
         .await?;
-    Ok((StatusCode::CREATED, Json(WorkflowWithSteps::from(view))).into_response())
+    Ok((
+        StatusCode::CREATED,
+        JsonAnswer(WorkflowWithSteps::from(view)),
+    )
+        .into_response())
 }
 
 /// List workflows
@@ -85,7 +89,7 @@ pub async fn list(
         .engine
         .list_workflows(&caller, ListWorkflows { page: query.into() })
         .await?;
-    Ok(Json(WorkflowPage::from(page)).into_response())
+    Ok(JsonAnswer(WorkflowPage::from(page)).into_response())
 }
 
 /// Get a workflow
@@ -116,7 +120,7 @@ pub async fn read(
         .engine
         .workflow(&caller, &WorkflowId::from(id))
         .await?;
-    Ok(Json(WorkflowWithSteps::from(view)).into_response())
+    Ok(JsonAnswer(WorkflowWithSteps::from(view)).into_response())
 }
 
 /// Update a workflow
@@ -157,7 +161,7 @@ pub async fn patch(
     };
     let patch = body.into_patch(current.as_ref())?;
     let workflow = state.engine.patch_workflow(&caller, &id, patch).await?;
-    Ok(Json(WorkflowRecord::from(workflow)).into_response())
+    Ok(JsonAnswer(WorkflowRecord::from(workflow)).into_response())
 }
 
 /// Delete a workflow
@@ -232,7 +236,7 @@ pub async fn create_step(
         }
     };
     let step = state.engine.create_step(&caller, &id, cmd).await?;
-    Ok((StatusCode::CREATED, Json(StepRecord::from(step))).into_response())
+    Ok((StatusCode::CREATED, JsonAnswer(StepRecord::from(step))).into_response())
 }
 
 /// Update a step
@@ -280,7 +284,7 @@ pub async fn patch_step(
         .engine
         .patch_step(&caller, &id, &step_id, patch)
         .await?;
-    Ok(Json(StepRecord::from(step)).into_response())
+    Ok(JsonAnswer(StepRecord::from(step)).into_response())
 }
 
 /// Delete a step
@@ -352,7 +356,7 @@ pub async fn create_transition(
         .engine
         .create_transition(&caller, &WorkflowId::from(id), body.into())
         .await?;
-    Ok((StatusCode::CREATED, Json(transition)).into_response())
+    Ok((StatusCode::CREATED, JsonAnswer(transition)).into_response())
 }
 
 /// Delete a transition
@@ -424,7 +428,7 @@ pub async fn start_execution(
         .engine
         .start_execution(&caller, &WorkflowId::from(id), body.into())
         .await?;
-    Ok((StatusCode::CREATED, Json(execution)).into_response())
+    Ok((StatusCode::CREATED, JsonAnswer(execution)).into_response())
 }
 
 /// List a workflow's executions
@@ -461,7 +465,7 @@ pub async fn list_executions(
             ListExecutions { page: query.into() },
         )
         .await?;
-    Ok(Json(ExecutionPage::from(page)).into_response())
+    Ok(JsonAnswer(ExecutionPage::from(page)).into_response())
 }
 
 /// Get an execution
@@ -499,7 +503,7 @@ pub async fn read_execution(
             &ExecutionId::from(execution_id),
         )
         .await?;
-    Ok(Json(ExecutionBody::from(view)).into_response())
+    Ok(JsonAnswer(ExecutionBody::from(view)).into_response())
 }
 
 /// Cancel an execution
@@ -537,7 +541,7 @@ pub async fn cancel_execution(
             &ExecutionId::from(execution_id),
         )
         .await?;
-    Ok(Json(execution).into_response())
+    Ok(JsonAnswer(execution).into_response())
 }
 
 /// Get the webhook signing secret
@@ -564,7 +568,7 @@ pub async fn signing_secret(
     Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Response> {
     let view = state.engine.signing_secret(&caller).await?;
-    Ok(Json(SigningSecret {
+    Ok(JsonAnswer(SigningSecret {
         secret: view.secret,
         previous_expires_at: view.previous_expires_at,
     })
@@ -595,7 +599,7 @@ pub async fn rotate_signing_secret(
     Extension(caller): Extension<Arc<Caller>>,
 ) -> ApiResult<Response> {
     let view = state.engine.rotate_signing_secret(&caller).await?;
-    Ok(Json(SigningSecret {
+    Ok(JsonAnswer(SigningSecret {
         secret: view.secret,
         previous_expires_at: view.previous_expires_at,
     })

@@ -3,7 +3,7 @@
 use deserr::Deserr;
 use posthorn_core::app::track::{TrackEvent, Tracked};
 use posthorn_core::app::verify::{Verify, MAX_VERIFY_BYTES};
-use posthorn_core::model::timestamp;
+use posthorn_core::model::{timestamp, ContactId, EventId};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -45,9 +45,9 @@ impl From<TrackBody> for TrackEvent {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TrackResult {
     /// Contact id.
-    pub contact: String,
+    pub contact: ContactId,
     /// Event id.
-    pub event: String,
+    pub event: EventId,
     /// When the event was recorded (RFC 3339, UTC, milliseconds).
     #[schema(format = DateTime)]
     pub timestamp: String,
@@ -56,8 +56,8 @@ pub struct TrackResult {
 impl From<Tracked> for TrackResult {
     fn from(t: Tracked) -> Self {
         TrackResult {
-            contact: t.contact_id.into_string(),
-            event: t.event_id.into_string(),
+            contact: t.contact_id,
+            event: t.event_id,
             timestamp: timestamp::format(&t.at),
         }
     }
