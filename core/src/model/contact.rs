@@ -67,7 +67,7 @@ impl Contact {
         now: DateTime<Utc>,
     ) -> Self {
         Self {
-            id: ContactId::generate(clock),
+            id: ContactId::generate_at(clock, now),
             workspace_id: workspace_id.clone(),
             email,
             subscribed,

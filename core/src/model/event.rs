@@ -45,7 +45,7 @@ impl Event {
         now: DateTime<Utc>,
     ) -> Self {
         Self {
-            id: EventId::generate(clock),
+            id: EventId::generate_at(clock, now),
             workspace_id: workspace_id.clone(),
             name: name.into(),
             data,

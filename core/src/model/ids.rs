@@ -25,9 +25,19 @@ macro_rules! define_id {
         impl $name {
             /// A new identifier, ordered after every id `clock` made before.
             pub fn generate(clock: &dyn Clock) -> Self {
+                Self::of_uuid(clock.new_uuid())
+            }
+
+            /// A new identifier taken at `at`, an instant `clock` gave
+            /// ([`Clock::new_uuid_at`]): for a record created at `at`.
+            pub fn generate_at(clock: &dyn Clock, at: chrono::DateTime<chrono::Utc>) -> Self {
+                Self::of_uuid(clock.new_uuid_at(at))
+            }
+
+            fn of_uuid(uuid: uuid::Uuid) -> Self {
                 // Straight into a stack buffer: `to_string` would go through `fmt`.
                 let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-                Self::from(&*clock.new_uuid().hyphenated().encode_lower(&mut text))
+                Self::from(&*uuid.hyphenated().encode_lower(&mut text))
             }
 
             /// The identifier as text.

@@ -21,9 +21,17 @@ pub trait Clock: Send + Sync {
     /// (campaign audiences and keyset pages rely on it). The default shares one
     /// process-wide sequence; a clock that can go backwards keeps its own.
     fn new_uuid(&self) -> Uuid {
+        self.new_uuid_at(self.now())
+    }
+
+    /// A new identifier as [`new_uuid`](Clock::new_uuid) makes, taken at `at` (an instant
+    /// this clock gave, for a record created at it): no second reading of the clock, and
+    /// the id carries the record's `createdAt`. Still strictly after every id this clock
+    /// made before, whatever `at` is.
+    fn new_uuid_at(&self, at: DateTime<Utc>) -> Uuid {
         static SEQUENCE: Mutex<Option<ContextV7>> = Mutex::new(None);
         let mut sequence = SEQUENCE.lock().unwrap_or_else(|e| e.into_inner());
-        uuid_at(sequence.get_or_insert_with(ContextV7::new), self.now())
+        uuid_at(sequence.get_or_insert_with(ContextV7::new), at)
     }
 }
 
@@ -98,9 +106,9 @@ impl Clock for ManualClock {
         Box::pin(std::future::ready(()))
     }
 
-    fn new_uuid(&self) -> Uuid {
+    fn new_uuid_at(&self, at: DateTime<Utc>) -> Uuid {
         let sequence = self.sequence.lock().unwrap_or_else(|e| e.into_inner());
-        uuid_at(&sequence, self.now())
+        uuid_at(&sequence, at)
     }
 }
 
@@ -150,5 +158,26 @@ mod tests {
             clock.new_uuid() > later,
             "going back in time never reorders ids"
         );
+    }
+
+    #[test]
+    fn an_id_taken_at_an_instant_carries_it_and_still_increases() {
+        for clock in [&SystemClock as &dyn Clock, &ManualClock::new(Utc::now())] {
+            let now = clock.now();
+            let before = clock.new_uuid();
+            let at = now - Duration::hours(1);
+            let taken = clock.new_uuid_at(at);
+            assert!(taken > before, "an earlier instant never reorders ids");
+            let later = clock.new_uuid_at(now + Duration::hours(1));
+            let millis = |id: Uuid| {
+                id.get_timestamp()
+                    .map(|t| t.to_unix())
+                    .map(|(s, n)| s as i64 * 1000 + i64::from(n / 1_000_000))
+            };
+            assert_eq!(
+                millis(later),
+                Some((now + Duration::hours(1)).timestamp_millis())
+            );
+        }
     }
 }
