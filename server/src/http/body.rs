@@ -22,9 +22,27 @@ pub async fn read_limited(
     body: axum::body::Body,
     limit: usize,
 ) -> Result<axum::body::Bytes, ApiError> {
-    axum::body::to_bytes(body, limit)
-        .await
-        .map_err(|_| ApiError::PayloadTooLarge(limit))
+    use http_body_util::BodyExt;
+    let too_large = |_| ApiError::PayloadTooLarge(limit);
+    let mut body = http_body_util::Limited::new(body, limit);
+    // A small body comes whole in its first frame: taken as it is, without the buffer
+    // list a collection of frames builds.
+    let first = match body.frame().await {
+        None => return Ok(axum::body::Bytes::new()),
+        Some(frame) => frame.map_err(too_large)?,
+    };
+    let first = first.into_data().unwrap_or_default();
+    if axum::body::HttpBody::is_end_stream(&body) {
+        return Ok(first);
+    }
+    let rest = body.collect().await.map_err(too_large)?.to_bytes();
+    if first.is_empty() {
+        return Ok(rest);
+    }
+    let mut whole = Vec::with_capacity(first.len() + rest.len());
+    whole.extend_from_slice(&first);
+    whole.extend_from_slice(&rest);
+    Ok(whole.into())
 }
 
 /// The bytes of a JSON body (empty for no body), its size limit and content type checked.
@@ -145,7 +163,50 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::is_json_type;
+    use super::{is_json_type, read_limited};
+    use crate::http::error::ApiError;
+    use axum::body::{Body, Bytes};
+
+    /// A body of `chunks`, one frame each.
+    fn framed(chunks: &[&'static str]) -> Body {
+        let frames: Vec<Result<Bytes, std::io::Error>> = chunks
+            .iter()
+            .map(|c| Ok(Bytes::from_static(c.as_bytes())))
+            .collect();
+        Body::from_stream(futures::stream::iter(frames))
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_in_one_frame_or_many() {
+        let read = |body| async move { read_limited(body, 16).await.ok() };
+        assert_eq!(read(Body::empty()).await, Some(Bytes::new()));
+        assert_eq!(
+            read(Body::from("{\"a\":1}")).await,
+            Some(Bytes::from("{\"a\":1}"))
+        );
+        assert_eq!(
+            read(framed(&["{\"a\"", ":", "1}"])).await,
+            Some(Bytes::from("{\"a\":1}"))
+        );
+        assert_eq!(read(framed(&["", "ab"])).await, Some(Bytes::from("ab")));
+        assert_eq!(read(framed(&["ab", ""])).await, Some(Bytes::from("ab")));
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_refused_in_one_frame_or_many() {
+        for body in [
+            Body::from("0123456789abcdefg"),
+            framed(&["0123456789", "abcdefg"]),
+        ] {
+            assert!(matches!(
+                read_limited(body, 16).await,
+                Err(ApiError::PayloadTooLarge(16))
+            ));
+        }
+        assert!(read_limited(Body::from("0123456789abcdef"), 16)
+            .await
+            .is_ok());
+    }
 
     #[test]
     fn json_types_are_known_in_any_case_with_parameters() {
