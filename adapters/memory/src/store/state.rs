@@ -161,7 +161,8 @@ pub(crate) enum Refused {
     Email(EmailAddress),
 }
 
-/// The records of one workspace (growing maps are B-trees, as for [`State`]).
+/// The records of one workspace. Growing maps are B-trees, as for [`State`], except the
+/// ones only ever searched by key, which are [`HashIndex`]es (they grow a table at a time).
 #[derive(Debug, Default)]
 pub(crate) struct WorkspaceData {
     pub(crate) key_sets: HashMap<KeySetId, KeySet>,
