@@ -18,8 +18,9 @@ pub trait Clock: Send + Sync {
     ///
     /// Identifiers made by one clock are strictly increasing, also within one millisecond,
     /// so records created one after another order by id like they order by `createdAt`
-    /// (campaign audiences and keyset pages rely on it). The default shares one
-    /// process-wide sequence; a clock that can go backwards keeps its own.
+    /// (campaign audiences and keyset pages rely on it). Made by
+    /// [`new_uuid_at`](Clock::new_uuid_at) at [`now`](Clock::now): a clock with a sequence
+    /// of its own overrides that method, so both draw from the one sequence.
     fn new_uuid(&self) -> Uuid {
         self.new_uuid_at(self.now())
     }
@@ -27,7 +28,8 @@ pub trait Clock: Send + Sync {
     /// A new identifier as [`new_uuid`](Clock::new_uuid) makes, taken at `at` (an instant
     /// this clock gave, for a record created at it): no second reading of the clock, and
     /// the id carries the record's `createdAt`. Still strictly after every id this clock
-    /// made before, whatever `at` is.
+    /// made before, whatever `at` is. The default shares one process-wide sequence; a
+    /// clock that can go backwards keeps its own.
     fn new_uuid_at(&self, at: DateTime<Utc>) -> Uuid {
         static SEQUENCE: Mutex<Option<ContextV7>> = Mutex::new(None);
         let mut sequence = SEQUENCE.lock().unwrap_or_else(|e| e.into_inner());
