@@ -6,7 +6,7 @@
 //! text) and in one split: SQLite keeps an email's content in `email_contents`, beside
 //! `emails` (it rewrites a row whole on every update, and reading columns after the content
 //! walks its overflow pages), where PostgreSQL keeps it in `emails`; the export reads the
-//! two joined, as the one table PostgreSQL has ([`SPLIT_TABLES`]).
+//! two joined, as the one table PostgreSQL has (`SPLIT_TABLES`).
 //!
 //! The copy is driven by the two schemas themselves: every table of the SQLite file is
 //! read, with every column, in one read transaction (a consistent snapshot, taken read-only

@@ -8,7 +8,7 @@ use crate::Engine;
 
 /// A request's key and how its answer is written from the use case's typed result.
 ///
-/// The use case calls [`Keyed::record`] on the result it is about to answer with and
+/// The use case calls `Keyed::record` on the result it is about to answer with and
 /// commits the record in the same change set as its changes: a crash keeps both or neither,
 /// so a retry after a crash either replays the answer or runs the request for the first
 /// time.

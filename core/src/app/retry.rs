@@ -23,7 +23,7 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(1);
 const MAX_BACKOFF: Duration = Duration::from_millis(50);
 
 impl Engine {
-    /// Runs `step` until it does not fail with a store conflict; see [`retry_on_conflict`].
+    /// Runs `step` until it does not fail with a store conflict; see `retry_on_conflict`.
     pub async fn on_conflict_retry<T, F, Fut>(&self, step: F) -> Result<T, Error>
     where
         F: FnMut() -> Fut,

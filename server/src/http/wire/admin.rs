@@ -84,7 +84,7 @@ fn key_name(location: ValuePointerRef) -> String {
     }
 }
 
-/// Emails per second: above 0 and at most [`MAX_SEND_RATE_PER_SECOND`].
+/// Emails per second: above 0 and at most `MAX_SEND_RATE_PER_SECOND`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SendRate(pub f64);
 
