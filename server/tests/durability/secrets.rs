@@ -179,6 +179,8 @@ async fn unreachable_store_and_redis_fail_without_printing_passwords() {
 struct PasswordRedis {
     child: Child,
     port: u16,
+    /// Its working directory, removed with it.
+    dir: std::path::PathBuf,
 }
 
 impl PasswordRedis {
@@ -202,7 +204,7 @@ impl PasswordRedis {
             .stderr(Stdio::null())
             .spawn()
             .ok()?;
-        Some(PasswordRedis { child, port })
+        Some(PasswordRedis { child, port, dir })
     }
 }
 
@@ -210,6 +212,7 @@ impl Drop for PasswordRedis {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
