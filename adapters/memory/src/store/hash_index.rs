@@ -86,11 +86,7 @@ impl<K: Hash + Eq, V> HashIndex<K, V> {
     /// Stores `value` for `key`; returns the value it replaced.
     pub(crate) fn insert(&mut self, key: K, value: V) -> Option<V> {
         let hash = self.hasher.hash_one(&key);
-        if self.shards.is_empty() {
-            self.shards = (0..SHARDS).map(|_| HashTable::new()).collect();
-        }
-        let table = &mut self.shards[shard_of(hash)];
-        match table.entry(hash, |slot| slot.key == key, |slot| slot.hash) {
+        match entry_of(&mut self.shards, hash, &key) {
             TableEntry::Occupied(mut found) => {
                 Some(std::mem::replace(&mut found.get_mut().value, value))
             }
@@ -106,11 +102,7 @@ impl<K: Hash + Eq, V> HashIndex<K, V> {
     /// and searched once, for a caller that checks more than one index before storing.
     pub(crate) fn vacant(&mut self, key: K) -> Option<Vacant<'_, K, V>> {
         let hash = self.hasher.hash_one(&key);
-        if self.shards.is_empty() {
-            self.shards = (0..SHARDS).map(|_| HashTable::new()).collect();
-        }
-        let table = &mut self.shards[shard_of(hash)];
-        match table.entry(hash, |slot| slot.key == key, |slot| slot.hash) {
+        match entry_of(&mut self.shards, hash, &key) {
             TableEntry::Occupied(_) => None,
             TableEntry::Vacant(place) => Some(Vacant {
                 place,
@@ -155,6 +147,19 @@ impl<K, V> Vacant<'_, K, V> {
         });
         *self.len += 1;
     }
+}
+
+/// The entry of `key` (hashed to `hash`) in its table, the tables made on first use.
+/// Takes the tables alone, so the caller can still count what it inserts.
+fn entry_of<'a, K: Eq, V>(
+    shards: &'a mut Vec<HashTable<Slot<K, V>>>,
+    hash: u64,
+    key: &K,
+) -> TableEntry<'a, Slot<K, V>> {
+    if shards.is_empty() {
+        *shards = (0..SHARDS).map(|_| HashTable::new()).collect();
+    }
+    shards[shard_of(hash)].entry(hash, |slot| slot.key == *key, |slot| slot.hash)
 }
 
 /// The table of an entry: bits the tables themselves do not place by (they take the low
