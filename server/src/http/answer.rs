@@ -19,11 +19,18 @@ pub struct JsonAnswer<T>(pub T);
 /// Room for a typical answer (an envelope with a few ids and timestamps).
 const TYPICAL_ANSWER_BYTES: usize = 256;
 
+/// The JSON bytes of `value`, as every answer carries them (a replayed idempotent answer
+/// too, so that it is the first answer byte for byte).
+pub fn to_json(value: &impl Serialize) -> serde_json::Result<Vec<u8>> {
+    let mut body = Vec::with_capacity(TYPICAL_ANSWER_BYTES);
+    serde_json::to_writer(&mut body, value)?;
+    Ok(body)
+}
+
 impl<T: Serialize> IntoResponse for JsonAnswer<T> {
     fn into_response(self) -> Response {
-        let mut body = Vec::with_capacity(TYPICAL_ANSWER_BYTES);
-        match serde_json::to_writer(&mut body, &self.0) {
-            Ok(()) => (
+        match to_json(&self.0) {
+            Ok(body) => (
                 [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
                 body,
             )

@@ -61,13 +61,16 @@ impl IdempotentRequest {
     }
 }
 
-/// The answer as the API sends `value` with `status` (JSON, the bytes `axum::Json` writes).
+/// The answer as the API sends `value` with `status` (JSON, the bytes [`JsonAnswer`]
+/// writes).
+///
+/// [`JsonAnswer`]: super::answer::JsonAnswer
 pub fn json_answer(status: StatusCode, value: &impl Serialize) -> StoredAnswer {
     StoredAnswer {
         status: status.as_u16(),
         content_type: Some("application/json".to_string()),
         // Answer types serialize infallibly (string keys only, no custom serializers).
-        body: serde_json::to_vec(value).unwrap_or_default(),
+        body: super::answer::to_json(value).unwrap_or_default(),
     }
 }
 
