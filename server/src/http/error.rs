@@ -312,7 +312,7 @@ impl ApiError {
             ApiError::IdempotencyKeyReused => p(
                 S::UNPROCESSABLE_ENTITY,
                 "IDEMPOTENCY_KEY_REUSED",
-                "This Idempotency-Key was used with a different request body".into(),
+                "This Idempotency-Key was used with a different request (another API key, path, query or body)".into(),
                 "Use a new key for a new request.",
             ),
             ApiError::IdempotencyInFlight => p(
@@ -342,6 +342,13 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        // Answers that ask the client to retry are not kept for an Idempotency-Key.
+        let transient = matches!(
+            self,
+            ApiError::RateLimited { .. }
+                | ApiError::Domain(Error::RateLimited { .. })
+                | ApiError::Domain(Error::Conflict(_))
+        );
         let retry_after = match &self {
             ApiError::RateLimited { retry_after } => Some(*retry_after),
             ApiError::Domain(Error::RateLimited {
@@ -370,6 +377,11 @@ impl IntoResponse for ApiError {
             if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert("retry-after", v);
             }
+        }
+        if transient {
+            response
+                .extensions_mut()
+                .insert(super::idempotency::Transient);
         }
         response
     }

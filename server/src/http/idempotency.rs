@@ -74,6 +74,39 @@ pub fn json_answer(status: StatusCode, value: &impl Serialize) -> StoredAnswer {
     }
 }
 
+/// Marks an error answer the client is told to retry (429, a conflict with a concurrent
+/// change): it changed nothing, and is not kept for the key, so the retry runs again.
+#[derive(Clone, Copy, Debug)]
+pub struct Transient;
+
+/// What makes two requests under one key the same request: the credential that sent it
+/// (its key set and kind, since a handler's own permission checks do not run on a replay),
+/// the method, the path, the query string and the body. Each part is length-prefixed, so
+/// no two different requests hash the same text.
+fn fingerprint(
+    caller: Option<&Caller>,
+    method: &Method,
+    uri: &axum::http::Uri,
+    body: &[u8],
+) -> String {
+    let credential = caller.map_or_else(
+        || "admin".to_string(),
+        |c| format!("{}:{:?}", c.key.key_set.id, c.key.kind),
+    );
+    let mut hash = Sha256::new();
+    for part in [
+        credential.as_bytes(),
+        method.as_str().as_bytes(),
+        uri.path().as_bytes(),
+        uri.query().unwrap_or("").as_bytes(),
+        body,
+    ] {
+        hash.update((part.len() as u64).to_be_bytes());
+        hash.update(part);
+    }
+    hex::encode(hash.finalize())
+}
+
 fn valid_key(key: &str) -> bool {
     (1..=255).contains(&key.len()) && key.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
@@ -95,23 +128,16 @@ where
         _ => return ApiError::InvalidIdempotencyKey.into_response(),
     };
     // Keys are per workspace; the operator API (no caller) has a scope of its own.
-    let scope = req
-        .extensions()
-        .get::<Arc<Caller>>()
+    let caller = req.extensions().get::<Arc<Caller>>().cloned();
+    let scope = caller
+        .as_deref()
         .map_or_else(|| "admin".to_string(), |c| c.workspace.id.to_string());
     let (mut parts, body) = req.into_parts();
     let bytes = match read_limited(body, state.max_body_bytes).await {
         Ok(b) => b,
         Err(e) => return e.into_response(),
     };
-    let body_hash = hex::encode(Sha256::digest(
-        [
-            parts.method.as_str().as_bytes(),
-            parts.uri.path().as_bytes(),
-            &bytes,
-        ]
-        .concat(),
-    ));
+    let body_hash = fingerprint(caller.as_deref(), &parts.method, &parts.uri, &bytes);
     let cache_key = format!("idem:{scope}:{key}");
     let cache = &state.engine.cache;
     let now = state.engine.clock.now();
@@ -168,9 +194,10 @@ where
     let resp_bytes = axum::body::to_bytes(resp_body, usize::MAX)
         .await
         .unwrap_or_default();
-    if resp_parts.status.is_server_error() {
-        // A failure may succeed on retry: forget the key. (A record committed before the
-        // failure, e.g. a time limit hit after the commit, is still replayed from the store.)
+    if resp_parts.status.is_server_error() || resp_parts.extensions.get::<Transient>().is_some() {
+        // A failure may succeed on retry (a 5xx, a 429 or a conflict that asks for one):
+        // forget the key. (A record committed before the failure, e.g. a time limit hit
+        // after the commit, is still replayed from the store.)
         if let Err(e) = cache.delete(&cache_key).await {
             tracing::error!(error = %e, "could not drop the idempotency marker");
         }

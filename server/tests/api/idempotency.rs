@@ -311,3 +311,123 @@ async fn operator_posts_honour_the_key_too() {
     .await
     .expect(201);
 }
+
+/// Posts `MESSAGE` to `/inbound/raw?{query}` with the Idempotency-Key `key`.
+async fn post_raw_keyed(app: &TestApp, query: &str, key: &str) -> crate::harness::Res {
+    app.raw(
+        Method::POST,
+        &format!("/inbound/raw?{query}"),
+        Some(&app.sk),
+        Some(crate::inbound::MESSAGE),
+        Some("message/rfc822"),
+        &[("idempotency-key", key)],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn another_key_set_never_gets_the_first_answer() {
+    // A key set limited to a domain may not mint keys (403); a replay must not hand it the
+    // unscoped key set's answer, which holds a new secret key.
+    let app = TestApp::new().await;
+    let sk = app.sk.clone();
+    let minted = app
+        .call(
+            Method::POST,
+            "/keys",
+            Some(&sk),
+            Some(json!({"name": "ci"})),
+            &[("idempotency-key", "mint")],
+        )
+        .await
+        .expect(201);
+    assert!(minted.body["secretKey"].as_str().is_some());
+    let limited = app
+        .call(
+            Method::POST,
+            "/keys",
+            Some(&sk),
+            Some(json!({"name": "limited", "domains": ["example.com"]})),
+            &[],
+        )
+        .await
+        .expect(201);
+    let limited_sk = limited.body["secretKey"]
+        .as_str()
+        .expect("secret key")
+        .to_string();
+    let res = app
+        .call(
+            Method::POST,
+            "/keys",
+            Some(&limited_sk),
+            Some(json!({"name": "ci"})),
+            &[("idempotency-key", "mint")],
+        )
+        .await
+        .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
+    assert!(res.body.get("secretKey").is_none());
+    // The public key of the first key set is another credential too.
+    let track = json!({"email": "pk@x.com", "event": "seen"});
+    app.call(
+        Method::POST,
+        "/v1/track",
+        Some(&sk),
+        Some(track.clone()),
+        &[("idempotency-key", "track-1")],
+    )
+    .await
+    .expect(200);
+    app.call(
+        Method::POST,
+        "/v1/track",
+        Some(&app.pk),
+        Some(track),
+        &[("idempotency-key", "track-1")],
+    )
+    .await
+    .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
+}
+
+#[tokio::test]
+async fn the_query_string_is_part_of_the_request() {
+    // `/inbound/raw` names the recipients in the query: a message to another recipient under
+    // the same key is another request, not a replay that would drop it.
+    let app = TestApp::new().await;
+    crate::inbound::enable_inbound(&app).await;
+    post_raw_keyed(&app, "from=a%40sender.example&to=x%40example.com", "in-1")
+        .await
+        .expect(202);
+    post_raw_keyed(&app, "from=a%40sender.example&to=y%40example.com", "in-1")
+        .await
+        .expect_error(422, "IDEMPOTENCY_KEY_REUSED");
+    let again = post_raw_keyed(&app, "from=a%40sender.example&to=x%40example.com", "in-1")
+        .await
+        .expect(202);
+    assert_eq!(
+        again
+            .headers
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+}
+
+#[tokio::test]
+async fn a_429_is_not_kept_so_the_retry_runs_again() {
+    let mut settings = posthorn_core::Settings::default();
+    settings.inbound.per_sender = posthorn_core::ports::Quota {
+        limit: 1,
+        window: Duration::from_secs(60),
+    };
+    let app = TestApp::with_settings(settings).await;
+    crate::inbound::enable_inbound(&app).await;
+    let query = "from=busy%40sender.example&to=x%40example.com";
+    post_raw_keyed(&app, query, "first").await.expect(202);
+    post_raw_keyed(&app, query, "second")
+        .await
+        .expect_error(429, "RATE_LIMIT_EXCEEDED");
+    app.clock.advance(chrono::Duration::seconds(61));
+    let retried = post_raw_keyed(&app, query, "second").await.expect(202);
+    assert!(retried.headers.get("idempotent-replayed").is_none());
+}
