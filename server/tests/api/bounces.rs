@@ -259,7 +259,9 @@ async fn reports_without_a_token_match_by_message_id_and_non_reports_are_ignored
     let app = TestApp::new().await;
     let (record, envelope) = sent(&app, "olduser@x.com").await;
     assert_eq!(envelope, "hello@example.com", "bounces not collected");
-    // Offered because it is multipart/report, to an ordinary address.
+    // Offered because it is multipart/report, to an ordinary address of the workspace's
+    // inbound domain (turned on after the send, so the send had no bounce address).
+    enable_inbound(&app).await;
     let raw = fixture("outlook.eml", &record, "hello@example.com");
     assert_eq!(
         app.engine
@@ -326,4 +328,61 @@ async fn any_address_at_the_bounce_domain_is_a_bounce_address() {
     assert!(!app.engine.is_bounce_address("x@example.net"));
     assert!(!app.engine.is_bounce_address("bounces+short@example.com"));
     assert!(!app.engine.is_bounce_address("not an address"));
+}
+
+#[tokio::test]
+async fn a_report_without_a_token_never_reaches_another_workspaces_email() {
+    // Anyone who saw an email's headers can quote them in a report: without a bounce token,
+    // a report sent to workspace B's inbound address must not bounce workspace A's email.
+    let app = TestApp::new().await;
+    let (record, _) = sent(&app, "victim@x.com").await;
+    let (b_id, _, b_sk) = app.new_workspace("B").await;
+    let domain = app
+        .admin(
+            axum::http::Method::POST,
+            &format!("/admin/workspaces/{b_id}/domains"),
+            Some(json!({"domain": "b-inbound.example", "verified": true})),
+        )
+        .await
+        .expect(201);
+    let domain_id = domain.body["id"].as_str().expect("domain id").to_string();
+    app.call(
+        axum::http::Method::PATCH,
+        &format!("/domains/{domain_id}"),
+        Some(&b_sk),
+        Some(json!({"inboundEnabled": true})),
+        &[],
+    )
+    .await
+    .expect(200);
+    for name in ["outlook.eml", "postfix.eml"] {
+        let raw = fixture(name, &record, "support@b-inbound.example");
+        assert_eq!(
+            app.engine
+                .receive_bounce_message("support@b-inbound.example", &raw)
+                .await,
+            Ok(false),
+            "{name}"
+        );
+    }
+    // Nor at an address no workspace receives.
+    let raw = fixture("outlook.eml", &record, "someone@nowhere.example");
+    assert_eq!(
+        app.engine
+            .receive_bounce_message("someone@nowhere.example", &raw)
+            .await,
+        Ok(false)
+    );
+    let untouched = email(&app, record.id.as_str()).await;
+    assert_eq!(untouched.lifecycle.bounce_type, None);
+    assert!(subscribed(&app, &record).await);
+    // The same report sent to the sender's own workspace is recorded.
+    enable_inbound(&app).await;
+    let raw = fixture("outlook.eml", &record, "hello@example.com");
+    assert_eq!(
+        app.engine
+            .receive_bounce_message("hello@example.com", &raw)
+            .await,
+        Ok(true)
+    );
 }

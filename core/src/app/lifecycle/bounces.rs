@@ -4,7 +4,7 @@
 
 use crate::bounce::{self, token, Report, BOUNCE_SECRET};
 use crate::error::Result;
-use crate::model::{BounceType, Domain, EmailRecord};
+use crate::model::{BounceType, Domain, EmailAddress, EmailRecord, WorkspaceId};
 use crate::ports::StoreError;
 use crate::Engine;
 
@@ -54,7 +54,8 @@ impl Engine {
     /// report Posthorn understands or matches no email. Idempotent.
     ///
     /// The email is found by the recipient's bounce token first (a token that does not
-    /// verify refuses the report), then by the original Message-ID the report quotes, then
+    /// verify refuses the report); without one, only among the emails of the workspace whose
+    /// inbound domain `recipient` is at, by the original Message-ID the report quotes, then
     /// by the original's `X-Posthorn-Email-Id`. Bounces are Permanent only for
     /// recipient-specific failures (5.1.x, 5.2.1) and unsubscribe the contact; ARF
     /// `abuse` and `fraud` reports are complaints and unsubscribe with reason `complaint`.
@@ -80,7 +81,16 @@ impl Engine {
         };
         let email = match by_token {
             Some(id) => self.store.email_by_id(&id).await?,
-            None => self.email_for_original(&report).await?,
+            // Without a token nothing proves who sent the report: anyone who saw an email's
+            // headers can quote them. So it may only concern the receiving workspace's own
+            // emails, never another's.
+            None => match self.receiving_workspace(recipient).await? {
+                Some(workspace_id) => self.email_for_original(&workspace_id, &report).await?,
+                None => {
+                    tracing::warn!(recipient, "report without a bounce token to an address no workspace receives: ignored");
+                    None
+                }
+            },
         };
         let Some(email) = email else {
             return Ok(false);
@@ -118,18 +128,44 @@ impl Engine {
         Ok(true)
     }
 
-    async fn email_for_original(&self, report: &Report) -> Result<Option<EmailRecord>> {
+    /// The email of `workspace_id` the report quotes: by its original Message-ID, else by
+    /// its `X-Posthorn-Email-Id`.
+    async fn email_for_original(
+        &self,
+        workspace_id: &WorkspaceId,
+        report: &Report,
+    ) -> Result<Option<EmailRecord>> {
         let original = report.original();
+        let ours = |email: &EmailRecord| &email.workspace_id == workspace_id;
         if let Some(found) = self
             .find_email_for_feedback(None, original.message_id.as_deref())
             .await?
+            .filter(ours)
         {
             return Ok(Some(found));
         }
         match &original.email_id {
-            Some(id) => Ok(self.store.email_by_id(id).await?),
+            Some(id) => Ok(self.store.email_by_id(id).await?.filter(ours)),
             None => Ok(None),
         }
+    }
+
+    /// The workspace whose verified inbound domain `recipient` is at, if any (the
+    /// deployment's bounce domain belongs to none).
+    async fn receiving_workspace(&self, recipient: &str) -> Result<Option<WorkspaceId>> {
+        let bare = recipient
+            .trim()
+            .trim_start_matches('<')
+            .trim_end_matches('>');
+        let Ok(address) = EmailAddress::parse(bare) else {
+            return Ok(None);
+        };
+        Ok(self
+            .store
+            .inbound_domain(address.domain())
+            .await?
+            .filter(|d| d.verified)
+            .map(|d| d.workspace_id))
     }
 
     /// The envelope sender (MAIL FROM) of `email`, sent from `domain` (the sender's
