@@ -21,7 +21,11 @@ impl Default for PageRequest {
     }
 }
 
-/// Refuses a page size outside 1..=100 or a page 0.
+/// The last page a caller may ask for: beyond it a page's offset would only skip
+/// everything, and the offset (page - 1) × size stays far from overflowing.
+pub const MAX_PAGE: u64 = 1_000_000;
+
+/// Refuses a page size outside 1..=100 or a page outside 1..=[`MAX_PAGE`].
 pub fn check_page(page: &PageRequest) -> Result<()> {
     if !(1..=100).contains(&page.page_size) {
         return Err(Error::field(
@@ -30,7 +34,7 @@ pub fn check_page(page: &PageRequest) -> Result<()> {
             "pageSize must be between 1 and 100",
         ));
     }
-    if page.page == 0 {
+    if !(1..=MAX_PAGE).contains(&page.page) {
         return Err(Error::field(
             "page",
             "out_of_range",
@@ -38,4 +42,24 @@ pub fn check_page(page: &PageRequest) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_outside_one_to_the_last_are_refused() {
+        let at = |page| {
+            check_page(&PageRequest {
+                page,
+                page_size: 100,
+            })
+        };
+        assert!(at(1).is_ok());
+        assert!(at(MAX_PAGE).is_ok());
+        for page in [0, MAX_PAGE + 1, 4_611_686_018_427_387_905, u64::MAX] {
+            assert!(at(page).is_err(), "page {page}");
+        }
+    }
 }

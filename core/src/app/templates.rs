@@ -307,5 +307,8 @@ pub fn decode_page_cursor(raw: &str) -> Option<u64> {
         .decode(raw)
         .ok()?;
     let text = String::from_utf8(bytes).ok()?;
-    text.strip_prefix("page:")?.parse().ok().filter(|p| *p >= 1)
+    text.strip_prefix("page:")?
+        .parse()
+        .ok()
+        .filter(|p| (1..=super::page::MAX_PAGE).contains(p))
 }

@@ -16,7 +16,7 @@
 //! Error codes: `invalid_type`, `required`, `invalid_value` (bad `logic`, `unit`, or a
 //! string that is not a timestamp), `unknown_field`, `unknown_operator`,
 //! `operator_not_allowed`, `out_of_range` (window not above 0 or over 36,500 days),
-//! `too_deep`, `too_many_filters`.
+//! `too_deep`, `too_many_filters` (also for more than [`MAX_FILTERS`] groups in all).
 
 use serde_json::{Map, Value};
 
@@ -40,6 +40,18 @@ pub const MAX_FILTERS: usize = 100;
 pub fn parse_condition(value: &Value, path: &str) -> Result<Condition, Vec<FieldError>> {
     let mut parser = Parser::default();
     let root = if path.is_empty() { "condition" } else { path };
+    // Counted before the walk, which reports every problem of every filter: a body of a
+    // million empty filters would otherwise become a list of two million errors.
+    let (filters, groups) = count_items(value, 1);
+    if filters > MAX_FILTERS || groups > MAX_FILTERS {
+        let message = if filters > MAX_FILTERS {
+            format!("a condition may hold at most {MAX_FILTERS} filters, this one has {filters}")
+        } else {
+            format!("a condition may hold at most {MAX_FILTERS} groups, this one has {groups}")
+        };
+        parser.fail(root, "too_many_filters", message);
+        return Err(parser.errors);
+    }
     let condition = parser.condition(value, path, root, 1);
     if parser.filters > MAX_FILTERS {
         parser.fail(
@@ -55,6 +67,28 @@ pub fn parse_condition(value: &Value, path: &str) -> Result<Condition, Vec<Field
         Some(c) if parser.errors.is_empty() => Ok(c),
         _ => Err(parser.errors),
     }
+}
+
+/// How many filters and groups `value` holds, counting nested conditions down to one level
+/// past [`MAX_DEPTH`] (the walk reports anything deeper as `too_deep`). Only arrays are
+/// counted, whatever their items are.
+fn count_items(value: &Value, depth: usize) -> (usize, usize) {
+    let Some(groups) = value.get("groups").and_then(Value::as_array) else {
+        return (0, 0);
+    };
+    let mut counted = (0, groups.len());
+    for group in groups {
+        if let Some(filters) = group.get("filters").and_then(Value::as_array) {
+            counted.0 += filters.len();
+        }
+        if depth <= MAX_DEPTH {
+            if let Some(nested) = group.get("conditions").filter(|c| !c.is_null()) {
+                let (f, g) = count_items(nested, depth + 1);
+                counted = (counted.0 + f, counted.1 + g);
+            }
+        }
+    }
+    counted
 }
 
 /// The ids of every segment the condition refers to, each once, in order of first use.

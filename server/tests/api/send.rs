@@ -361,6 +361,28 @@ async fn limits_one_past_the_edge() {
         .expect("sent");
     assert_eq!(m.attachments.len(), 10);
     assert_eq!(m.attachments[0].content, b"hello");
+
+    // Headers: fifty pass; past that one error for the lot, however bad each one is (a
+    // flood of bad headers used to become one error each).
+    let headers = |n: usize, bad: bool| -> Value {
+        (0..n)
+            .map(|i| {
+                let name = if bad { format!("Bad Name {i}") } else { format!("X-H{i}") };
+                (name, json!("v"))
+            })
+            .collect::<serde_json::Map<String, Value>>()
+            .into()
+    };
+    let mut body = send_body(json!("hdr@x.com"));
+    body["headers"] = headers(50, false);
+    app.post("/v1/send", body).await.expect(200);
+    let mut body = send_body(json!("hdr@x.com"));
+    body["headers"] = headers(5_000, true);
+    let res = app
+        .post("/v1/send", body)
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["headers"]);
 }
 
 #[tokio::test]

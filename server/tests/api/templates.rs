@@ -130,6 +130,10 @@ async fn list_pages_filters_and_searches() {
         "pageSize=0",
         "page=0",
         "cursor=zzz",
+        // `page:1000001` and `page:4611686018427387905`: pages past the last one, the
+        // second one whose offset would wrap to 0 (page 1 under another number).
+        "cursor=cGFnZToxMDAwMDAx",
+        "cursor=cGFnZTo0NjExNjg2MDE4NDI3Mzg3OTA1",
     ] {
         app.get(&format!("/templates?{bad}"))
             .await

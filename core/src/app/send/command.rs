@@ -20,6 +20,8 @@ pub const MAX_SUBJECT_CHARS: usize = 998;
 pub const MAX_NAME_CHARS: usize = 256;
 /// Longest custom header value, in bytes.
 pub const MAX_HEADER_VALUE_BYTES: usize = 2000;
+/// Most custom headers in one request.
+pub const MAX_HEADERS: usize = 50;
 
 /// Headers a caller may not set (lower case): Posthorn writes them.
 pub const RESERVED_HEADERS: &[&str] = &[
@@ -147,9 +149,13 @@ impl SendEmail {
             self.subject.as_deref(),
             MAX_SUBJECT_CHARS,
         );
-        for (name, value) in &self.headers {
-            if let Some((code, message)) = header_problem(name, value) {
-                errors.push(FieldError::new(format!("headers.{name}"), code, message));
+        if let Some((code, message)) = header_count_problem(self.headers.len()) {
+            errors.push(FieldError::new("headers", code, message));
+        } else {
+            for (name, value) in &self.headers {
+                if let Some((code, message)) = header_problem(name, value) {
+                    errors.push(FieldError::new(format!("headers.{name}"), code, message));
+                }
             }
         }
         errors.extend(attachments_problems(&self.attachments));
@@ -223,6 +229,17 @@ pub fn header_value_problem(value: &str) -> Option<(&'static str, String)> {
         return Some(("too_long", "header values are at most 2000 bytes".into()));
     }
     None
+}
+
+/// Why `count` custom headers are not allowed: `(code, message)`. Checked before the
+/// headers themselves, so that a flood of bad ones is one error, not one each.
+pub fn header_count_problem(count: usize) -> Option<(&'static str, String)> {
+    (count > MAX_HEADERS).then(|| {
+        (
+            "too_many_headers",
+            format!("at most {MAX_HEADERS} custom headers, got {count}"),
+        )
+    })
 }
 
 /// Why `count` attachments are not allowed: `(code, message)`.

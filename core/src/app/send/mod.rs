@@ -3,9 +3,10 @@
 mod command;
 
 pub use command::{
-    attachment_bytes_problem, attachment_count_problem, header_problem, header_value_problem,
-    recipients_problem, Recipient, SendEmail, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
-    MAX_HEADER_VALUE_BYTES, MAX_NAME_CHARS, MAX_RECIPIENTS, MAX_SUBJECT_CHARS, RESERVED_HEADERS,
+    attachment_bytes_problem, attachment_count_problem, header_count_problem, header_problem,
+    header_value_problem, recipients_problem, Recipient, SendEmail, MAX_ATTACHMENTS,
+    MAX_ATTACHMENT_BYTES, MAX_HEADERS, MAX_HEADER_VALUE_BYTES, MAX_NAME_CHARS, MAX_RECIPIENTS,
+    MAX_SUBJECT_CHARS, RESERVED_HEADERS,
 };
 
 use chrono::{DateTime, Utc};

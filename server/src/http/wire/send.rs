@@ -8,8 +8,8 @@
 
 use deserr::{Deserr, IntoValue, Value as DValue, ValueKind, ValuePointerRef};
 use posthorn_core::app::send::{
-    header_problem, Accepted, SendEmail, MAX_HEADER_VALUE_BYTES, MAX_NAME_CHARS, MAX_SUBJECT_CHARS,
-    RESERVED_HEADERS,
+    header_count_problem, header_problem, Accepted, SendEmail, MAX_HEADERS, MAX_HEADER_VALUE_BYTES,
+    MAX_NAME_CHARS, MAX_SUBJECT_CHARS, RESERVED_HEADERS,
 };
 use posthorn_core::model::{timestamp, EmailAddress, TemplateId};
 use posthorn_core::validate::type_name;
@@ -47,6 +47,9 @@ impl Deserr<WireErrors> for Headers {
                 ))
             }
         };
+        if let Some((code, message)) = header_count_problem(map.len()) {
+            return Err(WireErrors::at(location, code, message));
+        }
         let mut errors = WireErrors::default();
         let mut out = Vec::new();
         for (name, value) in map {
@@ -78,6 +81,7 @@ impl PartialSchema for Headers {
     fn schema() -> RefOr<Schema> {
         ObjectBuilder::new()
             .schema_type(Type::Object)
+            .max_properties(Some(MAX_HEADERS))
             .property_names(Some(header_names()))
             .additional_properties(Some(
                 ObjectBuilder::new()
