@@ -10,6 +10,7 @@ pub mod gate;
 pub mod health_cache;
 pub mod idempotency;
 pub mod openapi;
+pub mod path;
 pub mod query;
 pub mod request_id;
 mod routes;

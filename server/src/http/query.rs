@@ -15,14 +15,36 @@ impl<S: Send + Sync> FromRequestParts<S> for QueryMap {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        Query::<HashMap<String, String>>::from_request_parts(parts, state)
+        let Query(map) = Query::<HashMap<String, String>>::from_request_parts(parts, state)
             .await
-            .map(|Query(map)| QueryMap(map))
             .map_err(|e| {
                 ApiError::Domain(posthorn_core::Error::BadRequest(format!(
                     "Invalid query string: {e}"
                 )))
-            })
+            })?;
+        // As in a JSON body: no durable store keeps a NUL (PostgreSQL refuses the text
+        // outright, which would read as an outage).
+        let mut with_nul: Vec<&String> = map
+            .iter()
+            .filter(|(name, value)| name.contains('\0') || value.contains('\0'))
+            .map(|(name, _)| name)
+            .collect();
+        if !with_nul.is_empty() {
+            with_nul.sort();
+            return Err(ApiError::Domain(posthorn_core::Error::Validation(
+                with_nul
+                    .into_iter()
+                    .map(|name| {
+                        posthorn_core::error::FieldError::new(
+                            name.replace('\0', "\\u0000"),
+                            "invalid_characters",
+                            "must not contain NUL (%00) characters",
+                        )
+                    })
+                    .collect(),
+            )));
+        }
+        Ok(QueryMap(map))
     }
 }
 

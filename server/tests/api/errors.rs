@@ -173,3 +173,38 @@ async fn health_and_openapi_need_no_key() {
         .as_str()
         .is_some_and(|v| v.starts_with('3')));
 }
+
+#[tokio::test]
+async fn bad_path_and_query_text_gets_the_envelope_not_an_outage() {
+    // A NUL in an id is no id at all (PostgreSQL cannot compare one: it answered 503), and
+    // a parameter that is not UTF-8 is a bad request, both in the spec's error body.
+    let app = TestApp::new().await;
+    for path in [
+        "/contacts/%00",
+        "/templates/a%00b",
+        "/workflows/%00",
+        "/segments/x%00/contacts",
+    ] {
+        app.get(path).await.expect_error(404, "NOT_FOUND");
+    }
+    for path in ["/contacts/%FF", "/campaigns/%C3%28"] {
+        let res = app.get(path).await.expect_error(400, "BAD_REQUEST");
+        assert_eq!(
+            res.headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("application/json")
+        );
+    }
+    app.call(Method::GET, "/t/o/%FF", None, None, &[])
+        .await
+        .expect_error(400, "BAD_REQUEST");
+    for (path, field) in [
+        ("/contacts?search=%00", "search"),
+        ("/templates?search=a%00", "search"),
+        ("/events?eventName=%00", "eventName"),
+    ] {
+        let res = app.get(path).await.expect_error(422, "VALIDATION_ERROR");
+        assert_eq!(res.error_fields(), [field], "{path}");
+    }
+}

@@ -367,7 +367,11 @@ async fn limits_one_past_the_edge() {
     let headers = |n: usize, bad: bool| -> Value {
         (0..n)
             .map(|i| {
-                let name = if bad { format!("Bad Name {i}") } else { format!("X-H{i}") };
+                let name = if bad {
+                    format!("Bad Name {i}")
+                } else {
+                    format!("X-H{i}")
+                };
                 (name, json!("v"))
             })
             .collect::<serde_json::Map<String, Value>>()

@@ -1,7 +1,8 @@
 //! The operator API under `/admin` (admin token only).
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Path, State};
+use crate::http::path::WirePath;
+use axum::extract::State;
 use axum::http::StatusCode;
 use posthorn_core::model::{Domain, Workspace};
 use posthorn_core::model::{JobId, WorkspaceId};
@@ -65,7 +66,7 @@ pub async fn list(State(state): State<AppState>) -> ApiResult<JsonAnswer<Workspa
 )]
 pub async fn read(
     State(state): State<AppState>,
-    Path(id): Path<WorkspaceId>,
+    WirePath(id): WirePath<WorkspaceId>,
 ) -> ApiResult<JsonAnswer<Workspace>> {
     Ok(JsonAnswer(state.engine.workspace(&id).await?))
 }
@@ -85,7 +86,7 @@ pub async fn read(
 )]
 pub async fn patch(
     State(state): State<AppState>,
-    Path(id): Path<WorkspaceId>,
+    WirePath(id): WirePath<WorkspaceId>,
     Wire(body): Wire<WorkspacePatchBody>,
 ) -> ApiResult<JsonAnswer<Workspace>> {
     Ok(JsonAnswer(
@@ -106,7 +107,7 @@ pub async fn patch(
 )]
 pub async fn create_key_set(
     State(state): State<AppState>,
-    Path(id): Path<WorkspaceId>,
+    WirePath(id): WirePath<WorkspaceId>,
     Wire(body): Wire<KeySetBody>,
 ) -> ApiResult<(StatusCode, JsonAnswer<NewKeySetBody>)> {
     let set = state.engine.admin_create_key_set(&id, body.into()).await?;
@@ -129,7 +130,7 @@ pub async fn create_key_set(
 )]
 pub async fn add_domain(
     State(state): State<AppState>,
-    Path(id): Path<WorkspaceId>,
+    WirePath(id): WirePath<WorkspaceId>,
     Wire(body): Wire<DomainBody>,
 ) -> ApiResult<(StatusCode, JsonAnswer<Domain>)> {
     let domain = state.engine.admin_add_domain(&id, body.into()).await?;
@@ -181,7 +182,7 @@ pub async fn dead_jobs(
 )]
 pub async fn revive_job(
     State(state): State<AppState>,
-    Path(id): Path<JobId>,
+    WirePath(id): WirePath<JobId>,
 ) -> ApiResult<JsonAnswer<RevivedJob>> {
     state.engine.revive_job(&id).await?;
     Ok(JsonAnswer(RevivedJob {

@@ -2,7 +2,8 @@
 //! in [`crate::http::wire::campaigns`].
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Extension, Path, State};
+use crate::http::path::WirePath;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use posthorn_core::app::Caller;
 use posthorn_core::model::CampaignId;
@@ -74,7 +75,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<CampaignId>,
+    WirePath(id): WirePath<CampaignId>,
 ) -> ApiResult<JsonAnswer<CampaignResponse>> {
     Ok(JsonAnswer(
         state.engine.campaign(&caller, &id).await?.into(),
@@ -100,7 +101,7 @@ pub async fn read(
 pub async fn update(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<CampaignId>,
+    WirePath(id): WirePath<CampaignId>,
     Wire(body): Wire<CampaignPatchBody>,
 ) -> ApiResult<JsonAnswer<CampaignResponse>> {
     let view = state
@@ -129,7 +130,7 @@ pub async fn update(
 pub async fn patch(
     state: State<AppState>,
     caller: Extension<Arc<Caller>>,
-    id: Path<CampaignId>,
+    id: WirePath<CampaignId>,
     body: Wire<CampaignPatchBody>,
 ) -> ApiResult<JsonAnswer<CampaignResponse>> {
     update(state, caller, id, body).await
@@ -150,7 +151,7 @@ pub async fn patch(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<CampaignId>,
+    WirePath(id): WirePath<CampaignId>,
 ) -> ApiResult<JsonAnswer<CampaignDeleted>> {
     state.engine.delete_campaign(&caller, &id).await?;
     Ok(JsonAnswer(CampaignDeleted::default()))
@@ -176,7 +177,7 @@ pub async fn delete(
 pub async fn send(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<CampaignId>,
+    WirePath(id): WirePath<CampaignId>,
     Wire(body): Wire<CampaignSendBody>,
 ) -> ApiResult<JsonAnswer<CampaignActionResponse>> {
     let (view, message) = state
@@ -203,7 +204,7 @@ pub async fn send(
 pub async fn cancel(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<CampaignId>,
+    WirePath(id): WirePath<CampaignId>,
 ) -> ApiResult<JsonAnswer<CampaignActionResponse>> {
     let (view, message) = state.engine.cancel_campaign(&caller, &id).await?;
     Ok(JsonAnswer(CampaignActionResponse::new(view, message)))
@@ -224,7 +225,7 @@ pub async fn cancel(
 pub async fn stats(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<CampaignId>,
+    WirePath(id): WirePath<CampaignId>,
 ) -> ApiResult<JsonAnswer<CampaignStatsResponse>> {
     Ok(JsonAnswer(
         state.engine.campaign(&caller, &id).await?.into(),

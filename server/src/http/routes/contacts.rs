@@ -1,7 +1,8 @@
 //! `/contacts`.
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Extension, Path, State};
+use crate::http::path::WirePath;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Contact;
@@ -84,7 +85,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<ContactId>,
+    WirePath(id): WirePath<ContactId>,
 ) -> ApiResult<JsonAnswer<Contact>> {
     Ok(JsonAnswer(state.engine.contact(&caller, &id).await?))
 }
@@ -106,7 +107,7 @@ pub async fn read(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<ContactId>,
+    WirePath(id): WirePath<ContactId>,
     Wire(body): Wire<ContactPatchBody>,
 ) -> ApiResult<JsonAnswer<Contact>> {
     Ok(JsonAnswer(
@@ -131,7 +132,7 @@ pub async fn patch(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<ContactId>,
+    WirePath(id): WirePath<ContactId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_contact(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -1,7 +1,8 @@
 //! `/domains`: the workspace's domains, their DNS records and verification.
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Extension, Path, State};
+use crate::http::path::WirePath;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use posthorn_core::app::Caller;
 use posthorn_core::model::DomainId;
@@ -66,7 +67,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<DomainId>,
+    WirePath(id): WirePath<DomainId>,
 ) -> ApiResult<JsonAnswer<DomainBody>> {
     let view = state.engine.domain(&caller, &id).await?;
     Ok(JsonAnswer((&view).into()))
@@ -88,7 +89,7 @@ pub async fn read(
 pub async fn verify(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<DomainId>,
+    WirePath(id): WirePath<DomainId>,
 ) -> ApiResult<JsonAnswer<DomainBody>> {
     let view = state.engine.verify_domain(&caller, &id).await?;
     Ok(JsonAnswer((&view).into()))
@@ -110,7 +111,7 @@ pub async fn verify(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<DomainId>,
+    WirePath(id): WirePath<DomainId>,
     Wire(body): Wire<DomainPatchBody>,
 ) -> ApiResult<JsonAnswer<DomainBody>> {
     let view = state.engine.patch_domain(&caller, &id, body.into()).await?;
@@ -131,7 +132,7 @@ pub async fn patch(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<DomainId>,
+    WirePath(id): WirePath<DomainId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_domain(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -1,7 +1,8 @@
 //! `/keys`: the workspace's key sets.
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Extension, Path, State};
+use crate::http::path::WirePath;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use posthorn_core::app::Caller;
 use posthorn_core::model::KeySetId;
@@ -67,7 +68,7 @@ pub async fn create(
 pub async fn revoke(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<KeySetId>,
+    WirePath(id): WirePath<KeySetId>,
 ) -> ApiResult<StatusCode> {
     state.engine.revoke_key_set(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)

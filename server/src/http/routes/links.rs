@@ -2,12 +2,13 @@
 //! (RFC 8058). No key and no API rate limit: the token is the authority, signed with the
 //! deployment's secret, and each hit costs one indexed read and at most one small commit.
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
 use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::path::WirePath;
 use crate::http::AppState;
 
 /// A transparent 1×1 GIF.
@@ -30,7 +31,10 @@ const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
         (status = 404, description = "Invalid or tampered token", body = ErrorResponse),
     ),
 )]
-pub async fn open(State(state): State<AppState>, Path(token): Path<String>) -> ApiResult<Response> {
+pub async fn open(
+    State(state): State<AppState>,
+    WirePath(token): WirePath<String>,
+) -> ApiResult<Response> {
     state.engine.open_by_token(&token).await?;
     let headers = [
         (CONTENT_TYPE, HeaderValue::from_static("image/gif")),
@@ -52,7 +56,7 @@ pub async fn open(State(state): State<AppState>, Path(token): Path<String>) -> A
 )]
 pub async fn click(
     State(state): State<AppState>,
-    Path(token): Path<String>,
+    WirePath(token): WirePath<String>,
 ) -> ApiResult<Response> {
     let url = state.engine.click_by_token(&token).await?;
     let location =
@@ -77,7 +81,7 @@ pub async fn click(
 )]
 pub async fn unsubscribe_page(
     State(state): State<AppState>,
-    Path(token): Path<String>,
+    WirePath(token): WirePath<String>,
 ) -> ApiResult<Response> {
     state.engine.check_unsubscribe_token(&token).await?;
     let page = format!(
@@ -107,7 +111,7 @@ pub async fn unsubscribe_page(
 )]
 pub async fn unsubscribe(
     State(state): State<AppState>,
-    Path(token): Path<String>,
+    WirePath(token): WirePath<String>,
 ) -> ApiResult<Response> {
     state.engine.unsubscribe_by_token(&token).await?;
     let page = "<!doctype html><html><head><meta charset=\"utf-8\"><title>Unsubscribed</title>\

@@ -1,7 +1,8 @@
 //! `/segments`.
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Extension, Path, State};
+use crate::http::path::WirePath;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use posthorn_core::app::Caller;
 use posthorn_core::model::SegmentId;
@@ -98,7 +99,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<SegmentId>,
+    WirePath(id): WirePath<SegmentId>,
 ) -> ApiResult<JsonAnswer<Segment>> {
     Ok(JsonAnswer(state.engine.segment(&caller, &id).await?.into()))
 }
@@ -130,7 +131,7 @@ pub async fn read(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<SegmentId>,
+    WirePath(id): WirePath<SegmentId>,
     Wire(body): Wire<SegmentPatchBody>,
 ) -> ApiResult<JsonAnswer<Segment>> {
     let view = state
@@ -166,7 +167,7 @@ pub async fn patch(
 pub async fn replace(
     state: State<AppState>,
     caller: Extension<Arc<Caller>>,
-    id: Path<SegmentId>,
+    id: WirePath<SegmentId>,
     body: Wire<SegmentPatchBody>,
 ) -> ApiResult<JsonAnswer<Segment>> {
     patch(state, caller, id, body).await
@@ -194,7 +195,7 @@ pub async fn replace(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<SegmentId>,
+    WirePath(id): WirePath<SegmentId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_segment(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -224,7 +225,7 @@ pub async fn delete(
 pub async fn contacts(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<SegmentId>,
+    WirePath(id): WirePath<SegmentId>,
     WireQuery(query): WireQuery<PageQuery>,
 ) -> ApiResult<JsonAnswer<SegmentContactPage>> {
     let page = state
@@ -261,7 +262,7 @@ pub async fn contacts(
 pub async fn add_members(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<SegmentId>,
+    WirePath(id): WirePath<SegmentId>,
     Wire(body): Wire<SegmentMembersAddBody>,
 ) -> ApiResult<JsonAnswer<SegmentMembersAdded>> {
     let create_missing = body.create_missing == Some(true);
@@ -297,7 +298,7 @@ pub async fn add_members(
 pub async fn remove_members(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<SegmentId>,
+    WirePath(id): WirePath<SegmentId>,
     Wire(body): Wire<SegmentMembersRemoveBody>,
 ) -> ApiResult<JsonAnswer<SegmentMembersRemoved>> {
     let removed = state

@@ -1,7 +1,8 @@
 //! `/templates`.
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Extension, Path, State};
+use crate::http::path::WirePath;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use posthorn_core::app::Caller;
 use posthorn_core::model::Template;
@@ -69,7 +70,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<TemplateId>,
+    WirePath(id): WirePath<TemplateId>,
 ) -> ApiResult<JsonAnswer<Template>> {
     Ok(JsonAnswer(state.engine.template(&caller, &id).await?))
 }
@@ -91,7 +92,7 @@ pub async fn read(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<TemplateId>,
+    WirePath(id): WirePath<TemplateId>,
     Wire(body): Wire<TemplatePatchBody>,
 ) -> ApiResult<JsonAnswer<Template>> {
     Ok(JsonAnswer(
@@ -119,7 +120,7 @@ pub async fn patch(
 pub async fn replace(
     state: State<AppState>,
     caller: Extension<Arc<Caller>>,
-    id: Path<TemplateId>,
+    id: WirePath<TemplateId>,
     body: Wire<TemplatePatchBody>,
 ) -> ApiResult<JsonAnswer<Template>> {
     patch(state, caller, id, body).await
@@ -138,7 +139,7 @@ pub async fn replace(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<TemplateId>,
+    WirePath(id): WirePath<TemplateId>,
 ) -> ApiResult<StatusCode> {
     state.engine.delete_template(&caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)

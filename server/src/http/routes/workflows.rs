@@ -2,7 +2,8 @@
 //! webhook signing secret.
 
 use crate::http::answer::JsonAnswer;
-use axum::extract::{Extension, Path, State};
+use crate::http::path::WirePath;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use posthorn_core::app::workflows::{CreateStep, ListExecutions, ListWorkflows};
@@ -114,7 +115,7 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<String>,
+    WirePath(id): WirePath<String>,
 ) -> ApiResult<Response> {
     let view = state
         .engine
@@ -149,7 +150,7 @@ pub async fn read(
 pub async fn patch(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<String>,
+    WirePath(id): WirePath<String>,
     Wire(body): Wire<WorkflowPatchBody>,
 ) -> ApiResult<Response> {
     let id = WorkflowId::from(id);
@@ -187,7 +188,7 @@ pub async fn patch(
 pub async fn delete(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<String>,
+    WirePath(id): WirePath<String>,
 ) -> ApiResult<Response> {
     state
         .engine
@@ -223,7 +224,7 @@ pub async fn delete(
 pub async fn create_step(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<String>,
+    WirePath(id): WirePath<String>,
     Wire(body): Wire<StepCreateBody>,
 ) -> ApiResult<Response> {
     let id = WorkflowId::from(id);
@@ -268,7 +269,7 @@ pub async fn create_step(
 pub async fn patch_step(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path((id, step_id)): Path<(String, String)>,
+    WirePath((id, step_id)): WirePath<(String, String)>,
     Wire(body): Wire<StepPatchBody>,
 ) -> ApiResult<Response> {
     let (id, step_id) = (WorkflowId::from(id), StepId::from(step_id));
@@ -312,7 +313,7 @@ pub async fn patch_step(
 pub async fn delete_step(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path((id, step_id)): Path<(String, String)>,
+    WirePath((id, step_id)): WirePath<(String, String)>,
 ) -> ApiResult<Response> {
     state
         .engine
@@ -349,7 +350,7 @@ pub async fn delete_step(
 pub async fn create_transition(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<String>,
+    WirePath(id): WirePath<String>,
     Wire(body): Wire<TransitionCreateBody>,
 ) -> ApiResult<Response> {
     let transition = state
@@ -381,7 +382,7 @@ pub async fn create_transition(
 pub async fn delete_transition(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path((id, transition_id)): Path<(String, String)>,
+    WirePath((id, transition_id)): WirePath<(String, String)>,
 ) -> ApiResult<Response> {
     state
         .engine
@@ -421,7 +422,7 @@ pub async fn delete_transition(
 pub async fn start_execution(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<String>,
+    WirePath(id): WirePath<String>,
     Wire(body): Wire<ExecutionStartBody>,
 ) -> ApiResult<Response> {
     let execution = state
@@ -454,7 +455,7 @@ pub async fn start_execution(
 pub async fn list_executions(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path(id): Path<String>,
+    WirePath(id): WirePath<String>,
     WireQuery(query): WireQuery<PageQuery>,
 ) -> ApiResult<Response> {
     let page = state
@@ -493,7 +494,7 @@ pub async fn list_executions(
 pub async fn read_execution(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path((id, execution_id)): Path<(String, String)>,
+    WirePath((id, execution_id)): WirePath<(String, String)>,
 ) -> ApiResult<Response> {
     let view = state
         .engine
@@ -531,7 +532,7 @@ pub async fn read_execution(
 pub async fn cancel_execution(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
-    Path((id, execution_id)): Path<(String, String)>,
+    WirePath((id, execution_id)): WirePath<(String, String)>,
 ) -> ApiResult<Response> {
     let execution = state
         .engine
