@@ -18,6 +18,10 @@ use crate::ports::{
 };
 use crate::Engine;
 
+/// How many times a message's changes are planned against a conflicting write before the
+/// job is put back to run again later.
+const PLAN_ATTEMPTS: u32 = 3;
+
 /// The verdicts of one message and how long they took.
 struct Judgement {
     auth: AuthVerdicts,
@@ -58,20 +62,50 @@ impl Engine {
         let started = Instant::now();
         let summary = summarize(&raw);
         let judgement = self.judge(&record, &raw, started).await;
+        // A conflict is either another run that processed the record first (its events
+        // stand) or a write this plan raced (the sender became a contact meanwhile): then
+        // the plan is made again from what is stored now, so the events are not lost.
+        let mut attempt = 1;
+        loop {
+            let changes = self
+                .received_changes(&ws, &record, &summary, &judgement)
+                .await?;
+            match self.commit(changes).await {
+                Ok(()) => break,
+                Err(StoreError::Conflict(cause)) => {
+                    let now_stored = self.store.inbound_email(workspace_id, email_id).await?;
+                    if now_stored.is_none_or(|r| r.processed_at.is_some()) {
+                        break;
+                    }
+                    if attempt >= PLAN_ATTEMPTS {
+                        return Err(StoreError::Conflict(cause).into());
+                    }
+                    attempt += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.schedule_inbound_purge(record.received_at).await?;
+        self.jobs.complete(job).await?;
+        Ok(JobOutcome::Done)
+    }
+
+    /// The change set of a judged message: its sender as a contact, one `email.received`
+    /// per recipient, and the record marked processed (the mark refuses a second writer).
+    async fn received_changes(
+        &self,
+        ws: &crate::model::Workspace,
+        record: &InboundEmail,
+        summary: &MessageSummary,
+        judgement: &Judgement,
+    ) -> Result<ChangeSet> {
         let now = self.clock.now();
         let mut changes = ChangeSet::new();
         let contact_id = self
-            .sender_contact(
-                &ws,
-                &record,
-                &summary,
-                judgement.refused(),
-                now,
-                &mut changes,
-            )
+            .sender_contact(ws, record, summary, judgement.refused(), now, &mut changes)
             .await?;
         for to in &record.recipients {
-            let data = received_data(&record, &summary, &judgement, to);
+            let data = received_data(record, summary, judgement, to);
             changes.push(Write::AppendEvent(Event::new(
                 &*self.clock,
                 &ws.id,
@@ -87,14 +121,7 @@ impl Engine {
             id: record.id.clone(),
             at: now,
         });
-        match self.commit(changes).await {
-            // Another run processed it first: its events stand.
-            Ok(()) | Err(StoreError::Conflict(_)) => {}
-            Err(e) => return Err(e.into()),
-        }
-        self.schedule_inbound_purge(record.received_at).await?;
-        self.jobs.complete(job).await?;
-        Ok(JobOutcome::Done)
+        Ok(changes)
     }
 
     /// Runs the authenticator and both scanners at once, each only when the provider that

@@ -518,3 +518,62 @@ async fn bounce_reports_become_bounces_not_received_mail() {
     assert_eq!(bounces, 2);
     assert!(received(&app).await.is_empty());
 }
+
+/// A spam scanner that holds each message until `parties` are being scanned at once (or a
+/// few seconds passed), so that their handlers plan their changes side by side.
+struct MeetingScanner {
+    barrier: tokio::sync::Barrier,
+}
+
+#[async_trait::async_trait]
+impl posthorn_core::ports::ContentScanner for MeetingScanner {
+    async fn scan(&self, _ctx: &posthorn_core::ports::InboundContext<'_>) -> Verdict {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.barrier.wait()).await;
+        Verdict::Pass
+    }
+}
+
+#[tokio::test]
+async fn two_messages_from_a_new_sender_processed_at_once_both_become_events() {
+    // Both handlers plan the sender as a new contact; the second commit conflicts on the
+    // address. Its events used to be dropped as if another run had processed the message.
+    // (The memory store reads and commits without yielding, so there one handler finishes
+    // before the other plans; on SQLite and PostgreSQL, where the suite also runs, the two
+    // plans interleave and the second commit conflicts.)
+    let mut app = TestApp::new().await;
+    app.set_inbound(InboundCheckers {
+        spam: Arc::new(MeetingScanner {
+            barrier: tokio::sync::Barrier::new(2),
+        }),
+        ..InboundCheckers::default()
+    });
+    enable_inbound(&app).await;
+    for _ in 0..2 {
+        post_raw(&app, "from=a%40sender.example&to=x%40example.com", MESSAGE)
+            .await
+            .expect(202);
+    }
+    let engine = &app.engine;
+    let now = engine.clock.now();
+    let lease = engine.settings.job_lease;
+    let first = engine.jobs.claim(now, lease, 1).await.expect("claim");
+    let second = engine.jobs.claim(now, lease, 1).await.expect("claim");
+    assert_eq!(
+        (first.len(), second.len()),
+        (1, 1),
+        "the two messages' jobs"
+    );
+    let started = std::time::Instant::now();
+    let (a, b) = tokio::join!(engine.run_job(&first[0]), engine.run_job(&second[0]));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "the two handlers met at the scanner"
+    );
+    a.expect("first job runs");
+    // The second either re-planned at once or was put back to run again: both end done.
+    let _ = b;
+    app.clock.advance(chrono::Duration::minutes(5));
+    app.run_jobs().await;
+    assert_eq!(received(&app).await.len(), 2);
+    assert!(sender_contact(&app).await.is_some());
+}
