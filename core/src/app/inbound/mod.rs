@@ -271,7 +271,7 @@ impl Engine {
                 format!("at most {} recipients per message", limits.max_recipients),
             ));
         }
-        Ok(())
+        check_shape(&message.raw)
     }
 
     /// The workspace receiving mail for `address`, and the address lower-cased.
@@ -383,11 +383,52 @@ impl Engine {
     }
 }
 
+/// Most bytes of a message's header section (Exim's limit; Postfix keeps 100 KB).
+pub const MAX_HEADER_BYTES: usize = 1024 * 1024;
+
+/// Most MIME boundary lines (`--…` at the start of a line) in a message: far more parts
+/// than real mail has, few enough that reading the message stays a few MB of memory.
+pub const MAX_BOUNDARY_LINES: usize = 10_000;
+
+/// Refuses a message whose shape would make reading it cost far more memory than its size:
+/// a header section past [`MAX_HEADER_BYTES`] (millions of tiny header lines took 60 times
+/// the message's size to parse) or more than [`MAX_BOUNDARY_LINES`] MIME part boundaries.
+fn check_shape(raw: &[u8]) -> Result<()> {
+    if header_section(raw).len() > MAX_HEADER_BYTES {
+        return Err(Error::field(
+            "message",
+            "header_too_large",
+            format!("the message's header section is over {MAX_HEADER_BYTES} bytes"),
+        ));
+    }
+    let boundaries = memchr::memmem::find_iter(raw, b"\n--").count();
+    if boundaries > MAX_BOUNDARY_LINES {
+        return Err(Error::field(
+            "message",
+            "too_many_parts",
+            format!("the message has over {MAX_BOUNDARY_LINES} MIME part boundaries"),
+        ));
+    }
+    Ok(())
+}
+
+/// The header section of `raw`: its header lines up to the first empty line, the last
+/// one's line break included (the whole message when it has no empty line).
+fn header_section(raw: &[u8]) -> &[u8] {
+    let end = [&b"\r\n\r\n"[..], &b"\n\n"[..]]
+        .iter()
+        .filter_map(|blank| memchr::memmem::find(raw, blank).map(|at| at + blank.len() / 2))
+        .min()
+        .unwrap_or(raw.len());
+    &raw[..end]
+}
+
 /// Whether the message's top-level type is `multipart/report` (RFC 6522: DSNs, ARF).
 fn is_report(raw: &[u8]) -> bool {
     use mail_parser::MimeHeaders;
+    // Only the header section is read (the message passed `check_shape`).
     mail_parser::MessageParser::default()
-        .parse_headers(raw)
+        .parse_headers(header_section(raw))
         .and_then(|m| {
             m.content_type().map(|ct| {
                 ct.ctype().eq_ignore_ascii_case("multipart")
@@ -397,4 +438,48 @@ fn is_report(raw: &[u8]) -> bool {
             })
         })
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(raw: &[u8]) -> Vec<String> {
+        match check_shape(raw) {
+            Ok(()) => Vec::new(),
+            Err(Error::Validation(fields)) => fields.into_iter().map(|f| f.code).collect(),
+            Err(other) => vec![other.to_string()],
+        }
+    }
+
+    #[test]
+    fn a_flood_of_headers_or_parts_is_refused_before_it_is_parsed() {
+        let plain = b"From: a@x.test\r\nSubject: hi\r\n\r\n--\r\nsignature\r\n";
+        assert!(codes(plain).is_empty());
+        let mut headers = b"From: a@x.test\r\n".to_vec();
+        while headers.len() <= MAX_HEADER_BYTES {
+            headers.extend_from_slice(b"a:b\r\n");
+        }
+        headers.extend_from_slice(b"\r\nbody\r\n");
+        assert_eq!(codes(&headers), ["header_too_large"]);
+        // The same lines in the body are only body.
+        let mut body = b"From: a@x.test\r\n\r\n".to_vec();
+        body.extend_from_slice(&headers);
+        assert!(codes(&body).is_empty());
+        let mut parts = b"Content-Type: multipart/mixed; boundary=b\r\n\r\n".to_vec();
+        for _ in 0..=MAX_BOUNDARY_LINES {
+            parts.extend_from_slice(b"--b\r\n\r\n");
+        }
+        assert_eq!(codes(&parts), ["too_many_parts"]);
+    }
+
+    #[test]
+    fn a_report_is_known_by_its_header_section_alone() {
+        let report = b"Content-Type: multipart/report; report-type=delivery-status; \
+                       boundary=x\r\n\r\n--x\r\nContent-Type: text/plain\r\n\r\nhi\r\n--x--\r\n";
+        assert!(is_report(report));
+        // A multipart/report type line after the header section is body text.
+        let body = b"Subject: hi\r\n\r\nContent-Type: multipart/report\r\n";
+        assert!(!is_report(body));
+    }
 }
