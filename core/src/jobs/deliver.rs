@@ -10,7 +10,8 @@ use crate::model::{
     EmailStatus, Event, WorkspaceId,
 };
 use crate::ports::{
-    ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, RateDecision, TransportError, Write,
+    ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, RateDecision, StoreError,
+    TransportError, Write,
 };
 use crate::render::html_to_text;
 use crate::send_class::SendClass;
@@ -209,28 +210,7 @@ impl Engine {
                     Some(email.id.clone()),
                     sent_at,
                 );
-                // What the commit's follow-up work reads (the tracked segments, whether a
-                // workflow waits for `email.sent`), read in the store's one batched round
-                // trip for events; the contact is the recipient's when its address still is.
-                let reads = self
-                    .store
-                    .event_reads(&ws.id, &email.to.email, Some(SENT))
-                    .await?;
-                let recipient = reads
-                    .contact
-                    .as_ref()
-                    .map(|c| &c.id)
-                    .filter(|id| **id == email.contact_id);
-                let ahead = ReadAhead {
-                    workspace_id: &ws.id,
-                    tracked_segments: &reads.tracked_segments,
-                    event: recipient.map(|id| (SENT, id)),
-                    event_interest: reads.event_interest,
-                };
-                let mut changes = ChangeSet::new();
-                changes.push(Write::UpdateEmail(email));
-                changes.push(Write::AppendEvent(event));
-                self.commit_read_ahead(changes, Some(ahead)).await?;
+                self.record_sent(&ws.id, email, event).await?;
                 self.jobs.complete(job).await?;
                 Ok(JobOutcome::Done)
             }
@@ -351,6 +331,71 @@ fn text_part(email: &EmailRecord) -> Option<String> {
         Some("") => None,
         Some(text) => Some(text.to_owned()),
         None => Some(html_to_text(&email.html)).filter(|text| !text.is_empty()),
+    }
+}
+
+/// How many times the record of a sent email is tried once the transport took the message,
+/// and the wait before the second try (doubled each time: about 6 s in all, well within a
+/// job's lease).
+const RECORD_ATTEMPTS: u32 = 6;
+const RECORD_FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
+
+impl Engine {
+    /// Records that `email` was sent (its state and its `email.sent` event). The transport
+    /// already took the message, so a failure here is retried in place, not left to the
+    /// job's retry, which would send the message again; only a store down for longer than
+    /// the attempts leaves that to the job (delivery is at least once).
+    async fn record_sent(
+        &self,
+        workspace_id: &WorkspaceId,
+        email: EmailRecord,
+        event: Event,
+    ) -> crate::Result<()> {
+        let mut wait = RECORD_FIRST_WAIT;
+        let mut attempt = 1;
+        loop {
+            match self.try_record_sent(workspace_id, &email, &event).await {
+                Ok(()) => return Ok(()),
+                Err(e) if attempt < RECORD_ATTEMPTS => {
+                    tracing::warn!(email_id = %email.id, attempt, error = %e,
+                        "recording a sent email failed; trying again before the job would resend it");
+                    self.clock.sleep(wait).await;
+                    wait *= 2;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    async fn try_record_sent(
+        &self,
+        workspace_id: &WorkspaceId,
+        email: &EmailRecord,
+        event: &Event,
+    ) -> std::result::Result<(), StoreError> {
+        // What the commit's follow-up work reads (the tracked segments, whether a workflow
+        // waits for `email.sent`), read in the store's one batched round trip for events;
+        // the contact is the recipient's when its address still is.
+        let reads = self
+            .store
+            .event_reads(workspace_id, &email.to.email, Some(SENT))
+            .await?;
+        let recipient = reads
+            .contact
+            .as_ref()
+            .map(|c| &c.id)
+            .filter(|id| **id == email.contact_id);
+        let ahead = ReadAhead {
+            workspace_id,
+            tracked_segments: &reads.tracked_segments,
+            event: recipient.map(|id| (SENT, id)),
+            event_interest: reads.event_interest,
+        };
+        let mut changes = ChangeSet::new();
+        changes.push(Write::UpdateEmail(email.clone()));
+        changes.push(Write::AppendEvent(event.clone()));
+        self.commit_read_ahead(changes, Some(ahead)).await
     }
 }
 

@@ -107,3 +107,34 @@ async fn a_row_that_does_not_decode_is_a_500_not_a_503() {
         "not an outage to retry"
     );
 }
+
+#[tokio::test]
+async fn a_sent_email_whose_record_fails_is_recorded_again_not_sent_again() {
+    let app = TestApp::new().await;
+    let Some(db) = database(&app).await else {
+        return; // memory store: see the module comment
+    };
+    let id = app.send_one("once@x.com").await;
+    // The transport takes the message, then recording it (its `email.sent` event) fails
+    // twice, as in a failover: it used to fail the job, which sent the message again.
+    fail_event_inserts(&db, "57P01", 2).await;
+    for _ in 0..3 {
+        let _ = app.engine.run_due_jobs().await;
+        app.clock.advance(chrono::Duration::minutes(10));
+    }
+    let sent = app
+        .transport
+        .messages()
+        .into_iter()
+        .filter(|m| m.email_id.as_str() == id)
+        .count();
+    assert_eq!(sent, 1, "sent once");
+    let email = app
+        .engine
+        .store
+        .email(&app.ws(), &posthorn_core::model::EmailId::from(id.as_str()))
+        .await
+        .expect("store")
+        .expect("email");
+    assert_eq!(email.status, posthorn_core::model::EmailStatus::Sent);
+}
