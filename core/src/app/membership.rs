@@ -264,6 +264,23 @@ impl Engine {
             .clone()
             .filter(|_| segment.track_membership);
         let now = self.clock.now();
+        let cascade = self.others_depend_on(&segment, announce).await?;
+        let transition = |changes: &mut ChangeSet, contact: &ContactId, entered: bool| {
+            push_transition(
+                &*self.clock,
+                changes,
+                &segment,
+                contact,
+                entered,
+                announce,
+                now,
+            );
+            // Another tracked segment may refer to this membership (or to its entry and
+            // exit events): look at the contact again, as `reevaluate_contact` does.
+            if cascade {
+                push_reevaluation(&*self.clock, changes, workspace_id, contact, now);
+            }
+        };
         let mut wanted = Cursor::default();
         let mut stored = Cursor::default();
         loop {
@@ -307,51 +324,19 @@ impl Engine {
                         si += 1;
                     }
                     (Some(w), Some(s)) if w < s => {
-                        push_transition(
-                            &*self.clock,
-                            &mut changes,
-                            &segment,
-                            w,
-                            true,
-                            announce,
-                            now,
-                        );
+                        transition(&mut changes, w, true);
                         wi += 1;
                     }
                     (Some(_), Some(s)) => {
-                        push_transition(
-                            &*self.clock,
-                            &mut changes,
-                            &segment,
-                            s,
-                            false,
-                            announce,
-                            now,
-                        );
+                        transition(&mut changes, s, false);
                         si += 1;
                     }
                     (Some(w), None) if stored.done => {
-                        push_transition(
-                            &*self.clock,
-                            &mut changes,
-                            &segment,
-                            w,
-                            true,
-                            announce,
-                            now,
-                        );
+                        transition(&mut changes, w, true);
                         wi += 1;
                     }
                     (None, Some(s)) if wanted.done => {
-                        push_transition(
-                            &*self.clock,
-                            &mut changes,
-                            &segment,
-                            s,
-                            false,
-                            announce,
-                            now,
-                        );
+                        transition(&mut changes, s, false);
                         si += 1;
                     }
                     _ => break,
@@ -371,6 +356,25 @@ impl Engine {
                 return Ok(Settled::Done);
             }
         }
+    }
+
+    /// Whether another tracked dynamic segment may change when `segment`'s memberships do:
+    /// its condition refers to `segment`, or (when entries and exits are announced as
+    /// events) reads events at all.
+    async fn others_depend_on(
+        &self,
+        segment: &Segment,
+        announce: bool,
+    ) -> Result<bool, StoreError> {
+        let tracked = self.store.tracked_segments(&segment.workspace_id).await?;
+        Ok(tracked.iter().any(|other| {
+            other.id != segment.id
+                && other.segment_type == SegmentType::Dynamic
+                && other.condition.as_ref().is_some_and(|c| {
+                    crate::segment::referenced_segments(c).contains(&segment.id)
+                        || (announce && reads_events(c))
+                })
+        }))
     }
 
     /// Settles a membership job with the queue.

@@ -633,3 +633,67 @@ async fn a_send_to_a_new_address_enters_tracked_segments() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_swept_segment_moves_the_segments_that_refer_to_it() {
+    // "Lapsed" holds buyers who are no longer "Recent" buyers: when the sweep takes a
+    // contact out of "Recent", "Lapsed" must take it in (it used to wait for something else
+    // to touch the contact).
+    let app = TestApp::new().await;
+    let recent = json!({"groups": [{"filters": [{"field": "event.purchase", "operator": "triggeredWithin", "value": 1, "unit": "hours"}]}]});
+    let created = app
+        .post(
+            "/segments",
+            json!({"name": "Recent", "condition": recent, "trackMembership": true}),
+        )
+        .await
+        .expect(201);
+    let recent_id = created.body["id"].as_str().expect("id").to_string();
+    let lapsed = json!({"groups": [{"filters": [
+        {"field": format!("segment.{recent_id}"), "operator": "notMemberOfSegment"},
+        {"field": "event.purchase", "operator": "triggered"}
+    ]}]});
+    app.post(
+        "/segments",
+        json!({"name": "Lapsed", "condition": lapsed, "trackMembership": true}),
+    )
+    .await
+    .expect(201);
+    settle(&app).await;
+    let t = app
+        .post(
+            "/v1/track",
+            json!({"email": "buyer@x.com", "event": "purchase"}),
+        )
+        .await
+        .expect(200);
+    let id = t.body["data"]["contact"].as_str().expect("id").to_string();
+    settle(&app).await;
+    let lapsed_events = |events: Vec<String>| -> Vec<String> {
+        events
+            .into_iter()
+            .filter(|n| n.starts_with("segment.lapsed."))
+            .collect()
+    };
+    // Newest first. (Within the track's own round "Lapsed" may flap in and out while
+    // "Recent" is taken in: segments are evaluated against the memberships stored before
+    // the round, and the round after settles it.)
+    let before = names(&app.get(&format!("/events?contactId={id}")).await.body);
+    assert_ne!(
+        lapsed_events(before).first().map(String::as_str),
+        Some("segment.lapsed.entry"),
+        "a recent buyer is not lapsed"
+    );
+    app.clock.advance(chrono::Duration::minutes(61));
+    app.engine
+        .sweep_time_based_segments(&app.ws())
+        .await
+        .expect("sweep");
+    settle(&app).await;
+    let after = names(&app.get(&format!("/events?contactId={id}")).await.body);
+    assert_eq!(
+        lapsed_events(after).first().map(String::as_str),
+        Some("segment.lapsed.entry"),
+        "the sweep made the buyer lapsed"
+    );
+}
