@@ -393,7 +393,7 @@ pub const MAX_BOUNDARY_LINES: usize = 10_000;
 /// Refuses a message whose shape would make reading it cost far more memory than its size:
 /// a header section past [`MAX_HEADER_BYTES`] (millions of tiny header lines took 60 times
 /// the message's size to parse) or more than [`MAX_BOUNDARY_LINES`] MIME part boundaries.
-fn check_shape(raw: &[u8]) -> Result<()> {
+pub fn check_shape(raw: &[u8]) -> Result<()> {
     if header_section(raw).len() > MAX_HEADER_BYTES {
         return Err(Error::field(
             "message",

@@ -25,6 +25,10 @@ pub enum MessageError {
         /// Why it is refused.
         reason: String,
     },
+    /// The message's shape would cost far more memory to read than its size (a header
+    /// section past 1 MB, more than 10,000 MIME part boundaries).
+    #[error("{0}")]
+    Shape(String),
     /// An envelope recipient is not a valid address (checked at RCPT already).
     #[error("the recipient {address} is not valid: {reason}")]
     BadRecipient {
@@ -53,6 +57,8 @@ const KEPT_HEADERS: &[&str] = &[
 
 /// The `SendEmail` for `raw` delivered to the envelope `recipients`.
 pub fn to_send_command(raw: &[u8], recipients: &[String]) -> Result<SendEmail, MessageError> {
+    posthorn_core::app::inbound::check_shape(raw)
+        .map_err(|e| MessageError::Shape(e.to_string()))?;
     let message = MessageParser::default()
         .parse(raw)
         .ok_or(MessageError::Unparsable)?;

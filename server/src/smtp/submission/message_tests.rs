@@ -111,6 +111,19 @@ fn a_text_only_message_gets_an_html_body_and_keeps_its_text() {
 }
 
 #[test]
+fn a_header_flood_is_refused_before_it_is_parsed() {
+    let mut raw = b"From: a@example.com\r\n".to_vec();
+    while raw.len() <= posthorn_core::app::inbound::MAX_HEADER_BYTES {
+        raw.extend_from_slice(b"a:b\r\n");
+    }
+    raw.extend_from_slice(b"\r\nhi\r\n");
+    assert!(matches!(
+        to_send_command(&raw, &rcpts(&["x@example.org"])),
+        Err(MessageError::Shape(_))
+    ));
+}
+
+#[test]
 fn a_message_without_a_usable_from_is_refused() {
     let to = rcpts(&["x@example.org"]);
     assert_eq!(
