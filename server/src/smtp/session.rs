@@ -535,7 +535,7 @@ impl<H: Handler> Session<'_, H> {
             }
             Some(_) => {
                 self.message = Vec::new();
-                *phase = Phase::Data(DataReceiver::new());
+                *phase = Phase::Data(message_receiver());
                 self.out
                     .extend_from_slice(b"354 Start mail input; end with <CRLF>.<CRLF>\r\n");
                 Next::Continue
@@ -662,6 +662,17 @@ impl<H: Handler> Session<'_, H> {
             Err(reply) => self.refusal(reply),
         }
     }
+}
+
+/// A receiver for the message that follows `354`. The CRLF ending the DATA line puts the
+/// message at the start of a line (a first line `.` ends it, `..x` is unstuffed), but
+/// `DataReceiver::new()` starts mid-line and its state is private: it is fed that CRLF into
+/// a scratch buffer, so it is not part of the message.
+fn message_receiver() -> DataReceiver {
+    let mut receiver = DataReceiver::new();
+    let mut scratch = Vec::with_capacity(2);
+    receiver.ingest(&mut b"\r\n".iter(), &mut scratch);
+    receiver
 }
 
 /// Resolves once `stop` is true; never when its sender is gone without saying so.

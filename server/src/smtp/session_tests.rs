@@ -164,6 +164,48 @@ async fn a_message_goes_through_with_dot_stuffing_undone() {
     assert_eq!(message, b"Subject: x\r\n\r\n.dotted\r\n");
 }
 
+/// The envelope commands before DATA, accepted by [`Recorder`].
+const TO_DATA: &str = "EHLO c\r\nMAIL FROM:<a@s.test>\r\nRCPT TO:<b@example.com>\r\nDATA\r\n";
+
+/// Every byte in its own read, to cross every boundary the receivers keep state over.
+fn byte_by_byte(input: &[u8]) -> Vec<usize> {
+    vec![1; input.len()]
+}
+
+#[tokio::test]
+async fn an_empty_message_right_after_354_is_answered_at_once() {
+    let input = format!("{TO_DATA}.\r\nQUIT\r\n").into_bytes();
+    for chunks in [vec![], byte_by_byte(&input)] {
+        let handler = Recorder::default();
+        let out = converse(&handler, &config(), input.clone(), chunks).await;
+        assert_eq!(
+            codes(&out),
+            ["220", "250", "250", "250", "354", "250", "221"],
+            "{out}"
+        );
+        let messages = handler.messages.lock().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(messages.len(), 1);
+        assert_eq!(messages[0].1, b"");
+    }
+}
+
+#[tokio::test]
+async fn a_stuffed_dot_on_the_first_line_is_undone() {
+    let input = format!("{TO_DATA}..x\r\n..\r\n.\r\nQUIT\r\n").into_bytes();
+    for chunks in [vec![], byte_by_byte(&input)] {
+        let handler = Recorder::default();
+        let out = converse(&handler, &config(), input.clone(), chunks).await;
+        assert_eq!(
+            codes(&out),
+            ["220", "250", "250", "250", "354", "250", "221"],
+            "{out}"
+        );
+        let messages = handler.messages.lock().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(messages.len(), 1);
+        assert_eq!(messages[0].1, b".x\r\n.\r\n");
+    }
+}
+
 #[tokio::test]
 async fn limits_answer_552_and_452_and_the_session_goes_on() {
     let handler = Recorder::default();
