@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use posthorn_runtime::RequestGauge;
 use smtp_proto::request::receiver::{
-    DataReceiver, DummyDataReceiver, LineReceiver, RequestReceiver,
+    DataReceiver, DummyDataReceiver, DummyLineReceiver, LineReceiver, RequestReceiver,
 };
 use smtp_proto::{EhloResponse, Error as ProtoError, Request};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -119,6 +119,9 @@ pub enum End {
 /// The phase the input is read in.
 enum Phase {
     Command(RequestReceiver),
+    /// The rest of a command line past the length limit, dropped up to its LF: it was
+    /// answered once, and none of it is a command.
+    LongLine(DummyLineReceiver),
     Data(DataReceiver),
     /// A message past the size limit: read to its end, then refuse it.
     DataTooBig(DummyDataReceiver),
@@ -192,7 +195,7 @@ where
             stream.flush().await?;
             session.out.clear();
         }
-        let between_commands = matches!(phase, Phase::Command(_));
+        let between_commands = matches!(phase, Phase::Command(_) | Phase::LongLine(_));
         let read = tokio::select! {
             read = tokio::time::timeout(config.command_timeout, stream.read(&mut buf)) => read,
             _ = stopped(&mut stop), if between_commands => {
@@ -250,8 +253,20 @@ impl<H: Handler> Session<'_, H> {
                         *bytes = [].iter();
                         Next::Continue
                     }
+                    Err(ProtoError::ResponseTooLong) => {
+                        // Parsing on from the middle of the line would run its tail (or
+                        // each 4 KiB of it) as a command of its own.
+                        *phase = Phase::LongLine(DummyLineReceiver::default());
+                        self.bad_command(protocol_error_reply(&ProtoError::ResponseTooLong))
+                    }
                     Err(e) => self.bad_command(protocol_error_reply(&e)),
                 }
+            }
+            Phase::LongLine(receiver) => {
+                if receiver.ingest(bytes) {
+                    *phase = Phase::Command(RequestReceiver::default());
+                }
+                Next::Continue
             }
             Phase::Data(receiver) => {
                 let done = receiver.ingest(bytes, &mut self.message);

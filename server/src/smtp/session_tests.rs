@@ -281,6 +281,35 @@ async fn garbage_closes_the_session_after_the_error_budget() {
     assert!(!codes.contains(&"354"), "{out}");
 }
 
+#[tokio::test]
+async fn the_tail_of_an_overlong_line_is_not_run_as_a_command() {
+    let long = format!("NOOP {}MAIL FROM:<x@evil.test>\r\n", "a".repeat(8187));
+    let input = format!("HELO x\r\n{long}RCPT TO:<b@example.com>\r\nQUIT\r\n").into_bytes();
+    // The line up to MAIL fills one read (as from a real client), whole, cut inside the line
+    // (the receiver has buffered part of it) and in small reads.
+    for chunks in [vec![8], vec![], vec![8, 3000, 3000], vec![500; 40]] {
+        let handler = Recorder::default();
+        let out = converse(&handler, &config(), input.clone(), chunks.clone()).await;
+        assert_eq!(
+            codes(&out),
+            ["220", "250", "500", "503", "221"],
+            "{chunks:?}: {out}"
+        );
+        assert!(!out.contains("Sender OK"), "{out}");
+    }
+}
+
+#[tokio::test]
+async fn one_overlong_line_gets_one_500_and_the_session_goes_on() {
+    for line in ["x".repeat(100_000), format!("NOOP {}", "a".repeat(100_000))] {
+        let input = format!("EHLO c\r\n{line}\r\nNOOP\r\nQUIT\r\n").into_bytes();
+        for chunks in [vec![], vec![3000; 40]] {
+            let out = converse(&Recorder::default(), &config(), input.clone(), chunks).await;
+            assert_eq!(codes(&out), ["220", "250", "500", "250", "221"], "{out}");
+        }
+    }
+}
+
 /// Lines a client might send, well formed or not.
 fn line() -> impl Strategy<Value = String> {
     prop_oneof![
