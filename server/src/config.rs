@@ -235,7 +235,9 @@ pub struct Config {
     /// Most SMTP sessions at once per listener; more are answered 421.
     #[arg(long, env = "POSTHORN_SMTP_MAX_CONNECTIONS", default_value_t = 256)]
     pub smtp_max_connections: usize,
-    /// Seconds an SMTP session may wait for the next command or DATA bytes.
+    /// Seconds an SMTP client has for a whole command line (from the previous reply), for any
+    /// pause within a message and for taking in a reply; a whole message gets twice this, at
+    /// least 600.
     #[arg(long, env = "POSTHORN_SMTP_TIMEOUT_SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub smtp_timeout_secs: u64,
     /// Base URL of rspamd's HTTP API (e.g. `http://127.0.0.1:11333`): received mail is

@@ -17,6 +17,7 @@ use smtp_proto::request::receiver::{
 use smtp_proto::{EhloResponse, Error as ProtoError, Request};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use super::reply::Reply;
 use super::sasl::{self, Credentials, SaslError};
@@ -82,7 +83,9 @@ pub struct SessionConfig {
     pub max_message_bytes: usize,
     /// Most recipients per message (452 past it).
     pub max_recipients: usize,
-    /// Longest wait for the next bytes of a command or of DATA.
+    /// Longest time for a whole command line (from the previous reply), for each read of
+    /// DATA, and for the client to take in a reply. The whole of DATA has
+    /// [`SessionConfig::data_timeout`].
     pub command_timeout: Duration,
     /// Unknown, malformed or refused commands tolerated before the connection is closed.
     pub max_bad_commands: usize,
@@ -96,6 +99,21 @@ pub struct SessionConfig {
     /// the HTTP API counts its requests: the job workers of the process give way to SMTP
     /// load as they do to HTTP load.
     pub requests: RequestGauge,
+}
+
+/// The least time a message (from `354` to the final `.`) is given: RFC 5321 §4.5.3.2
+/// suggests 10 minutes for the data block.
+const DATA_TIMEOUT_FLOOR: Duration = Duration::from_secs(600);
+
+impl SessionConfig {
+    /// Longest time from `354` to the final `.`: twice `command_timeout` and at least 10
+    /// minutes, so a slow but steady client gets its message in, and one that trickles a
+    /// byte now and then cannot keep the session forever.
+    pub fn data_timeout(&self) -> Duration {
+        self.command_timeout
+            .saturating_mul(2)
+            .max(DATA_TIMEOUT_FLOOR)
+    }
 }
 
 /// Per-connection facts.
@@ -129,6 +147,19 @@ enum Phase {
     Bdat(DummyDataReceiver),
     /// Waiting for a SASL response line.
     Sasl(LineReceiver<SaslStep>),
+}
+
+impl Phase {
+    /// How long the input of this phase may take from the reply that opened it.
+    fn time_limit(&self, config: &SessionConfig) -> Duration {
+        match self {
+            Phase::Data(_) | Phase::DataTooBig(_) => config.data_timeout(),
+            // A BDAT chunk is not offered, so it gets no more than a command line.
+            Phase::Command(_) | Phase::LongLine(_) | Phase::Bdat(_) | Phase::Sasl(_) => {
+                config.command_timeout
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -187,21 +218,28 @@ where
         let line = format!("220 {} ESMTP Posthorn\r\n", config.hostname);
         session.out.extend_from_slice(line.as_bytes());
     }
+    let limit = config.command_timeout;
     let mut phase = Phase::Command(RequestReceiver::default());
     let mut buf = vec![0u8; 8192];
+    let mut deadline = Instant::now() + limit;
     loop {
         if !session.out.is_empty() {
-            stream.write_all(&session.out).await?;
-            stream.flush().await?;
+            if !write_within(stream, &session.out, limit).await? {
+                return Ok(End::Closed);
+            }
             session.out.clear();
+            // The client was answered: what it sends next (a command line, or the message
+            // after 354) is timed from here, however it is cut into reads.
+            deadline = Instant::now() + phase.time_limit(config);
         }
         let between_commands = matches!(phase, Phase::Command(_) | Phase::LongLine(_));
+        let read_until = deadline.min(Instant::now() + limit);
         let read = tokio::select! {
-            read = tokio::time::timeout(config.command_timeout, stream.read(&mut buf)) => read,
+            read = tokio::time::timeout_at(read_until, stream.read(&mut buf)) => read,
             _ = stopped(&mut stop), if between_commands => {
                 Reply::new(421, [4, 3, 2], "Server shutting down, try again later")
                     .write_to(&mut session.out);
-                let _ = stream.write_all(&session.out).await;
+                let _ = write_within(stream, &session.out, limit).await;
                 return Ok(End::Closed);
             }
         };
@@ -210,7 +248,7 @@ where
             Err(_) => {
                 Reply::new(421, [4, 4, 2], "Timeout, closing connection")
                     .write_to(&mut session.out);
-                let _ = stream.write_all(&session.out).await;
+                let _ = write_within(stream, &session.out, limit).await;
                 return Ok(End::Closed);
             }
         };
@@ -223,13 +261,13 @@ where
             match next {
                 Next::Continue => {}
                 Next::Close => {
-                    let _ = stream.write_all(&session.out).await;
-                    let _ = stream.flush().await;
+                    let _ = write_within(stream, &session.out, limit).await;
                     return Ok(End::Closed);
                 }
                 Next::StartTls => {
-                    stream.write_all(&session.out).await?;
-                    stream.flush().await?;
+                    if !write_within(stream, &session.out, limit).await? {
+                        return Ok(End::Closed);
+                    }
                     return Ok(End::StartTls);
                 }
             }
@@ -688,6 +726,22 @@ fn message_receiver() -> DataReceiver {
     let mut scratch = Vec::with_capacity(2);
     receiver.ingest(&mut b"\r\n".iter(), &mut scratch);
     receiver
+}
+
+/// Writes and flushes `bytes`, giving the client `limit` to take them in; `Ok(false)` when it
+/// did not (a client that never reads must not hold the session).
+async fn write_within<S>(stream: &mut S, bytes: &[u8], limit: Duration) -> std::io::Result<bool>
+where
+    S: AsyncWrite + Unpin,
+{
+    let write = async {
+        stream.write_all(bytes).await?;
+        stream.flush().await
+    };
+    match tokio::time::timeout(limit, write).await {
+        Ok(written) => written.map(|()| true),
+        Err(_) => Ok(false),
+    }
 }
 
 /// Resolves once `stop` is true; never when its sender is gone without saying so.

@@ -310,6 +310,113 @@ async fn one_overlong_line_gets_one_500_and_the_session_goes_on() {
     }
 }
 
+/// Runs a session (on paused time) whose client writes each chunk after its pause; returns
+/// what the server wrote and how long the session lasted on the paused clock.
+async fn converse_slowly(
+    config: &SessionConfig,
+    steps: Vec<(Duration, Vec<u8>)>,
+) -> (String, Duration) {
+    let handler = Recorder::default();
+    let (mut client, mut server) = tokio::io::duplex(1 << 20);
+    let (_stop_tx, stop) = watch::channel(false);
+    let writer = tokio::spawn(async move {
+        for (pause, bytes) in steps {
+            tokio::time::sleep(pause).await;
+            if client.write_all(&bytes).await.is_err() {
+                break;
+            }
+        }
+        let _ = client.shutdown().await;
+        let mut out = Vec::new();
+        let _ = client.read_to_end(&mut out).await;
+        out
+    });
+    let started = tokio::time::Instant::now();
+    let end = run(&mut server, &handler, config, Peer::default(), true, stop).await;
+    let took = started.elapsed();
+    assert!(end.is_ok(), "{end:?}");
+    drop(server);
+    let out = writer.await.unwrap_or_default();
+    let out = String::from_utf8(out).unwrap_or_else(|e| panic!("replies are ASCII: {e}"));
+    (out, took)
+}
+
+/// `bytes` one at a time, each after `pause`.
+fn trickle(bytes: &[u8], pause: Duration) -> Vec<(Duration, Vec<u8>)> {
+    bytes.iter().map(|&b| (pause, vec![b])).collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_command_line_trickled_a_byte_at_a_time_times_out() {
+    // Every byte comes well within the 5 s a read may wait, but the line never ends.
+    let mut steps = vec![(Duration::ZERO, b"EHLO c\r\n".to_vec())];
+    steps.extend(trickle(&[b'a'; 30], Duration::from_secs(1)));
+    let (out, took) = converse_slowly(&config(), steps).await;
+    assert_eq!(codes(&out), ["220", "250", "421"], "{out}");
+    assert!(
+        out.ends_with("421 4.4.2 Timeout, closing connection\r\n"),
+        "{out}"
+    );
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(6),
+        "{took:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_message_gets_the_data_time_limit_as_a_whole() {
+    let config = config();
+    assert_eq!(config.data_timeout(), Duration::from_secs(600));
+    // 100 bytes, one every 4 s: slow but within 600 s, and each read within 5 s.
+    let mut steps = vec![(Duration::ZERO, TO_DATA.as_bytes().to_vec())];
+    steps.extend(trickle(&[b'x'; 100], Duration::from_secs(4)));
+    steps.push((Duration::ZERO, b"\r\n.\r\nQUIT\r\n".to_vec()));
+    let (out, _) = converse_slowly(&config, steps).await;
+    assert_eq!(
+        codes(&out),
+        ["220", "250", "250", "250", "354", "250", "221"],
+        "{out}"
+    );
+    // 200 bytes the same way would take 800 s: the session is closed at 600.
+    let mut steps = vec![(Duration::ZERO, TO_DATA.as_bytes().to_vec())];
+    steps.extend(trickle(&[b'x'; 200], Duration::from_secs(4)));
+    steps.push((Duration::ZERO, b"\r\n.\r\nQUIT\r\n".to_vec()));
+    let (out, took) = converse_slowly(&config, steps).await;
+    assert_eq!(
+        codes(&out),
+        ["220", "250", "250", "250", "354", "421"],
+        "{out}"
+    );
+    assert!(
+        took >= Duration::from_secs(600) && took < Duration::from_secs(601),
+        "{took:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_client_that_never_reads_is_dropped_after_the_write_time_limit() {
+    let handler = Recorder::default();
+    // A small pipe fills up at once: the replies to the pipelined NOOPs cannot be written.
+    let (mut client, mut server) = tokio::io::duplex(64);
+    let (_stop_tx, stop) = watch::channel(false);
+    let writer = tokio::spawn(async move {
+        let _ = client.write_all(&b"NOOP\r\n".repeat(2000)).await;
+        client
+    });
+    let config = config();
+    let started = tokio::time::Instant::now();
+    let session = run(&mut server, &handler, &config, Peer::default(), true, stop);
+    let end = tokio::time::timeout(Duration::from_secs(3600), session).await;
+    assert!(matches!(end, Ok(Ok(End::Closed))), "{end:?}");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(5) && took < Duration::from_secs(6),
+        "{took:?}"
+    );
+    drop(server);
+    let _ = writer.await;
+}
+
 /// Lines a client might send, well formed or not.
 fn line() -> impl Strategy<Value = String> {
     prop_oneof![
