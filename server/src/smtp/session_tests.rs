@@ -173,36 +173,24 @@ fn byte_by_byte(input: &[u8]) -> Vec<usize> {
 }
 
 #[tokio::test]
-async fn an_empty_message_right_after_354_is_answered_at_once() {
-    let input = format!("{TO_DATA}.\r\nQUIT\r\n").into_bytes();
-    for chunks in [vec![], byte_by_byte(&input)] {
-        let handler = Recorder::default();
-        let out = converse(&handler, &config(), input.clone(), chunks).await;
-        assert_eq!(
-            codes(&out),
-            ["220", "250", "250", "250", "354", "250", "221"],
-            "{out}"
-        );
-        let messages = handler.messages.lock().unwrap_or_else(|e| e.into_inner());
-        assert_eq!(messages.len(), 1);
-        assert_eq!(messages[0].1, b"");
-    }
-}
-
-#[tokio::test]
-async fn a_stuffed_dot_on_the_first_line_is_undone() {
-    let input = format!("{TO_DATA}..x\r\n..\r\n.\r\nQUIT\r\n").into_bytes();
-    for chunks in [vec![], byte_by_byte(&input)] {
-        let handler = Recorder::default();
-        let out = converse(&handler, &config(), input.clone(), chunks).await;
-        assert_eq!(
-            codes(&out),
-            ["220", "250", "250", "250", "354", "250", "221"],
-            "{out}"
-        );
-        let messages = handler.messages.lock().unwrap_or_else(|e| e.into_inner());
-        assert_eq!(messages.len(), 1);
-        assert_eq!(messages[0].1, b".x\r\n.\r\n");
+async fn a_message_starts_at_the_beginning_of_a_line() {
+    // The CRLF of the DATA line starts the message's first line: a `.` there ends an empty
+    // message at once, and a stuffed `..x` there is undone.
+    let cases: [(&str, &[u8]); 2] = [(".\r\n", b""), ("..x\r\n..\r\n.\r\n", b".x\r\n.\r\n")];
+    for (data, stored) in cases {
+        let input = format!("{TO_DATA}{data}QUIT\r\n").into_bytes();
+        for chunks in [vec![], byte_by_byte(&input)] {
+            let handler = Recorder::default();
+            let out = converse(&handler, &config(), input.clone(), chunks).await;
+            assert_eq!(
+                codes(&out),
+                ["220", "250", "250", "250", "354", "250", "221"],
+                "{out}"
+            );
+            let messages = handler.messages.lock().unwrap_or_else(|e| e.into_inner());
+            assert_eq!(messages.len(), 1);
+            assert_eq!(messages[0].1, stored, "{data:?}");
+        }
     }
 }
 

@@ -5,7 +5,15 @@ use axum::http::Method;
 use serde_json::json;
 
 use crate::gate::answered;
-use crate::harness::{send_body, TestApp};
+use crate::harness::{send_body, Res, TestApp};
+
+/// Whether `res` is a replayed answer (`Idempotent-Replayed: true`).
+fn replayed(res: &Res) -> bool {
+    res.headers
+        .get("idempotent-replayed")
+        .and_then(|v| v.to_str().ok())
+        == Some("true")
+}
 
 #[tokio::test]
 async fn same_key_same_body_replays_the_first_answer() {
@@ -33,13 +41,7 @@ async fn same_key_same_body_replays_the_first_answer() {
         .await
         .expect(200);
     assert_eq!(first.body, second.body);
-    assert_eq!(
-        second
-            .headers
-            .get("idempotent-replayed")
-            .and_then(|v| v.to_str().ok()),
-        Some("true")
-    );
+    assert!(replayed(&second));
     assert!(first.headers.get("idempotent-replayed").is_none());
     app.run_jobs().await;
     assert_eq!(app.transport.messages().len(), 1, "sent once");
@@ -129,13 +131,7 @@ async fn validation_failures_are_replayed_too() {
         )
         .await
         .expect(422);
-    assert_eq!(
-        again
-            .headers
-            .get("idempotent-replayed")
-            .and_then(|v| v.to_str().ok()),
-        Some("true")
-    );
+    assert!(replayed(&again));
 }
 
 #[tokio::test]
@@ -234,13 +230,7 @@ async fn a_key_whose_first_request_is_in_flight_is_409() {
         .await
         .expect(200);
     assert_eq!(replay.body, first.body);
-    assert_eq!(
-        replay
-            .headers
-            .get("idempotent-replayed")
-            .and_then(|v| v.to_str().ok()),
-        Some("true")
-    );
+    assert!(replayed(&replay));
     assert_eq!(gate.lookups(), lookups, "a replay does not run the handler");
 }
 
@@ -270,13 +260,7 @@ async fn operator_posts_honour_the_key_too() {
         .await
         .expect(201);
     assert_eq!(first.body, second.body, "the same workspace and keys, once");
-    assert_eq!(
-        second
-            .headers
-            .get("idempotent-replayed")
-            .and_then(|v| v.to_str().ok()),
-        Some("true")
-    );
+    assert!(replayed(&second));
     let listed = app
         .admin(Method::GET, "/admin/workspaces", None)
         .await
@@ -404,13 +388,7 @@ async fn the_query_string_is_part_of_the_request() {
     let again = post_raw_keyed(&app, "from=a%40sender.example&to=x%40example.com", "in-1")
         .await
         .expect(202);
-    assert_eq!(
-        again
-            .headers
-            .get("idempotent-replayed")
-            .and_then(|v| v.to_str().ok()),
-        Some("true")
-    );
+    assert!(replayed(&again));
 }
 
 #[tokio::test]
