@@ -191,6 +191,7 @@ macro_rules! store_suite {
                 email_updates_write_the_state_only,
                 emails_read_without_content,
                 email_lifecycle_fields_round_trip,
+                email_guard_refuses_a_stale_read,
                 emails_found_by_provider_and_message_id,
                 emails_found_by_id_in_any_workspace,
                 email_stats_count_outcomes,

@@ -190,6 +190,13 @@ enum Update<'a> {
     Contact(&'a Contact),
     /// `Write::UpdateEmail`: the email's state only.
     Email(&'a EmailRecord),
+    /// `Write::GuardEmail`: an update that changes nothing and finds its row only while
+    /// the email's `updated_at` is the one read.
+    EmailGuard {
+        workspace_id: &'a str,
+        id: &'a str,
+        updated_at: chrono::DateTime<chrono::Utc>,
+    },
 }
 
 impl<'a> OneTrip<'a> {
@@ -207,6 +214,18 @@ impl<'a> OneTrip<'a> {
                 }
                 Write::UpdateEmail(e) => {
                     trip.updates.push(Update::Email(e));
+                    true
+                }
+                Write::GuardEmail {
+                    workspace_id,
+                    id,
+                    updated_at,
+                } => {
+                    trip.updates.push(Update::EmailGuard {
+                        workspace_id: workspace_id.as_str(),
+                        id: id.as_str(),
+                        updated_at: *updated_at,
+                    });
                     true
                 }
                 other => trip.inserts.hold(other),
@@ -228,6 +247,19 @@ impl<'a> OneTrip<'a> {
             match update {
                 Update::Contact(c) => push_contact_update(q, c, OnConflict::Rollback),
                 Update::Email(e) => push_email_update(q, e, OnConflict::Rollback),
+                Update::EmailGuard {
+                    workspace_id,
+                    id,
+                    updated_at,
+                } => {
+                    q.push(OnConflict::Rollback.update())
+                        .push(" emails SET updated_at = updated_at WHERE workspace_id = ")
+                        .push_bind(*workspace_id)
+                        .push(" AND id = ")
+                        .push_bind(*id)
+                        .push(" AND updated_at = ")
+                        .push_bind(micros(*updated_at));
+                }
             }
             q.push("; INSERT INTO guarded_update_check (changed) VALUES (changes()); ");
         }

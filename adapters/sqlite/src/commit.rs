@@ -131,6 +131,24 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             one.flush(conn).await
         }
         Write::UpdateEmail(e) => update_email(conn, e).await,
+        Write::GuardEmail {
+            workspace_id,
+            id,
+            updated_at,
+        } => {
+            let found: Option<i64> = sqlx::query_scalar(
+                "SELECT 1 FROM emails WHERE workspace_id = ? AND id = ? AND updated_at = ?",
+            )
+            .bind(workspace_id.as_str())
+            .bind(id.as_str())
+            .bind(micros(*updated_at))
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(error::store)?;
+            expect_one(u64::from(found.is_some()), || {
+                format!("email {id} changed since it was read")
+            })
+        }
         Write::PutSegment(s) => put_segment(conn, s).await,
         Write::DeleteSegment { workspace_id, id } => {
             delete(

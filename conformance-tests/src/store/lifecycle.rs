@@ -11,6 +11,61 @@ use crate::fixtures::{
 };
 use crate::StorePorts;
 
+/// `GuardEmail` holds while the email's `updated_at` is the one given and conflicts once
+/// another update moved it (or the email is gone), failing its whole change set.
+pub async fn email_guard_refuses_a_stale_read(p: &StorePorts) {
+    let ws = workspace(p, "guard").await;
+    let now = now_ms();
+    let contact = insert_contact(p, &ws.id, "guarded", true, now).await;
+    let mut mail = email_record(&contact, now);
+    commit(
+        p.store.as_ref(),
+        "insert",
+        vec![Write::InsertEmail(mail.clone())],
+    )
+    .await;
+    let guard = |at| Write::GuardEmail {
+        workspace_id: ws.id.clone(),
+        id: mail.id.clone(),
+        updated_at: at,
+    };
+    let read_at = mail.updated_at;
+    mail.lifecycle.opens = 1;
+    mail.updated_at = secs(now, 1);
+    commit(
+        p.store.as_ref(),
+        "guarded update",
+        vec![guard(read_at), Write::UpdateEmail(mail.clone())],
+    )
+    .await;
+    // A second writer that read the email before that update is refused, and so is the
+    // rest of its change set.
+    let mut stale = mail.clone();
+    stale.lifecycle.opens = 7;
+    stale.updated_at = secs(now, 2);
+    let mut changes = posthorn_core::ports::ChangeSet::new();
+    changes.push(guard(read_at));
+    changes.push(Write::UpdateEmail(stale));
+    assert!(matches!(
+        p.store.commit(changes).await,
+        Err(posthorn_core::ports::StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        p.store.email(&ws.id, &mail.id).await,
+        Ok(Some(mail.clone()))
+    );
+    let mut gone = posthorn_core::ports::ChangeSet::new();
+    gone.push(Write::GuardEmail {
+        workspace_id: ws.id.clone(),
+        id: crate::fixtures::fresh_id(),
+        updated_at: read_at,
+    });
+    assert!(matches!(
+        p.store.commit(gone).await,
+        Err(posthorn_core::ports::StoreError::Conflict(_))
+    ));
+}
+
 /// Every lifecycle field is stored by insert and update and read back unchanged.
 pub async fn email_lifecycle_fields_round_trip(p: &StorePorts) {
     let ws = workspace(p, "lifecycle").await;

@@ -193,11 +193,12 @@ impl Engine {
         };
         match self.transport.send(&message).await {
             Ok(provider_id) => {
+                let read_at = email.updated_at;
                 let sent_at = self.clock.now();
                 email.status = EmailStatus::Sent;
                 email.provider_message_id = Some(provider_id);
                 email.sent_at = Some(sent_at);
-                email.updated_at = sent_at;
+                email.updated_at = EmailRecord::updated_after(read_at, sent_at);
                 email.error = None;
                 let mut data = email_event_data(&email);
                 data["sentAt"] = json!(timestamp::format(&sent_at));
@@ -210,7 +211,7 @@ impl Engine {
                     Some(email.id.clone()),
                     sent_at,
                 );
-                self.record_sent(&ws.id, email, event).await?;
+                self.record_sent(&ws.id, email, read_at, event).await?;
                 self.jobs.complete(job).await?;
                 Ok(JobOutcome::Done)
             }
@@ -341,26 +342,50 @@ const RECORD_ATTEMPTS: u32 = 6;
 const RECORD_FIRST_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Engine {
-    /// Records that `email` was sent (its state and its `email.sent` event). The transport
-    /// already took the message, so a failure here is retried in place, not left to the
-    /// job's retry, which would send the message again; only a store down for longer than
-    /// the attempts leaves that to the job (delivery is at least once).
+    /// Records that `sent` was sent (its state and its `email.sent` event), guarded by the
+    /// `updated_at` it was read with. The transport already took the message, so a failure
+    /// here is retried in place, not left to the job's retry, which would send the message
+    /// again; only a store down for longer than the attempts leaves that to the job
+    /// (delivery is at least once). Feedback that came in meanwhile (a delivery report
+    /// right after the hand-over) makes the guard conflict: the email is read again and the
+    /// sending facts are set on what is stored, so that feedback is kept.
     async fn record_sent(
         &self,
         workspace_id: &WorkspaceId,
-        email: EmailRecord,
+        sent: EmailRecord,
+        read_at: DateTime<Utc>,
         event: Event,
     ) -> crate::Result<()> {
         let mut wait = RECORD_FIRST_WAIT;
         let mut attempt = 1;
+        let (mut state, mut guard_at) = (sent.clone(), read_at);
         loop {
-            match self.try_record_sent(workspace_id, &email, &event).await {
+            let outcome = self
+                .try_record_sent(workspace_id, &state, guard_at, &event)
+                .await;
+            match outcome {
                 Ok(()) => return Ok(()),
                 Err(e) if attempt < RECORD_ATTEMPTS => {
-                    tracing::warn!(email_id = %email.id, attempt, error = %e,
+                    tracing::warn!(email_id = %sent.id, attempt, error = %e,
                         "recording a sent email failed; trying again before the job would resend it");
-                    self.clock.sleep(wait).await;
-                    wait *= 2;
+                    if matches!(e, StoreError::Conflict(_)) {
+                        match self
+                            .store
+                            .email_without_content(workspace_id, &sent.id)
+                            .await
+                        {
+                            Ok(Some(stored)) => {
+                                guard_at = stored.updated_at;
+                                state = with_sending_facts(stored, &sent, self.clock.now());
+                            }
+                            // Gone since: nothing is left to record.
+                            Ok(None) => return Ok(()),
+                            Err(_) => {}
+                        }
+                    } else {
+                        self.clock.sleep(wait).await;
+                        wait *= 2;
+                    }
                     attempt += 1;
                 }
                 Err(e) => return Err(e.into()),
@@ -372,6 +397,7 @@ impl Engine {
         &self,
         workspace_id: &WorkspaceId,
         email: &EmailRecord,
+        read_at: DateTime<Utc>,
         event: &Event,
     ) -> std::result::Result<(), StoreError> {
         // What the commit's follow-up work reads (the tracked segments, whether a workflow
@@ -393,15 +419,73 @@ impl Engine {
             event_interest: reads.event_interest,
         };
         let mut changes = ChangeSet::new();
+        changes.push(Write::GuardEmail {
+            workspace_id: workspace_id.clone(),
+            id: email.id.clone(),
+            updated_at: read_at,
+        });
         changes.push(Write::UpdateEmail(email.clone()));
         changes.push(Write::AppendEvent(event.clone()));
         self.commit_read_ahead(changes, Some(ahead)).await
     }
 }
 
+/// `stored` with the facts of its hand-over to the transport taken from `sent`: SENT unless
+/// feedback already moved it on, the provider's id, the sending time, no error.
+fn with_sending_facts(
+    mut stored: EmailRecord,
+    sent: &EmailRecord,
+    now: DateTime<Utc>,
+) -> EmailRecord {
+    // Feedback may have moved it on (a delivery report); a give-up or a cancel may have
+    // marked it while the message was on its way, and it went out all the same.
+    if matches!(
+        stored.status,
+        EmailStatus::Queued | EmailStatus::Failed | EmailStatus::Cancelled
+    ) {
+        stored.status = EmailStatus::Sent;
+    }
+    stored.provider_message_id = sent.provider_message_id.clone();
+    stored.sent_at = sent.sent_at;
+    stored.error = None;
+    stored.updated_at = EmailRecord::updated_after(stored.updated_at, now);
+    stored
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sending_facts_keep_the_feedback_that_came_first() {
+        let at = Utc::now();
+        let mut sent = EmailRecord::sample_sent(at);
+        sent.provider_message_id = Some("ses-1".into());
+        // A delivery report recorded between the hand-over and this record.
+        let mut stored = EmailRecord::sample_sent(at);
+        stored.status = EmailStatus::Delivered;
+        stored.provider_message_id = None;
+        stored.sent_at = None;
+        stored.lifecycle.delivered_at = Some(at);
+        let later = at + chrono::TimeDelta::seconds(1);
+        let merged = with_sending_facts(stored.clone(), &sent, later);
+        assert_eq!(merged.status, EmailStatus::Delivered);
+        assert_eq!(merged.lifecycle.delivered_at, Some(at));
+        assert_eq!(merged.provider_message_id.as_deref(), Some("ses-1"));
+        assert_eq!(merged.sent_at, Some(at));
+        assert_eq!(merged.updated_at, later);
+        for marked in [
+            EmailStatus::Queued,
+            EmailStatus::Failed,
+            EmailStatus::Cancelled,
+        ] {
+            stored.status = marked;
+            let merged = with_sending_facts(stored.clone(), &sent, at);
+            assert_eq!(merged.status, EmailStatus::Sent, "{marked:?}");
+            // The clock did not move on: the record still moves past what was read.
+            assert!(merged.updated_at > stored.updated_at);
+        }
+    }
 
     #[test]
     fn quotas_cover_fractional_rates() {

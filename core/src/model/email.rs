@@ -167,6 +167,51 @@ pub struct EmailStats {
 }
 
 impl EmailRecord {
+    /// A transactional email sent at `at` (tests).
+    #[cfg(test)]
+    pub(crate) fn sample_sent(at: DateTime<Utc>) -> EmailRecord {
+        EmailRecord {
+            id: "e1".into(),
+            workspace_id: "w1".into(),
+            contact_id: "c1".into(),
+            to: Mailbox {
+                name: None,
+                email: "to@example.com".into(),
+            },
+            from: Mailbox {
+                name: None,
+                email: "from@example.com".into(),
+            },
+            reply_to: None,
+            subject: "Hi".into(),
+            html: "<p>Hi</p>".into(),
+            text: None,
+            headers: vec![],
+            attachments: vec![],
+            template_id: None,
+            campaign_id: None,
+            source_type: SourceType::Transactional,
+            status: EmailStatus::Sent,
+            message_id: "e1@example.com".into(),
+            provider_message_id: Some("p1".into()),
+            error: None,
+            created_at: at,
+            sent_at: Some(at),
+            updated_at: at,
+            lifecycle: Default::default(),
+        }
+    }
+
+    /// The `updated_at` for a change decided from a read of the email at `read_at`: `now`,
+    /// but always after `read_at` (by a microsecond, what the durable stores keep), so that
+    /// a `Write::GuardEmail` of a concurrent change made from the same read conflicts even
+    /// when the clock has not moved on.
+    ///
+    /// [`Write::GuardEmail`]: crate::ports::Write::GuardEmail
+    pub fn updated_after(read_at: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
+        now.max(read_at + chrono::TimeDelta::microseconds(1))
+    }
+
     /// Takes `newer`'s state: status, provider id, error, sent and updated times and
     /// lifecycle. The rest (recipient, addresses, subject, bodies, headers, attachments,
     /// template, campaign, origin, Message-ID, creation time) is what the email was accepted

@@ -87,6 +87,18 @@ pub enum Write {
     /// stays as inserted: adapters do not write it again, so an open or a click does not
     /// rewrite a large body or its attachments.
     UpdateEmail(EmailRecord),
+    /// Writes nothing; `Conflict` unless the email exists with this `updated_at` (the one it
+    /// was read with). Put before an `UpdateEmail` that was decided from a read, so that of
+    /// two concurrent read-decide-writes of one email the second conflicts and decides
+    /// again, instead of overwriting the first.
+    GuardEmail {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The email.
+        id: EmailId,
+        /// Its `updated_at` as read.
+        updated_at: DateTime<Utc>,
+    },
     /// Appends an event.
     AppendEvent(Event),
     /// Enqueues a job.

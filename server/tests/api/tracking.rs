@@ -493,3 +493,48 @@ async fn an_open_moves_its_contact_into_a_tracked_segment_of_openers() {
     let contact = email(&app, &id).await.contact_id;
     assert_eq!(entered[0]["contactId"], json!(contact.as_str()));
 }
+
+#[tokio::test]
+async fn concurrent_clicks_on_one_email_both_count_and_one_is_first() {
+    // A link scanner clicks every link at once. Each click reads the email, decides and
+    // writes its state; unguarded, the second write overwrote the first (one click counted,
+    // two `isFirstClick: true` events). The memory store runs the two one after the other;
+    // on SQLite and PostgreSQL, where the suite also runs, they interleave.
+    let app = TestApp::new().await;
+    let id = app.send_one("scanned@x.com").await;
+    app.run_jobs().await;
+    let ws = app.ws();
+    let email_id = posthorn_core::model::EmailId::from(id.as_str());
+    let at = app.clock.now();
+    let (a, b) = tokio::join!(
+        app.engine
+            .record_click(&ws, &email_id, "https://example.com/a", at),
+        app.engine.record_click(
+            &ws,
+            &email_id,
+            "https://example.com/b",
+            at + chrono::Duration::seconds(5)
+        ),
+    );
+    a.expect("first click");
+    b.expect("second click");
+    let stored = app
+        .engine
+        .store
+        .email_without_content(&ws, &email_id)
+        .await
+        .expect("store")
+        .expect("email");
+    assert_eq!(stored.lifecycle.clicks, 2);
+    let events = app.get("/events?eventName=email.click").await.expect(200);
+    let clicks: Vec<&serde_json::Value> = events.body["events"]
+        .as_array()
+        .map(|all| all.iter().filter(|e| e["emailId"] == id.as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(clicks.len(), 2);
+    let first = clicks
+        .iter()
+        .filter(|e| e["data"]["isFirstClick"] == serde_json::json!(true))
+        .count();
+    assert_eq!(first, 1, "{clicks:?}");
+}

@@ -221,6 +221,20 @@ fn apply(
             };
             undo.push(Undo::EmailState(ws, id, before));
         }
+        Write::GuardEmail {
+            workspace_id,
+            id,
+            updated_at,
+        } => {
+            let stored = state
+                .data
+                .get(&workspace_id)
+                .and_then(|data| data.emails.get(&id))
+                .map(|email| email.updated_at);
+            if stored != Some(updated_at) {
+                return Err(conflict(format!("email {id} changed since it was read")));
+            }
+        }
         Write::AppendEvent(event) => {
             let ws = event.workspace_id.clone();
             let key = (event.created_at, event.id.clone());

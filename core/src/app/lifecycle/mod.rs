@@ -119,6 +119,7 @@ impl Engine {
             event: Some((event_name, &contact_id)),
             event_interest: reads.event_interest,
         };
+        let read_at = email.updated_at;
         let decision = decide::apply(&mut email, feedback, at);
         let Some(decision) = decision else {
             if !extra.is_empty() {
@@ -135,9 +136,17 @@ impl Engine {
             }));
         };
         let now = self.clock.now();
-        email.updated_at = now;
+        email.updated_at = EmailRecord::updated_after(read_at, now);
         let mut changes = ChangeSet::new();
         changes.writes.extend_from_slice(extra);
+        // Decided from this read: a concurrent piece of feedback for the same email (two
+        // clicks of a link scanner, an open racing a delivery report) conflicts, and
+        // `on_conflict_retry` decides again from the other's result instead of overwriting it.
+        changes.push(Write::GuardEmail {
+            workspace_id: workspace_id.clone(),
+            id: email.id.clone(),
+            updated_at: read_at,
+        });
         changes.push(Write::UpdateEmail(email.clone()));
         if let Some((name, data)) = &decision.event {
             changes.push(Write::AppendEvent(Event::new(

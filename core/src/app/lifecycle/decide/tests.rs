@@ -1,8 +1,6 @@
 use chrono::{Duration, TimeZone};
 
 use super::*;
-use crate::model::SourceType;
-use crate::ports::Mailbox;
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 1, 12, 0, 0)
@@ -11,36 +9,7 @@ fn t0() -> DateTime<Utc> {
 }
 
 fn sent_email() -> EmailRecord {
-    EmailRecord {
-        id: "e1".into(),
-        workspace_id: "w1".into(),
-        contact_id: "c1".into(),
-        to: Mailbox {
-            name: None,
-            email: "to@example.com".into(),
-        },
-        from: Mailbox {
-            name: None,
-            email: "from@example.com".into(),
-        },
-        reply_to: None,
-        subject: "Hi".into(),
-        html: "<p>Hi</p>".into(),
-        text: None,
-        headers: vec![],
-        attachments: vec![],
-        template_id: None,
-        campaign_id: None,
-        source_type: SourceType::Transactional,
-        status: EmailStatus::Sent,
-        message_id: "e1@example.com".into(),
-        provider_message_id: Some("p1".into()),
-        error: None,
-        created_at: t0(),
-        sent_at: Some(t0()),
-        updated_at: t0(),
-        lifecycle: Default::default(),
-    }
+    EmailRecord::sample_sent(t0())
 }
 
 #[test]
