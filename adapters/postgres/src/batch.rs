@@ -7,7 +7,7 @@
 //! for any number of rows: it stays prepared on its connection. A multi-row `VALUES` list
 //! was a new statement for every group size, parsed and planned again each time.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use posthorn_core::model::{Contact, EmailRecord, Event};
@@ -73,16 +73,23 @@ const INSERT_EMAILS: &str = concat!(
     ")"
 );
 
-/// New states of distinct emails (`Write::UpdateEmail`: the state only).
+/// New states of distinct emails (`Write::UpdateEmail`: the state only), each one whose
+/// change set guarded it (`Write::GuardEmail`) only while its `updated_at` is the one read.
 const UPDATE_EMAILS: &str = concat!(
     "UPDATE emails AS e SET ",
     crate::rows::email_state_sets!(),
     " FROM unnest($1::text[], $2::text[], ",
     email_state_arrays!(3),
-    ") AS v (workspace_id, id, ",
+    ", $19::timestamptz[]) AS v (workspace_id, id, ",
     crate::rows::email_state!(),
-    ") WHERE e.workspace_id = v.workspace_id AND e.id = v.id"
+    ", guard) WHERE e.workspace_id = v.workspace_id AND e.id = v.id \
+     AND (v.guard IS NULL OR e.updated_at = v.guard)"
 );
+
+/// `Write::GuardEmail` on its own; `FOR UPDATE`, so a concurrent guard of the same email
+/// waits for this transaction, then finds the row changed.
+const GUARD_EMAIL: &str = "SELECT 1 FROM emails WHERE workspace_id = $1 AND id = $2 \
+     AND updated_at = $3 FOR UPDATE";
 
 /// Updates of distinct contacts (`Write::UpdateContact`), each guarded by its version.
 const UPDATE_CONTACTS: &str = "\
@@ -123,6 +130,9 @@ pub(crate) struct Inserts<'a> {
     email_updates: Vec<&'a EmailRecord>,
     /// The ids of `email_updates`.
     updated_emails: HashSet<&'a str>,
+    /// Guards (`GuardEmail`) by email id, as (workspace, `updated_at` read): checked by the
+    /// email's held update, or on their own when no update of it follows.
+    email_guards: HashMap<&'a str, (&'a str, DateTime<Utc>)>,
     /// Contacts updated (`UpdateContact`), written last by one `UPDATE ... FROM` per chunk;
     /// at most one per contact, as for emails.
     contact_updates: Vec<&'a Contact>,
@@ -149,6 +159,17 @@ impl<'a> Inserts<'a> {
             Write::UpdateEmail(e) if self.updated_emails.insert(e.id.as_str()) => {
                 self.email_updates.push(e)
             }
+            // A guard after a held update of its email must see that update: not held.
+            Write::GuardEmail {
+                workspace_id,
+                id,
+                updated_at,
+            } if !self.updated_emails.contains(id.as_str())
+                && !self.email_guards.contains_key(id.as_str()) =>
+            {
+                self.email_guards
+                    .insert(id.as_str(), (workspace_id.as_str(), *updated_at));
+            }
             Write::EnqueueJob(j) => self.jobs.push(j),
             Write::AppendEvent(e) => self.events.push(e),
             _ => return false,
@@ -174,8 +195,15 @@ impl<'a> Inserts<'a> {
         for chunk in self.events.chunks(CHUNK) {
             insert_events(conn, chunk).await?;
         }
+        let mut guards = std::mem::take(&mut self.email_guards);
+        for (id, (workspace_id, updated_at)) in &guards {
+            if !self.updated_emails.contains(id) {
+                guard_email(conn, workspace_id, id, *updated_at).await?;
+            }
+        }
+        guards.retain(|id, _| self.updated_emails.contains(id));
         for chunk in self.email_updates.chunks(CHUNK) {
-            update_emails(conn, chunk).await?;
+            update_emails(conn, chunk, &guards).await?;
         }
         for chunk in self.contact_updates.chunks(CHUNK) {
             update_contacts(conn, chunk).await?;
@@ -305,20 +333,48 @@ fn bind_email_state<'q>(query: PgQuery<'q>, chunk: &[&'q EmailRecord]) -> PgQuer
 pub(crate) async fn update_emails(
     conn: &mut PgConnection,
     chunk: &[&EmailRecord],
+    guards: &HashMap<&str, (&str, DateTime<Utc>)>,
 ) -> Result<(), StoreError> {
     let keys = sqlx::query(UPDATE_EMAILS)
         .bind(column(chunk, |e| e.workspace_id.as_str()))
         .bind(column(chunk, |e| e.id.as_str()));
     let done = bind_email_state(keys, chunk)
+        .bind(column(chunk, |e| {
+            guards.get(e.id.as_str()).map(|(_, updated_at)| *updated_at)
+        }))
         .execute(&mut *conn)
         .await
         .map_err(error::store)?;
     all_updated(
         done.rows_affected(),
         chunk,
-        |one| format!("email {} is gone", one.id),
-        |missed, of| format!("{missed} of {of} emails updated together are gone"),
+        |one| format!("email {} is gone or changed since it was read", one.id),
+        |missed, of| {
+            format!("{missed} of {of} emails updated together are gone or changed since read")
+        },
     )
+}
+
+/// `Write::GuardEmail` checked on its own (no update of the email held after it).
+pub(crate) async fn guard_email(
+    conn: &mut PgConnection,
+    workspace_id: &str,
+    id: &str,
+    updated_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let found: Option<i32> = sqlx::query_scalar(GUARD_EMAIL)
+        .bind(workspace_id)
+        .bind(id)
+        .bind(updated_at)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(error::store)?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::Conflict(format!(
+            "email {id} changed since it was read"
+        ))),
+    }
 }
 
 /// Updates the contacts of `chunk` (distinct contacts) in one statement; `Conflict` when any

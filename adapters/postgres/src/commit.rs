@@ -129,28 +129,14 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             one.hold(write);
             one.flush(conn).await
         }
-        Write::UpdateEmail(e) => crate::batch::update_emails(conn, &[e]).await,
+        Write::UpdateEmail(e) => {
+            crate::batch::update_emails(conn, &[e], &std::collections::HashMap::new()).await
+        }
         Write::GuardEmail {
             workspace_id,
             id,
             updated_at,
-        } => {
-            // FOR UPDATE: a concurrent guard of the same email waits for this transaction,
-            // then finds the row changed and conflicts.
-            let found: Option<i32> = sqlx::query_scalar(
-                "SELECT 1 FROM emails WHERE workspace_id = $1 AND id = $2 AND updated_at = $3 \
-                 FOR UPDATE",
-            )
-            .bind(workspace_id.as_str())
-            .bind(id.as_str())
-            .bind(updated_at)
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(error::store)?;
-            expect_one(u64::from(found.is_some()), || {
-                format!("email {id} changed since it was read")
-            })
-        }
+        } => crate::batch::guard_email(conn, workspace_id.as_str(), id.as_str(), *updated_at).await,
         Write::PutSegment(s) => put_segment(conn, s).await,
         Write::DeleteSegment { workspace_id, id } => {
             delete(
