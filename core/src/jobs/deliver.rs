@@ -374,6 +374,13 @@ impl Engine {
                             .email_without_content(workspace_id, &sent.id)
                             .await
                         {
+                            // An earlier try did commit (its answer was lost): done.
+                            Ok(Some(stored))
+                                if stored.sent_at.is_some()
+                                    && stored.provider_message_id == sent.provider_message_id =>
+                            {
+                                return Ok(());
+                            }
                             Ok(Some(stored)) => {
                                 guard_at = stored.updated_at;
                                 state = with_sending_facts(stored, &sent, self.clock.now());
