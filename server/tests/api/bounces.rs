@@ -34,6 +34,17 @@ fn fixture(name: &str, email: &EmailRecord, to: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// Offers the report fixture `name` about `email`, sent to `to`, to the engine.
+async fn offer(
+    app: &TestApp,
+    name: &str,
+    email: &EmailRecord,
+    to: &str,
+) -> posthorn_core::Result<bool> {
+    let raw = fixture(name, email, to);
+    app.engine.receive_bounce_message(to, &raw).await
+}
+
 async fn email(app: &TestApp, id: &str) -> EmailRecord {
     app.engine
         .store
@@ -356,33 +367,17 @@ async fn a_report_without_a_token_never_reaches_another_workspaces_email() {
     .await
     .expect(200);
     for name in ["outlook.eml", "postfix.eml"] {
-        let raw = fixture(name, &record, "support@b-inbound.example");
-        assert_eq!(
-            app.engine
-                .receive_bounce_message("support@b-inbound.example", &raw)
-                .await,
-            Ok(false),
-            "{name}"
-        );
+        let offered = offer(&app, name, &record, "support@b-inbound.example").await;
+        assert_eq!(offered, Ok(false), "{name}");
     }
     // Nor at an address no workspace receives.
-    let raw = fixture("outlook.eml", &record, "someone@nowhere.example");
-    assert_eq!(
-        app.engine
-            .receive_bounce_message("someone@nowhere.example", &raw)
-            .await,
-        Ok(false)
-    );
+    let offered = offer(&app, "outlook.eml", &record, "someone@nowhere.example").await;
+    assert_eq!(offered, Ok(false));
     let untouched = email(&app, record.id.as_str()).await;
     assert_eq!(untouched.lifecycle.bounce_type, None);
     assert!(subscribed(&app, &record).await);
     // The same report sent to the sender's own workspace is recorded.
     enable_inbound(&app).await;
-    let raw = fixture("outlook.eml", &record, "hello@example.com");
-    assert_eq!(
-        app.engine
-            .receive_bounce_message("hello@example.com", &raw)
-            .await,
-        Ok(true)
-    );
+    let offered = offer(&app, "outlook.eml", &record, "hello@example.com").await;
+    assert_eq!(offered, Ok(true));
 }

@@ -72,7 +72,7 @@ pub struct AcceptedInbound {
 }
 
 /// Why one recipient is not received.
-enum Unroutable {
+pub(crate) enum Unroutable {
     /// Not an address at all.
     Invalid,
     /// No verified, inbound-enabled domain of that name (or its workspace is disabled).
@@ -275,7 +275,7 @@ impl Engine {
     }
 
     /// The workspace receiving mail for `address`, and the address lower-cased.
-    async fn route_recipient(
+    pub(crate) async fn route_recipient(
         &self,
         address: &str,
     ) -> Result<std::result::Result<(WorkspaceId, String), Unroutable>> {

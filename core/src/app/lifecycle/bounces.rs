@@ -4,7 +4,7 @@
 
 use crate::bounce::{self, token, Report, BOUNCE_SECRET};
 use crate::error::Result;
-use crate::model::{BounceType, Domain, EmailAddress, EmailRecord, WorkspaceId};
+use crate::model::{BounceType, Domain, EmailRecord, WorkspaceId};
 use crate::ports::StoreError;
 use crate::Engine;
 
@@ -150,22 +150,14 @@ impl Engine {
         }
     }
 
-    /// The workspace whose verified inbound domain `recipient` is at, if any (the
-    /// deployment's bounce domain belongs to none).
+    /// The workspace receiving mail at `recipient` (a verified inbound domain of an enabled
+    /// workspace), if any: the deployment's bounce domain belongs to none.
     async fn receiving_workspace(&self, recipient: &str) -> Result<Option<WorkspaceId>> {
         let bare = recipient
             .trim()
             .trim_start_matches('<')
             .trim_end_matches('>');
-        let Ok(address) = EmailAddress::parse(bare) else {
-            return Ok(None);
-        };
-        Ok(self
-            .store
-            .inbound_domain(address.domain())
-            .await?
-            .filter(|d| d.verified)
-            .map(|d| d.workspace_id))
+        Ok(self.route_recipient(bare).await?.ok().map(|(ws, _)| ws))
     }
 
     /// The envelope sender (MAIL FROM) of `email`, sent from `domain` (the sender's
