@@ -45,6 +45,25 @@ pub struct Wait {
     pub until: Option<DateTime<Utc>>,
 }
 
+impl Wait {
+    /// How long after a WAIT_FOR_EVENT starts its step job looks for an awaited event that
+    /// no dispatch resumed it with: one tracked while the wait was being committed, whose
+    /// request read "nobody waits" just before (see [`Wait::first_wake`]).
+    pub const LATE_EVENT_CHECK: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+
+    /// When the waiting step's job first runs, for a wait that starts at `now`: a DELAY at
+    /// its end; a WAIT_FOR_EVENT at its timeout or [`Wait::LATE_EVENT_CHECK`] after `now`,
+    /// whichever is sooner, so that even a wait without a timeout is looked at once after
+    /// the events that raced its start have been committed.
+    pub fn first_wake(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        if self.event_name.is_none() {
+            return self.until;
+        }
+        let check = now + Self::LATE_EVENT_CHECK;
+        Some(self.until.map_or(check, |until| until.min(check)))
+    }
+}
+
 /// One run of a workflow for one contact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -158,4 +177,31 @@ pub struct StepRun {
     /// Ended at.
     #[serde(with = "crate::model::timestamp::option")]
     pub completed_at: Option<DateTime<Utc>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeDelta;
+
+    fn wait(event: Option<&str>, until: Option<DateTime<Utc>>) -> Wait {
+        Wait {
+            step_id: StepId::from("s"),
+            event_name: event.map(str::to_string),
+            until,
+        }
+    }
+
+    #[test]
+    fn an_event_wait_is_looked_at_once_before_its_timeout() {
+        let now = DateTime::<Utc>::UNIX_EPOCH;
+        let check = now + Wait::LATE_EVENT_CHECK;
+        let long = now + TimeDelta::hours(1);
+        let short = now + TimeDelta::seconds(5);
+        assert_eq!(wait(Some("paid"), Some(long)).first_wake(now), Some(check));
+        assert_eq!(wait(Some("paid"), Some(short)).first_wake(now), Some(short));
+        assert_eq!(wait(Some("paid"), None).first_wake(now), Some(check));
+        // A DELAY has nothing to look for: it wakes at its end.
+        assert_eq!(wait(None, Some(long)).first_wake(now), Some(long));
+    }
 }

@@ -1,7 +1,12 @@
 //! DELAY and WAIT_FOR_EVENT: time through the manual clock, events through /v1/track.
 
-use posthorn_core::workflow::{DelayUnit, ExecutionStatus, StepAction, StepRunStatus};
-use serde_json::json;
+use posthorn_core::app::workflows::WorkflowView;
+use posthorn_core::model::{Contact, Event};
+use posthorn_core::ports::{ChangeSet, Write};
+use posthorn_core::workflow::{
+    DelayUnit, Execution, ExecutionStatus, StepAction, StepRunStatus, Wait,
+};
+use serde_json::{json, Value};
 
 use crate::harness::{delay, exit, World};
 
@@ -170,4 +175,135 @@ async fn an_early_wake_up_neither_ends_nor_loses_a_delay() {
     let view = w.execution(&wf.workflow.id, &exec.id).await;
     assert_eq!(view.execution.status, ExecutionStatus::Completed);
     assert_eq!(view.steps.len(), 2);
+}
+
+/// Stores a `paid` event of `contact` the way a track that raced the wait's commit does:
+/// its request read that nobody waited, so no dispatch was queued with it.
+async fn paid_without_dispatch(w: &World, contact: &Contact, data: Value) {
+    let event = Event::new(
+        &*w.clock,
+        &contact.workspace_id,
+        "paid",
+        data,
+        Some(contact.id.clone()),
+        None,
+        w.now(),
+    );
+    let mut changes = ChangeSet::new();
+    changes.push(Write::AppendEvent(event));
+    w.engine.store.commit(changes).await.expect("event stored");
+}
+
+async fn status(w: &World, wf: &WorkflowView, exec: &Execution) -> ExecutionStatus {
+    w.execution(&wf.workflow.id, &exec.id)
+        .await
+        .execution
+        .status
+}
+
+#[tokio::test]
+async fn an_event_that_raced_the_wait_ends_it_within_a_minute() {
+    let w = World::new().await;
+    let wf = waiting_flow(&w).await;
+    let contact = w.contact("e@example.org", json!({})).await;
+    w.track("e@example.org", "checkout", json!({"cart": "c9"}))
+        .await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    assert_eq!(exec.status, ExecutionStatus::Waiting);
+    paid_without_dispatch(&w, &contact, json!({"total": 3})).await;
+    w.after(Wait::LATE_EVENT_CHECK - chrono::Duration::seconds(1))
+        .await;
+    assert_eq!(
+        status(&w, &wf, &exec).await,
+        ExecutionStatus::Waiting,
+        "nothing dispatched it: only the late-event look can end it"
+    );
+    w.after(chrono::Duration::seconds(1)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.reason.as_deref(), Some("paid"));
+    assert_eq!(view.execution.event, json!({"cart": "c9", "total": 3}));
+    // The timeout job finds it moved on.
+    w.after(chrono::Duration::hours(2)).await;
+    let again = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(again.execution.reason.as_deref(), Some("paid"));
+    assert_eq!(again.steps.len(), 3);
+}
+
+#[tokio::test]
+async fn a_wait_without_timeout_is_looked_at_too() {
+    let w = World::new().await;
+    let wf = w.event_workflow("checkout", false).await;
+    let wait = w
+        .step(
+            &wf,
+            StepAction::WaitForEvent {
+                event_name: "paid".into(),
+                timeout: None,
+            },
+        )
+        .await;
+    let paid = w.step(&wf, exit(Some("paid"))).await;
+    w.edge(&wf, &World::trigger(&wf), &wait, None).await;
+    w.edge(&wf, &wait.id, &paid, Some(json!({"outcome": "EVENT"})))
+        .await;
+    let contact = w.contact("f@example.org", json!({})).await;
+    w.track("f@example.org", "checkout", json!({})).await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    paid_without_dispatch(&w, &contact, json!({})).await;
+    w.after(Wait::LATE_EVENT_CHECK).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.reason.as_deref(), Some("paid"));
+}
+
+#[tokio::test]
+async fn at_the_timeout_an_event_made_in_time_wins_over_the_timeout() {
+    let w = World::new().await;
+    let wf = waiting_flow(&w).await;
+    let contact = w.contact("g@example.org", json!({})).await;
+    w.track("g@example.org", "checkout", json!({})).await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    // Past the late-event look; the event's dispatch never ran (queued behind a backlog,
+    // or lost to the race): the timeout's job finds the event made in time.
+    w.after(chrono::Duration::minutes(30)).await;
+    paid_without_dispatch(&w, &contact, json!({})).await;
+    w.after(chrono::Duration::minutes(30)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.reason.as_deref(), Some("paid"));
+}
+
+#[tokio::test]
+async fn an_event_made_before_the_wait_does_not_end_it() {
+    let w = World::new().await;
+    let wf = waiting_flow(&w).await;
+    let contact = w.contact("h@example.org", json!({})).await;
+    paid_without_dispatch(&w, &contact, json!({})).await;
+    w.after(chrono::Duration::milliseconds(1)).await;
+    w.track("h@example.org", "checkout", json!({})).await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    w.after(Wait::LATE_EVENT_CHECK).await;
+    assert_eq!(status(&w, &wf, &exec).await, ExecutionStatus::Waiting);
+    w.after(chrono::Duration::hours(1)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.reason.as_deref(), Some("late"));
+}
+
+#[tokio::test]
+async fn an_event_made_after_the_timeout_does_not_end_it() {
+    let w = World::new().await;
+    let wf = waiting_flow(&w).await;
+    let contact = w.contact("i@example.org", json!({})).await;
+    w.track("i@example.org", "checkout", json!({})).await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    w.after(chrono::Duration::minutes(30)).await;
+    // The timeout's job runs late: an event made after the timeout is stored first.
+    w.clock.advance(chrono::Duration::minutes(31));
+    paid_without_dispatch(&w, &contact, json!({})).await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.reason.as_deref(), Some("late"));
 }

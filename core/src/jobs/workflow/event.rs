@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::ids::derived_id;
 use super::settle::Decision;
+use super::step::StepContext;
 use crate::app::workflows::{enrolment, Enrolee};
 use crate::app::StepError;
 use crate::jobs::JobOutcome;
@@ -106,21 +107,26 @@ impl Engine {
         {
             return Ok(());
         }
-        if let (Value::Object(into), Value::Object(from)) = (&mut ctx.execution.event, &event.data)
-        {
-            for (k, v) in from {
-                into.insert(k.clone(), v.clone());
-            }
-        }
-        let decision = Decision::Complete {
-            output: json!({ "outcome": WaitOutcome::Event, "eventId": event.id }),
-            taken: Some(TransitionCondition::Outcome {
-                outcome: WaitOutcome::Event,
-            }),
-            email_id: None,
-        };
+        let decision = resumed_by(&mut ctx, event);
         let now = self.clock.now();
         self.settle_decision(ctx, Some(run), decision, ChangeSet::new(), now)
             .await
+    }
+}
+
+/// The EVENT outcome of a WAIT_FOR_EVENT that `event` ends: the event's data is merged
+/// into the execution's `event`.
+pub(super) fn resumed_by(ctx: &mut StepContext, event: &Event) -> Decision {
+    if let (Value::Object(into), Value::Object(from)) = (&mut ctx.execution.event, &event.data) {
+        for (k, v) in from {
+            into.insert(k.clone(), v.clone());
+        }
+    }
+    Decision::Complete {
+        output: json!({ "outcome": WaitOutcome::Event, "eventId": event.id }),
+        taken: Some(TransitionCondition::Outcome {
+            outcome: WaitOutcome::Event,
+        }),
+        email_id: None,
     }
 }

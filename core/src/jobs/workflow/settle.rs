@@ -27,7 +27,8 @@ pub(crate) enum Decision {
         /// The email it queued.
         email_id: Option<EmailId>,
     },
-    /// The step waits (DELAY or WAIT_FOR_EVENT); its job runs again at `wait.until`.
+    /// The step waits (DELAY or WAIT_FOR_EVENT); its job runs again at
+    /// [`Wait::first_wake`].
     Wait(Wait),
     /// The step failed for good, and with it the execution.
     Fail(String),
@@ -85,11 +86,11 @@ impl Engine {
             }
             Decision::Wait(wait) => {
                 run.status = StepRunStatus::Waiting;
-                if let Some(until) = wait.until {
+                if let Some(at) = wait.first_wake(now) {
                     changes.push(Write::EnqueueJob(NewJob::at(
                         &*self.clock,
                         step_job(&execution, &step.id),
-                        until,
+                        at,
                     )));
                 }
                 execution.status = ExecutionStatus::Waiting;

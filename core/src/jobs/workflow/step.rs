@@ -4,13 +4,14 @@
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Value};
 
+use super::event::resumed_by;
 use super::settle::Decision;
 use super::webhook::WebhookCall;
 use crate::app::workflows::WorkflowGraph;
 use crate::app::StepError;
 use crate::jobs::JobOutcome;
-use crate::model::{Contact, ExecutionId, StepId, WorkspaceId};
-use crate::ports::{ChangeSet, ClaimedJob, NewJob, Write};
+use crate::model::{Contact, Event, ExecutionId, StepId, WorkspaceId};
+use crate::ports::{ChangeSet, ClaimedJob, EventQuery, NewJob, Write};
 use crate::workflow::{
     new_step_run, pure_outcome, DelayUnit, Execution, PureOutcome, Step, StepAction, StepRun,
     StepRunStatus, TransitionCondition, Wait, WaitOutcome, Workflow,
@@ -229,21 +230,30 @@ impl Engine {
     /// out. Early or foreign wake-ups change nothing.
     async fn wake(
         &self,
-        ctx: StepContext,
+        mut ctx: StepContext,
         run: StepRun,
         now: DateTime<Utc>,
     ) -> Result<(), StepError> {
         let Some(wait) = ctx.execution.waiting.clone() else {
             return Ok(());
         };
-        let Some(until) = wait.until else {
-            return Ok(());
-        };
         if wait.step_id != ctx.step.id {
             return Ok(());
         }
+        if matches!(ctx.step.action, StepAction::WaitForEvent { .. }) {
+            if let Some(event) = self.missed_event(&ctx.execution, &run, &wait).await? {
+                let decision = resumed_by(&mut ctx, &event);
+                return self
+                    .settle_decision(ctx, Some(run), decision, ChangeSet::new(), now)
+                    .await;
+            }
+        }
+        let Some(until) = wait.until else {
+            return Ok(());
+        };
         if now < until {
-            // Ran early (another worker's clock is ahead): come back when it is time.
+            // The late-event look (see `Wait::first_wake`), or a run early by another
+            // worker's clock: come back at the timeout.
             let mut changes = ChangeSet::new();
             changes.push(Write::EnqueueJob(NewJob::at(
                 &*self.clock,
@@ -268,7 +278,40 @@ impl Engine {
         self.settle_decision(ctx, Some(run), decision, ChangeSet::new(), now)
             .await
     }
+
+    /// The earliest stored event that should have ended `wait`: of its name and the
+    /// execution's contact, made at or after the step started and not after its timeout.
+    /// A dispatch normally ends the wait first; one is found here when the event was tracked
+    /// while the wait was being committed (its request read that nobody waited, so it
+    /// queued no dispatch), or when its dispatch is still queued at the timeout.
+    async fn missed_event(
+        &self,
+        execution: &Execution,
+        run: &StepRun,
+        wait: &Wait,
+    ) -> Result<Option<Event>, StepError> {
+        let Some(name) = &wait.event_name else {
+            return Ok(None);
+        };
+        let query = EventQuery {
+            name: Some(name.clone()),
+            contact_id: Some(execution.contact_id.clone()),
+            limit: MISSED_EVENT_SCAN,
+        };
+        let events = self.store.events(&execution.workspace_id, &query).await?;
+        Ok(events
+            .into_iter()
+            .filter(|e| {
+                e.created_at >= run.started_at && wait.until.is_none_or(|u| e.created_at <= u)
+            })
+            .min_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id))))
+    }
 }
+
+/// How many of a contact's newest events of the awaited name [`Engine::missed_event`]
+/// looks at: more than a contact makes of one name within a wait's first minute or
+/// between its timeout and the timeout's job.
+const MISSED_EVENT_SCAN: usize = 1000;
 
 /// Why a step failed when its step was deleted under the execution.
 const DELETED_STEP: &str = "the step was deleted while the execution was at it";
