@@ -212,6 +212,11 @@ pub struct Config {
     /// inbound enabled becomes `email.received`; off when unset.
     #[arg(long, env = "POSTHORN_SMTP_INBOUND_LISTEN")]
     pub smtp_inbound_listen: Option<SocketAddr>,
+    /// Where the inbound MX delivers mail sent to the bare `Postmaster` recipient (RFC 5321
+    /// §4.5.1: `RCPT TO:<Postmaster>`, no domain), e.g. `postmaster@example.com` at a domain
+    /// with inbound enabled; that recipient is refused when unset.
+    #[arg(long, env = "POSTHORN_POSTMASTER", value_parser = postmaster_address)]
+    pub postmaster: Option<String>,
     /// Address of the SMTP submission relay (port 587 in production; AUTH with a secret
     /// key); off when unset.
     #[arg(long, env = "POSTHORN_SMTP_SUBMISSION_LISTEN")]
@@ -279,6 +284,13 @@ pub struct Config {
     /// Subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// `POSTHORN_POSTMASTER`: a mail address, kept as the MX will check it (lower-cased).
+fn postmaster_address(raw: &str) -> Result<String, String> {
+    posthorn_core::model::EmailAddress::parse(raw)
+        .map(|a| a.as_str().to_string())
+        .map_err(|e| format!("not a mail address: {e}"))
 }
 
 impl Config {
@@ -371,5 +383,15 @@ mod tests {
         assert!(config.webhook_allow_private);
         assert_eq!(config.webhook_allow_hosts.as_deref(), Some("127.0.0.1"));
         assert_eq!(config.webhook_retry_delays.0.len(), 2);
+    }
+
+    #[test]
+    fn the_postmaster_is_an_address_or_unset() {
+        let config = Config::try_parse_from(["posthorn"]).expect("defaults parse");
+        assert_eq!(config.postmaster, None);
+        let config = Config::try_parse_from(["posthorn", "--postmaster", "PostMaster@Example.com"])
+            .expect("an address parses");
+        assert_eq!(config.postmaster.as_deref(), Some("postmaster@example.com"));
+        assert!(Config::try_parse_from(["posthorn", "--postmaster", "postmaster"]).is_err());
     }
 }

@@ -18,12 +18,40 @@ use super::session::{Envelope, Handler};
 pub struct Inbound {
     engine: Engine,
     time_limit: Duration,
+    postmaster: Option<String>,
 }
 
 impl Inbound {
     /// An MX on `engine`; each store call may take up to `time_limit` (then 451).
     pub fn new(engine: Engine, time_limit: Duration) -> Self {
-        Self { engine, time_limit }
+        Self {
+            engine,
+            time_limit,
+            postmaster: None,
+        }
+    }
+
+    /// Mail for the bare `Postmaster` recipient (no domain; RFC 5321 §4.5.1) goes to
+    /// `address`, which is checked like any recipient. Without it that recipient is refused.
+    pub fn with_postmaster(mut self, address: Option<String>) -> Self {
+        self.postmaster = address;
+        self
+    }
+
+    /// The address a recipient as given stands for: the postmaster's for a bare
+    /// `Postmaster`, itself otherwise.
+    fn resolve<'a>(&'a self, recipient: &'a str) -> Result<&'a str, Reply> {
+        // The SMTP parser gives `<Postmaster>` as the empty path (RCPT has no other).
+        if !(recipient.is_empty() || recipient.eq_ignore_ascii_case("postmaster")) {
+            return Ok(recipient);
+        }
+        self.postmaster.as_deref().ok_or_else(|| {
+            Reply::new(
+                550,
+                [5, 1, 1],
+                "Recipient refused: this server has no postmaster without a domain; write to postmaster@<domain>",
+            )
+        })
     }
 }
 
@@ -44,6 +72,7 @@ impl Handler for Inbound {
     }
 
     async fn rcpt_to(&self, _: Option<&()>, _: &Envelope, recipient: &str) -> Result<(), Reply> {
+        let recipient = self.resolve(recipient)?;
         let checked = tokio::time::timeout(
             self.time_limit,
             self.engine.check_inbound_recipient(recipient),
@@ -62,9 +91,17 @@ impl Handler for Inbound {
     }
 
     async fn data(&self, _: Option<&()>, envelope: Envelope, message: Vec<u8>) -> Reply {
+        // Accepted recipients resolve: a bare `Postmaster` was checked as the postmaster.
+        let mut recipients: Vec<String> = Vec::with_capacity(envelope.recipients.len());
+        for given in &envelope.recipients {
+            let address = self.resolve(given).unwrap_or(given);
+            if !recipients.iter().any(|r| r.eq_ignore_ascii_case(address)) {
+                recipients.push(address.to_string());
+            }
+        }
         let inbound = InboundMessage {
             envelope_from: envelope.from,
-            recipients: envelope.recipients,
+            recipients,
             raw: message,
             client_ip: envelope.client_ip,
             helo: envelope.helo,

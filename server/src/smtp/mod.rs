@@ -133,7 +133,8 @@ pub async fn start(
             max_connections: config.smtp_max_connections,
         };
         tracing::info!(listen = %addr, starttls = tls.is_some(), "SMTP inbound MX is listening");
-        let handler = Inbound::new(state.engine.clone(), state.request_time_limit);
+        let handler = Inbound::new(state.engine.clone(), state.request_time_limit)
+            .with_postmaster(config.postmaster.clone());
         handles.push(listener::spawn(
             listener,
             Arc::new(handler),

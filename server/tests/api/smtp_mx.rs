@@ -59,3 +59,56 @@ async fn a_message_over_the_size_limit_is_552_and_nothing_is_received() {
     app.run_jobs().await;
     assert_eq!(received(&app).await.len(), 1);
 }
+
+#[tokio::test]
+async fn the_bare_postmaster_goes_to_the_configured_postmaster() {
+    let app = TestApp::new().await;
+    enable_inbound(&app).await;
+    let unset = smtp_support::mx(&app, 1024 * 1024).await;
+    let (mut smtp, _) = RawClient::connect(unset.addr).await;
+    smtp.cmd("EHLO c").await;
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    let refused = smtp.cmd("RCPT TO:<Postmaster>").await;
+    code(&refused, "550");
+    assert!(
+        refused.contains("no postmaster without a domain"),
+        "{refused}"
+    );
+
+    let elsewhere =
+        smtp_support::mx_with_postmaster(&app, 1024 * 1024, Some("postmaster@not-ours.test")).await;
+    let (mut smtp, _) = RawClient::connect(elsewhere.addr).await;
+    smtp.cmd("EHLO c").await;
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    // Checked as the address it stands for: not a domain with inbound enabled.
+    let refused = smtp.cmd("RCPT TO:<Postmaster>").await;
+    code(&refused, "550");
+    assert!(refused.contains("not-ours.test"), "{refused}");
+
+    let listener =
+        smtp_support::mx_with_postmaster(&app, 1024 * 1024, Some("postmaster@example.com")).await;
+    let (mut smtp, _) = RawClient::connect(listener.addr).await;
+    smtp.cmd("EHLO c").await;
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    code(&smtp.cmd("RCPT TO:<POSTMASTER>").await, "250");
+    code(&smtp.cmd("DATA").await, "354");
+    smtp.send(MESSAGE.trim_end_matches("\r\n")).await;
+    code(&smtp.cmd(".").await, "250");
+    // Named both ways in one message: one recipient.
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    code(&smtp.cmd("RCPT TO:<Postmaster>").await, "250");
+    code(&smtp.cmd("RCPT TO:<postmaster@example.com>").await, "250");
+    code(&smtp.cmd("DATA").await, "354");
+    smtp.send(MESSAGE.trim_end_matches("\r\n")).await;
+    code(&smtp.cmd(".").await, "250");
+    app.run_jobs().await;
+    let events = received(&app).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    for event in &events {
+        assert_eq!(
+            event["data"]["recipients"],
+            serde_json::json!(["postmaster@example.com"]),
+            "{event}"
+        );
+    }
+}

@@ -70,6 +70,15 @@ pub async fn submission(
 
 /// The inbound MX on the app's engine.
 pub async fn mx(app: &TestApp, max_message_bytes: usize) -> Listener {
+    mx_with_postmaster(app, max_message_bytes, None).await
+}
+
+/// The inbound MX on the app's engine, the bare `Postmaster` going to `postmaster`.
+pub async fn mx_with_postmaster(
+    app: &TestApp,
+    max_message_bytes: usize,
+    postmaster: Option<&str>,
+) -> Listener {
     let listener = bind().await;
     let addr = listener.local_addr().expect("addr");
     let (stop_tx, stop) = watch::channel(false);
@@ -81,7 +90,8 @@ pub async fn mx(app: &TestApp, max_message_bytes: usize) -> Listener {
         implicit_tls: false,
         max_connections: 16,
     };
-    let handler = Inbound::new(app.engine.clone(), Duration::from_secs(10));
+    let handler = Inbound::new(app.engine.clone(), Duration::from_secs(10))
+        .with_postmaster(postmaster.map(str::to_string));
     smtp::listener::spawn(listener, Arc::new(handler), options, stop);
     Listener {
         addr,
