@@ -1,6 +1,8 @@
 //! Segment membership tracking: re-evaluating a contact after it changes, re-syncing a
 //! segment's stored members, the entry and exit events, and the jobs that do this work.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
@@ -201,25 +203,29 @@ impl Engine {
             .contact_event_facts(workspace_id, contact_id)
             .await?;
         let (events, activity) = split_facts(facts);
-        let segments = self.store.memberships(workspace_id, contact_id).await?;
-        let view = ContactFacts {
-            contact: &contact,
-            events: &events,
-            activity: &activity,
-            segments: &segments,
-        };
-        let now = self.clock.now();
-        let mut changes = ChangeSet::new();
-        for segment in tracked
+        let stored = self.store.memberships(workspace_id, contact_id).await?;
+        let dynamic: Vec<_> = tracked
             .iter()
             .filter(|s| s.segment_type == SegmentType::Dynamic)
-        {
-            let Some(condition) = &segment.condition else {
-                continue;
+            .filter_map(|s| s.condition.as_ref().map(|c| (&s.id, c)))
+            .collect();
+        let now = self.clock.now();
+        let decided = decide_memberships(&dynamic, &stored, |condition, segments| {
+            let view = ContactFacts {
+                contact: &contact,
+                events: &events,
+                activity: &activity,
+                segments,
             };
-            let is_member = segments.contains(&segment.id);
-            let should_be = matches(condition, &view, now);
-            if is_member != should_be {
+            matches(condition, &view, now)
+        });
+        let mut changes = ChangeSet::new();
+        let dynamic_segments = tracked
+            .iter()
+            .filter(|s| s.segment_type == SegmentType::Dynamic && s.condition.is_some());
+        for segment in dynamic_segments {
+            let should_be = decided.contains(&segment.id);
+            if stored.contains(&segment.id) != should_be {
                 push_transition(
                     &*self.clock,
                     &mut changes,
@@ -418,6 +424,39 @@ impl Cursor {
     }
 }
 
+/// The contact's memberships of `dynamic` segments once each is decided (`is_member`)
+/// against the memberships decided before it in the same round, starting from `stored`, and
+/// again until none moves. A segment defined on another thus sees that one's new
+/// membership at once, rather than the stored one: deciding both against what was stored
+/// made it enter and leave (or leave and come back) across two rounds, each with its event.
+/// Segments refer to each other without cycles (refused when saved), so this settles within
+/// one pass per level of reference; the bound only guards against a cycle slipping through.
+fn decide_memberships<C>(
+    dynamic: &[(&SegmentId, C)],
+    stored: &HashSet<SegmentId>,
+    is_member: impl Fn(&C, &HashSet<SegmentId>) -> bool,
+) -> HashSet<SegmentId> {
+    let mut current = stored.clone();
+    for _ in 0..=dynamic.len() {
+        let mut moved = false;
+        for (id, condition) in dynamic {
+            let should_be = is_member(condition, &current);
+            if current.contains(*id) != should_be {
+                if should_be {
+                    current.insert((*id).clone());
+                } else {
+                    current.remove(*id);
+                }
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    current
+}
+
 fn push_transition(
     clock: &dyn Clock,
     changes: &mut ChangeSet,
@@ -480,5 +519,58 @@ mod tests {
         assert!(reads_events(&cond("email.opened", "triggered")));
         assert!(!reads_events(&cond("data.plan", "equals")));
         assert!(!reads_events(&cond("email", "contains")));
+    }
+
+    /// A toy condition: in `when_in` (or out of it, `negate`).
+    struct Refers {
+        when_in: &'static str,
+        negate: bool,
+    }
+
+    fn ids(names: &[&str]) -> HashSet<SegmentId> {
+        names.iter().map(|n| SegmentId::from(*n)).collect()
+    }
+
+    #[test]
+    fn a_segment_is_decided_with_the_round_s_memberships_whatever_the_order() {
+        let (a, b, c) = (
+            SegmentId::from("a"),
+            SegmentId::from("b"),
+            SegmentId::from("c"),
+        );
+        // "c" is out of "b", "b" is in "a"; listed so that each is decided before what it
+        // refers to. "a" holds whatever the contact is in.
+        let dynamic = [
+            (
+                &c,
+                Refers {
+                    when_in: "b",
+                    negate: true,
+                },
+            ),
+            (
+                &b,
+                Refers {
+                    when_in: "a",
+                    negate: false,
+                },
+            ),
+            (
+                &a,
+                Refers {
+                    when_in: "",
+                    negate: true,
+                },
+            ),
+        ];
+        let decided = decide_memberships(&dynamic, &ids(&["c"]), |r, current| {
+            current.contains(r.when_in) != r.negate
+        });
+        assert_eq!(decided, ids(&["a", "b"]));
+        // Settled memberships do not move.
+        let again = decide_memberships(&dynamic, &decided, |r, current| {
+            current.contains(r.when_in) != r.negate
+        });
+        assert_eq!(again, decided);
     }
 }
