@@ -307,9 +307,13 @@ impl Engine {
                 campaign.status.as_str()
             )));
         }
-        if let Some(from) = &patch.from {
-            self.check_sender(caller, from).await?;
-            campaign.from = from.to_string();
+        match &patch.from {
+            Some(from) => {
+                self.check_sender(caller, from).await?;
+                campaign.from = from.to_string();
+            }
+            // A key limited to some domains edits only the campaigns it could send.
+            None => self.check_sender_scope(caller, &campaign)?,
         }
         let CampaignPatch {
             name,
@@ -380,6 +384,19 @@ impl Engine {
         Ok(())
     }
 
+    /// Refuses a caller whose key may not send from the campaign's sender domain.
+    fn check_sender_scope(&self, caller: &Caller, campaign: &Campaign) -> Result<()> {
+        let from = campaign_sender(campaign)?;
+        if caller.key.may_send_from(from.domain()) {
+            return Ok(());
+        }
+        Err(Error::Forbidden(format!(
+            "This API key may not change a campaign sent from {}; its key set is limited to: {}",
+            from.domain(),
+            caller.key.key_set.domains.join(", ")
+        )))
+    }
+
     /// `POST /campaigns/{id}/send {scheduledFor?}`: now, or at a future time.
     pub async fn send_campaign(
         &self,
@@ -406,6 +423,10 @@ impl Engine {
                 campaign.status.as_str()
             )));
         }
+        // Checked again: the domain may have been deleted or have lost its verification
+        // since the campaign was written, and the caller's key may be limited to others.
+        self.check_sender(caller, &campaign_sender(&campaign)?)
+            .await?;
         let Some(audience) = self.audience_condition(&campaign).await? else {
             return Err(Error::BadRequest(
                 "the campaign's segment no longer exists; choose another audience".into(),
@@ -525,4 +546,10 @@ pub fn finish_job(c: &Campaign) -> JobPayload {
         workspace_id: c.workspace_id.clone(),
         campaign_id: c.id.clone(),
     }
+}
+
+/// The campaign's sender as an address (stored as text, checked when written).
+fn campaign_sender(campaign: &Campaign) -> Result<EmailAddress> {
+    EmailAddress::parse(&campaign.from)
+        .map_err(|e| Error::Internal(format!("campaign {} has a bad sender: {e}", campaign.id)))
 }

@@ -537,3 +537,76 @@ async fn a_scheduled_campaign_survives_a_restart() {
         json!("SENT")
     );
 }
+
+#[tokio::test]
+async fn sending_checks_the_sender_again() {
+    let app = TestApp::new().await;
+    seed(&app, "s", 3, true, json!({})).await;
+    app.admin(
+        Method::POST,
+        &format!("/admin/workspaces/{}/domains", app.workspace_id),
+        Some(json!({"domain": "brand.test", "verified": true})),
+    )
+    .await
+    .expect(201);
+    let mut body = campaign_body(json!({"audienceType": "ALL"}));
+    body["from"] = json!("news@brand.test");
+    let id = app.post("/campaigns", body).await.expect(201).body["data"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+
+    // A key limited to example.com may neither change nor send a brand.test campaign.
+    let scoped = app
+        .post(
+            "/keys",
+            json!({"name": "scoped", "domains": ["example.com"]}),
+        )
+        .await
+        .expect(201);
+    let scoped_sk = scoped.body["secretKey"].as_str().expect("sk").to_string();
+    let as_scoped = |method: Method, path: String, body: Option<Value>| {
+        let sk = scoped_sk.clone();
+        let app = &app;
+        async move { app.call(method, &path, Some(&sk), body, &[]).await }
+    };
+    as_scoped(
+        Method::PUT,
+        format!("/campaigns/{id}"),
+        Some(json!({"subject": "changed by another domain's key"})),
+    )
+    .await
+    .expect_error(403, "FORBIDDEN");
+    as_scoped(
+        Method::POST,
+        format!("/campaigns/{id}/send"),
+        Some(json!({})),
+    )
+    .await
+    .expect_error(403, "FORBIDDEN");
+
+    // The domain is deleted while the campaign is a draft: sending it is refused.
+    let domains = app.get("/domains").await.expect(200).body;
+    let brand = domains["data"]
+        .as_array()
+        .and_then(|all| all.iter().find(|d| d["domain"] == "brand.test"))
+        .and_then(|d| d["id"].as_str())
+        .expect("brand.test")
+        .to_string();
+    app.delete(&format!("/domains/{brand}")).await.expect(204);
+    let refused = app
+        .post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .expect_error(403, "DOMAIN_NOT_VERIFIED");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("brand.test")),
+        "{}",
+        refused.body
+    );
+    drain(&app).await;
+    assert_eq!(app.transport.attempts().len(), 0, "nothing went out");
+    let read = app.get(&format!("/campaigns/{id}")).await.expect(200);
+    assert_eq!(read.body["data"]["status"], json!("DRAFT"));
+}
