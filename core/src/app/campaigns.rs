@@ -213,6 +213,7 @@ impl Engine {
             cmd.description.as_deref(),
             Some(&cmd.subject),
             Some(&cmd.body),
+            None,
             cmd.from_name.as_deref(),
         )?;
         let from = cmd.from.clone();
@@ -295,6 +296,7 @@ impl Engine {
             patch.description.as_set().map(String::as_str),
             patch.subject.as_deref(),
             patch.body.as_deref(),
+            None,
             patch.from_name.as_set().map(String::as_str),
         )?;
         let mut campaign = self.campaign_record(caller, id).await?;

@@ -90,12 +90,13 @@ pub struct ListTemplates {
 }
 
 /// Why the text fields of a message (a template's or a campaign's) break a rule: one-line
-/// fields within their lengths, subject and body that compile as templates.
+/// fields within their lengths, subject, body and plain-text body that compile as templates.
 pub(crate) fn message_text_problems(
     name: Option<&str>,
     description: Option<&str>,
     subject: Option<&str>,
     body: Option<&str>,
+    text: Option<&str>,
     from_name: Option<&str>,
 ) -> Result<()> {
     text_problems(
@@ -105,7 +106,7 @@ pub(crate) fn message_text_problems(
             ("subject", subject, MAX_SUBJECT_CHARS),
             ("fromName", from_name, MAX_NAME_CHARS),
         ],
-        &[("subject", subject), ("body", body)],
+        &[("subject", subject), ("body", body), ("text", text)],
     )
 }
 
@@ -137,6 +138,7 @@ impl CreateTemplate {
             self.description.as_deref(),
             Some(&self.subject),
             Some(&self.body),
+            self.text.as_deref(),
             self.from_name.as_deref(),
         )
     }
@@ -150,6 +152,7 @@ impl TemplatePatch {
             self.description.as_set().map(String::as_str),
             self.subject.as_deref(),
             self.body.as_deref(),
+            self.text.as_set().map(String::as_str),
             self.from_name.as_set().map(String::as_str),
         )
     }
@@ -311,4 +314,26 @@ pub fn decode_page_cursor(raw: &str) -> Option<u64> {
         .parse()
         .ok()
         .filter(|p| (1..=super::page::MAX_PAGE).contains(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plain_text_body_is_checked_as_a_template() {
+        let mut cmd = CreateTemplate::new("n", "s", "b", TemplateType::Transactional);
+        cmd.text = Some("Hi {{name}}".into());
+        assert!(cmd.validate().is_ok());
+        cmd.text = Some("Hi {{ oops".into());
+        let Err(Error::Validation(errors)) = cmd.validate() else {
+            panic!("a broken text body is refused");
+        };
+        assert_eq!(errors[0].field, "text");
+        let patch = TemplatePatch {
+            text: Patch::Set("{% if %}".into()),
+            ..TemplatePatch::default()
+        };
+        assert!(patch.validate().is_err());
+    }
 }

@@ -79,6 +79,28 @@ async fn create_validates_required_fields_and_syntax() {
     )
     .await
     .expect_error(422, "VALIDATION_ERROR");
+    // The plain-text body is a template too: checked when written, not only when sent.
+    let res = app
+        .post(
+            "/templates",
+            json!({"name": "n", "subject": "s", "body": "{% if %}", "text": "hello {% if %}", "type": "TRANSACTIONAL"}),
+        )
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["body", "text"]);
+    let made = app
+        .post(
+            "/templates",
+            json!({"name": "n", "subject": "s", "body": "b", "text": "Hi {{name}}", "type": "TRANSACTIONAL"}),
+        )
+        .await
+        .expect(201);
+    let id = made.body["id"].as_str().expect("id");
+    let res = app
+        .patch(&format!("/templates/{id}"), json!({"text": "{{ oops"}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["text"]);
 }
 
 #[tokio::test]

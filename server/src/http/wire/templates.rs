@@ -71,9 +71,10 @@ pub struct TemplateCreateBody {
     /// HTML body with placeholders.
     #[schema(inline)]
     pub body: Filled<Templated<String>>,
-    /// Plain-text version; generated from the HTML when omitted.
+    /// Plain-text version with placeholders; generated from the HTML when omitted.
     #[deserr(default)]
-    pub text: Option<String>,
+    #[schema(inline)]
+    pub text: Option<Templated<String>>,
     /// Default sender name.
     #[deserr(default)]
     #[schema(inline)]
@@ -100,7 +101,7 @@ impl From<TemplateCreateBody> for CreateTemplate {
             description: b.description.map(|d| d.0),
             subject: b.subject.0 .0 .0,
             body: b.body.0 .0,
-            text: b.text,
+            text: b.text.map(|t| t.0),
             from: b.from.map(|e| e.0),
             from_name: b.from_name.map(|n| n.0),
             reply_to: b.reply_to.map(|e| e.0),
@@ -133,11 +134,11 @@ pub struct TemplatePatchBody {
     #[deserr(default)]
     #[schema(inline)]
     pub body: Option<Templated<String>>,
-    /// Plain-text version; `null` clears it.
+    /// Plain-text version with placeholders; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
     #[schema(inline)]
-    pub text: Nullable<String>,
+    pub text: Nullable<Templated<String>>,
     /// Default sender name; `null` clears it.
     #[deserr(default)]
     #[schema(required = false)]
@@ -167,7 +168,7 @@ impl From<TemplatePatchBody> for TemplatePatch {
             description: b.description.into_patch().map(|d| d.0),
             subject: b.subject.map(|s| s.0 .0),
             body: b.body.map(|s| s.0),
-            text: b.text.into_patch(),
+            text: b.text.into_patch().map(|t| t.0),
             from: b.from.into_patch().map(|e| e.0),
             from_name: b.from_name.into_patch().map(|n| n.0),
             reply_to: b.reply_to.into_patch().map(|e| e.0),
