@@ -54,11 +54,17 @@ impl Tracker {
     }
 
     /// Adds what `email` carries for tracking and unsubscribing: for marketing mail
-    /// (`unsubscribe` is the URL the body was rendered with) the `List-Unsubscribe` headers
-    /// and a footer link when the body does not show the URL; then the click redirects and
+    /// (`unsubscribe` is the URL the body was rendered with) the `List-Unsubscribe` headers,
+    /// in place of any the caller gave, and a footer link when the body does not show the URL; then the click redirects and
     /// the open pixel, as switched on. Needs the email's final id.
     pub fn decorate(&self, email: &mut EmailRecord, unsubscribe: Option<&str>) {
         if let Some(url) = unsubscribe {
+            // Posthorn's one-click pair is the one that unsubscribes the contact: a caller's
+            // own pair would be sent beside it (two of each) and could take its place.
+            email.headers.retain(|(name, _)| {
+                !name.eq_ignore_ascii_case("List-Unsubscribe")
+                    && !name.eq_ignore_ascii_case("List-Unsubscribe-Post")
+            });
             email
                 .headers
                 .push(("List-Unsubscribe".to_owned(), format!("<{url}>")));

@@ -277,7 +277,7 @@ async fn every_bad_field_is_reported_and_nothing_is_written() {
     let res = app
         .post("/v1/send", json!({
             "to": ["ok@x.com", "bad", {"email": 3}], "from": "Broken <nope>", "subject": "a\r\nBcc: x@y.com",
-            "body": 5, "subscribed": "y", "data": 1, "headers": {"X-Ok": "1", "Bad Name": "v", "X-Inj": "a\nb", "From": "x"},
+            "body": 5, "subscribed": "y", "data": 1, "headers": {"X-Ok": "1", "Bad Name": "v", "X-Inj": "a\nb", "From": "x", "DKIM-Signature": "v=1"},
             "reply": "not-email", "attachments": [{"filename": "a.txt"}, {"content": "QQ=="}, {"filename": "i.png", "content": "QQ==", "disposition": "inline"}],
             "template": 5
         }))
@@ -295,6 +295,7 @@ async fn every_bad_field_is_reported_and_nothing_is_written() {
         "headers.Bad Name",
         "headers.X-Inj",
         "headers.From",
+        "headers.DKIM-Signature",
         "reply",
         "attachments.0.content",
         "attachments.1.filename",

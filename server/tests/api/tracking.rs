@@ -538,3 +538,48 @@ async fn concurrent_clicks_on_one_email_both_count_and_one_is_first() {
         .count();
     assert_eq!(first, 1, "{clicks:?}");
 }
+
+#[tokio::test]
+async fn a_caller_s_unsubscribe_headers_give_way_to_posthorn_s_on_marketing_mail() {
+    let app = TestApp::new().await;
+    let template = app
+        .post(
+            "/templates",
+            json!({"name": "news", "subject": "News", "body": "<p>b</p>", "type": "MARKETING", "from": "news@example.com"}),
+        )
+        .await
+        .expect(201);
+    let own =
+        json!({"List-Unsubscribe": "<https://elsewhere.test/u>", "List-Unsubscribe-Post": "x"});
+    let (_, marketing) = sent_message(
+        &app,
+        json!({"to": "m@x.com", "subscribed": true, "template": template.body["id"], "headers": own}),
+    )
+    .await;
+    let values = |message: &OutgoingMessage, name: &str| -> Vec<String> {
+        message
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    let list = values(&marketing, "List-Unsubscribe");
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert!(
+        list[0].starts_with(&format!("<{BASE}/unsubscribe/")),
+        "{list:?}"
+    );
+    assert_eq!(
+        values(&marketing, "List-Unsubscribe-Post"),
+        ["List-Unsubscribe=One-Click"]
+    );
+    // Transactional mail has none of Posthorn's: the caller's own are sent as given.
+    let mut body = linked_body("t@x.com");
+    body["headers"] = own;
+    let (_, transactional) = sent_message(&app, body).await;
+    assert_eq!(
+        values(&transactional, "List-Unsubscribe"),
+        ["<https://elsewhere.test/u>"]
+    );
+}

@@ -40,6 +40,7 @@ pub const RESERVED_HEADERS: &[&str] = &[
     "return-path",
     "content-disposition",
     "x-posthorn-email-id",
+    "dkim-signature",
 ];
 
 /// A recipient: address and optional display name.
