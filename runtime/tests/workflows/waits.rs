@@ -179,7 +179,7 @@ async fn an_early_wake_up_neither_ends_nor_loses_a_delay() {
 
 /// Stores a `paid` event of `contact` the way a track that raced the wait's commit does:
 /// its request read that nobody waited, so no dispatch was queued with it.
-async fn paid_without_dispatch(w: &World, contact: &Contact, data: Value) {
+async fn paid_without_dispatch(w: &World, contact: &Contact, data: Value) -> Event {
     let event = Event::new(
         &*w.clock,
         &contact.workspace_id,
@@ -190,8 +190,9 @@ async fn paid_without_dispatch(w: &World, contact: &Contact, data: Value) {
         w.now(),
     );
     let mut changes = ChangeSet::new();
-    changes.push(Write::AppendEvent(event));
+    changes.push(Write::AppendEvent(event.clone()));
     w.engine.store.commit(changes).await.expect("event stored");
+    event
 }
 
 async fn status(w: &World, wf: &WorkflowView, exec: &Execution) -> ExecutionStatus {
@@ -303,6 +304,37 @@ async fn an_event_made_after_the_timeout_does_not_end_it() {
     // The timeout's job runs late: an event made after the timeout is stored first.
     w.clock.advance(chrono::Duration::minutes(31));
     paid_without_dispatch(&w, &contact, json!({})).await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.reason.as_deref(), Some("late"));
+}
+
+#[tokio::test]
+async fn a_dispatch_of_an_event_made_after_the_timeout_does_not_end_it() {
+    use posthorn_core::ports::{JobPayload, NewJob};
+    let w = World::new().await;
+    let wf = waiting_flow(&w).await;
+    let contact = w.contact("j@example.org", json!({})).await;
+    w.track("j@example.org", "checkout", json!({})).await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    w.after(chrono::Duration::minutes(30)).await;
+    // An event made a minute after the timeout, its dispatch claimed before the timeout's
+    // job (due earlier here, as a busy queue may hand them out).
+    w.clock.advance(chrono::Duration::minutes(31));
+    let event = paid_without_dispatch(&w, &contact, json!({})).await;
+    let dispatch = JobPayload::DispatchWorkflowEvent {
+        workspace_id: event.workspace_id.clone(),
+        event_id: event.id.clone(),
+    };
+    let mut changes = ChangeSet::new();
+    let early = w.now() - chrono::Duration::minutes(2);
+    changes.push(Write::EnqueueJob(NewJob::at(&*w.clock, dispatch, early)));
+    w.engine
+        .store
+        .commit(changes)
+        .await
+        .expect("dispatch queued");
     w.run().await;
     let view = w.execution(&wf.workflow.id, &exec.id).await;
     assert_eq!(view.execution.reason.as_deref(), Some("late"));

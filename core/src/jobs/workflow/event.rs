@@ -80,7 +80,7 @@ impl Engine {
     /// Resumes one execution waiting for `event`'s name: the event's data is merged into
     /// the execution's `event`, and the EVENT outcome is taken. An execution that no longer
     /// waits (the timeout won, or it was cancelled) is left alone, and so is a wait that
-    /// started after the event happened.
+    /// started after the event happened or timed out before it (its timeout's job late).
     async fn resume_on_event(
         &self,
         ws: &WorkspaceId,
@@ -102,7 +102,10 @@ impl Engine {
         let Some(run) = run.filter(|r| r.status == StepRunStatus::Waiting) else {
             return Ok(());
         };
+        // Made before the wait started, or after its timeout (whose job has not yet run):
+        // not this wait's event, as the timeout's own look agrees.
         if event.created_at < run.started_at
+            || wait.until.is_some_and(|until| event.created_at > until)
             || !matches!(ctx.step.action, StepAction::WaitForEvent { .. })
         {
             return Ok(());
