@@ -5,6 +5,7 @@ pub mod answer;
 pub mod auth;
 pub mod auth_cache;
 pub mod body;
+pub mod cors;
 pub mod error;
 pub mod gate;
 pub mod health_cache;
@@ -247,12 +248,14 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// The edge every route sits behind: unknown routes and methods in the envelope, panics
-/// caught as 500 `INTERNAL_ERROR`, and a request id on every request and response.
+/// caught as 500 `INTERNAL_ERROR`, a request id on every request and response, and CORS
+/// (see [`cors::policy`]) answering browsers' preflights before anything else.
 pub fn with_edge(app: Router) -> Router {
     app.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(CatchPanicLayer::custom(|_| ApiError::Panic.into_response()))
         .layer(from_fn(request_id::assign))
+        .layer(cors::policy())
 }
 
 async fn not_found(uri: Uri) -> Response {

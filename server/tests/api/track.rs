@@ -149,3 +149,57 @@ async fn concurrent_tracks_of_one_new_email_keep_every_event_and_its_data() {
     wanted.sort();
     assert_eq!(seen, wanted, "each event kept its own data");
 }
+
+#[tokio::test]
+async fn a_web_page_may_track_with_the_public_key() {
+    let app = TestApp::new().await;
+    let origin = ("origin", "https://shop.example");
+    let preflight = app
+        .raw(
+            Method::OPTIONS,
+            "/v1/track",
+            None,
+            None,
+            None,
+            &[
+                origin,
+                ("access-control-request-method", "POST"),
+                (
+                    "access-control-request-headers",
+                    "authorization,content-type",
+                ),
+            ],
+        )
+        .await;
+    assert!(preflight.status.is_success(), "{preflight:?}");
+    let header = |res: &crate::harness::Res, name: &str| {
+        res.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    };
+    assert_eq!(header(&preflight, "access-control-allow-origin"), "*");
+    assert!(header(&preflight, "access-control-allow-methods").contains("post"));
+    let allowed = header(&preflight, "access-control-allow-headers");
+    assert!(
+        allowed.contains("authorization") && allowed.contains("content-type"),
+        "{allowed}"
+    );
+    let pk = app.pk.clone();
+    let tracked = app
+        .call(
+            Method::POST,
+            "/v1/track",
+            Some(&pk),
+            Some(json!({"email": "page@x.com", "event": "viewed"})),
+            &[origin],
+        )
+        .await
+        .expect(200);
+    assert_eq!(header(&tracked, "access-control-allow-origin"), "*");
+    assert!(
+        header(&tracked, "access-control-expose-headers").contains("ratelimit-remaining"),
+        "{tracked:?}"
+    );
+}
