@@ -401,16 +401,8 @@ impl Engine {
             c.as_ref()
                 .is_some_and(|c| referenced_segments(c).contains(&segment.id))
         };
-        let mut offset = 0;
-        loop {
-            let (page, _) = self.store.segments(ws, offset, 100).await?;
-            if let Some(s) = page.iter().find(|s| names(&s.condition)) {
-                return Ok(Some(format!("segment {} ({})", s.id, s.name)));
-            }
-            if page.len() < 100 {
-                break;
-            }
-            offset += 100;
+        if let Some(referrer) = self.referring_segment(segment).await? {
+            return Ok(Some(referrer));
         }
         for status in [CampaignStatus::Scheduled, CampaignStatus::Sending] {
             let mut offset = 0;
@@ -428,9 +420,39 @@ impl Engine {
         Ok(None)
     }
 
-    /// `DELETE /segments/{id}`: 409 while a scheduled or sending campaign uses it.
+    /// Another segment whose condition names `segment`, described, or `None`.
+    async fn referring_segment(&self, segment: &Segment) -> Result<Option<String>> {
+        let mut offset = 0;
+        loop {
+            let (page, _) = self
+                .store
+                .segments(&segment.workspace_id, offset, 100)
+                .await?;
+            let refers = |s: &&Segment| {
+                s.condition
+                    .as_ref()
+                    .is_some_and(|c| referenced_segments(c).contains(&segment.id))
+            };
+            if let Some(s) = page.iter().find(refers) {
+                return Ok(Some(format!("segment {} ({})", s.id, s.name)));
+            }
+            if page.len() < 100 {
+                return Ok(None);
+            }
+            offset += 100;
+        }
+    }
+
+    /// `DELETE /segments/{id}`: 409 while another segment's condition names it (deleting
+    /// it would silently change that segment: a `notMemberOfSegment` filter on it would
+    /// take in everybody) or a scheduled or sending campaign uses it.
     pub async fn delete_segment(&self, caller: &Caller, id: &SegmentId) -> Result<()> {
         let segment = self.segment_record(caller, id).await?;
+        if let Some(referrer) = self.referring_segment(&segment).await? {
+            return Err(Error::Conflict(format!(
+                "{referrer} refers to this segment; change that condition before deleting it"
+            )));
+        }
         for status in [CampaignStatus::Scheduled, CampaignStatus::Sending] {
             let mut offset = 0;
             loop {

@@ -696,3 +696,57 @@ async fn a_swept_segment_moves_the_segments_that_refer_to_it() {
         "the sweep made the buyer lapsed"
     );
 }
+
+#[tokio::test]
+async fn a_segment_another_refers_to_is_not_deleted_under_it() {
+    let app = TestApp::new().await;
+    contact(&app, "kept@x.com", json!({"plan": "pro"})).await;
+    contact(&app, "suppressed@x.com", json!({"plan": "pro"})).await;
+    let suppress = app
+        .post("/segments", json!({"name": "Suppress", "type": "STATIC"}))
+        .await
+        .expect(201);
+    let suppress_id = suppress.body["id"].as_str().expect("id").to_string();
+    app.post(
+        &format!("/segments/{suppress_id}/members"),
+        json!({"emails": ["suppressed@x.com"]}),
+    )
+    .await
+    .expect(200);
+    let pro = json!({"groups": [{"filters": [
+        {"field": "data.plan", "operator": "equals", "value": "pro"},
+        {"field": format!("segment.{suppress_id}"), "operator": "notMemberOfSegment"}
+    ]}]});
+    let reader = app
+        .post(
+            "/segments",
+            json!({"name": "Pro, not suppressed", "condition": pro}),
+        )
+        .await
+        .expect(201);
+    let reader_id = reader.body["id"].as_str().expect("id").to_string();
+    let refused = app
+        .delete(&format!("/segments/{suppress_id}"))
+        .await
+        .expect_error(409, "CONFLICT");
+    assert!(
+        refused.body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&reader_id)),
+        "names the segment that refers to it: {}",
+        refused.body
+    );
+    // The reader still leaves the suppressed contact out.
+    let read = app.get(&format!("/segments/{reader_id}")).await.expect(200);
+    assert_eq!(read.body["memberCount"], json!(1), "{}", read.body);
+    // Once nothing refers to it, it goes.
+    app.patch(
+        &format!("/segments/{reader_id}"),
+        json!({"condition": plan_is("pro")}),
+    )
+    .await
+    .expect(200);
+    app.delete(&format!("/segments/{suppress_id}"))
+        .await
+        .expect(204);
+}
