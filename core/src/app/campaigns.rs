@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use super::segments::Page;
 use super::templates::message_text_problems;
-use super::{check_page, Caller, PageRequest, Patch};
+use super::{check_page, Caller, PageRequest, Patch, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
     AudienceType, Campaign, CampaignId, CampaignStatus, ContactId, EmailAddress, EmailCounts,
@@ -488,22 +488,30 @@ impl Engine {
         caller: &Caller,
         id: &CampaignId,
     ) -> Result<(CampaignView, String)> {
-        let mut campaign = self.campaign_record(caller, id).await?;
-        if !matches!(
-            campaign.status,
-            CampaignStatus::Scheduled | CampaignStatus::Sending
-        ) {
-            return Err(Error::InvalidState(format!(
-                "a {} campaign cannot be cancelled; only SCHEDULED and SENDING campaigns can",
-                campaign.status.as_str()
-            )));
-        }
-        campaign.status = CampaignStatus::Cancelled;
-        campaign.updated_at = self.clock.now();
-        let mut changes = ChangeSet::new();
-        changes.push(Write::UpdateCampaign(campaign.clone()));
-        self.commit_campaign(changes).await?;
-        campaign.version += 1;
+        // The expansion commits a batch after batch, each moving the campaign's version:
+        // a cancel that loses to one reads again and cancels then, rather than answering
+        // 409 while the campaign is sending, when a stop matters most.
+        let campaign = self
+            .on_conflict_retry(|| async {
+                let mut campaign = self.campaign_record(caller, id).await?;
+                if !matches!(
+                    campaign.status,
+                    CampaignStatus::Scheduled | CampaignStatus::Sending
+                ) {
+                    return Err(StepError::Domain(Error::InvalidState(format!(
+                        "a {} campaign cannot be cancelled; only SCHEDULED and SENDING campaigns can",
+                        campaign.status.as_str()
+                    ))));
+                }
+                campaign.status = CampaignStatus::Cancelled;
+                campaign.updated_at = self.clock.now();
+                let mut changes = ChangeSet::new();
+                changes.push(Write::UpdateCampaign(campaign.clone()));
+                self.store.commit(changes).await?;
+                campaign.version += 1;
+                Ok(campaign)
+            })
+            .await?;
         // Its queued emails are cancelled as they come due, before the throttle: the
         // windows they were paced into are free for the workspace's other campaigns.
         self.settings
