@@ -219,7 +219,7 @@ impl Engine {
         let from = cmd.from.clone();
         self.check_sender(caller, &from).await?;
         let now = self.clock.now();
-        let campaign = Campaign {
+        let mut campaign = Campaign {
             id: CampaignId::generate(&*self.clock),
             workspace_id: caller.workspace_id().clone(),
             name: cmd.name,
@@ -243,6 +243,7 @@ impl Engine {
             updated_at: now,
             version: 0,
         };
+        drop_unused_audience(&mut campaign);
         self.check_audience(&campaign).await?;
         let mut changes = ChangeSet::new();
         changes.push(Write::InsertCampaign(campaign.clone()));
@@ -348,6 +349,7 @@ impl Engine {
             .apply_to(&mut campaign.reply_to);
         segment_id.apply_to(&mut campaign.segment_id);
         audience_condition.apply_to(&mut campaign.audience_condition);
+        drop_unused_audience(&mut campaign);
         self.check_audience(&campaign).await?;
         campaign.updated_at = self.clock.now();
         let mut changes = ChangeSet::new();
@@ -521,6 +523,18 @@ impl Engine {
             self.campaign_view(campaign).await?,
             "Campaign cancelled".to_string(),
         ))
+    }
+}
+
+/// Forgets the audience field its type does not use (`segmentId` but for SEGMENT,
+/// `audienceCondition` but for FILTERED): kept, it was shown, checked at send and held its
+/// segment against deletion, though it chose nobody.
+fn drop_unused_audience(campaign: &mut Campaign) {
+    if campaign.audience_type != AudienceType::Segment {
+        campaign.segment_id = None;
+    }
+    if campaign.audience_type != AudienceType::Filtered {
+        campaign.audience_condition = None;
     }
 }
 

@@ -365,3 +365,60 @@ async fn a_segment_used_by_an_active_campaign_cannot_be_deleted() {
         .await
         .expect(204);
 }
+
+#[tokio::test]
+async fn the_audience_field_a_type_does_not_use_is_not_kept() {
+    let app = TestApp::new().await;
+    seed(&app, "u", 2, true, json!({"plan": "pro"})).await;
+    let seg = app
+        .post(
+            "/segments",
+            json!({"name": "Pro", "condition": plan_is("pro")}),
+        )
+        .await
+        .expect(201);
+    let seg_id = id_of(&seg);
+    let made = app
+        .post(
+            "/campaigns",
+            campaign_body(json!({"audienceType": "ALL", "segmentId": seg_id, "audienceCondition": plan_is("free")})),
+        )
+        .await
+        .expect(201);
+    let data = &made.body["data"];
+    assert_eq!(data["segmentId"], Value::Null, "{data}");
+    assert_eq!(data["segment"], Value::Null, "{data}");
+    assert_eq!(data["audienceCondition"], Value::Null, "{data}");
+    let id = data["id"].as_str().expect("id").to_string();
+    let later = (app.clock.now() + chrono::Duration::hours(1)).to_rfc3339();
+    app.post(
+        &format!("/campaigns/{id}/send"),
+        json!({"scheduledFor": later}),
+    )
+    .await
+    .expect(200);
+    // The scheduled ALL campaign does not hold the segment it never used.
+    app.delete(&format!("/segments/{seg_id}")).await.expect(204);
+    // Switched from FILTERED to ALL by PUT, the old condition goes too.
+    let filtered = create(
+        &app,
+        json!({"audienceType": "FILTERED", "audienceCondition": plan_is("pro")}),
+    )
+    .await;
+    let put = app
+        .call(
+            Method::PUT,
+            &format!("/campaigns/{filtered}"),
+            Some(&app.sk),
+            Some(json!({"audienceType": "ALL"})),
+            &[],
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        put.body["data"]["audienceCondition"],
+        Value::Null,
+        "{}",
+        put.body
+    );
+}
