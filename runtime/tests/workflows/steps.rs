@@ -519,3 +519,49 @@ async fn a_condition_after_update_contact_reads_the_updated_contact() {
     assert_eq!(view.execution.status, ExecutionStatus::Completed);
     assert_eq!(view.execution.reason.as_deref(), Some("pro"));
 }
+
+#[tokio::test]
+async fn edges_that_lead_an_execution_back_to_a_step_it_ran_fail_it_with_the_reason() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    let wf = w.manual_workflow().await;
+    let send = w.step_with(&wf, send_to_contact(), Some(&template)).await;
+    let wait = w.step(&wf, delay(1, DelayUnit::Minutes)).await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    w.edge(&wf, &send.id, &wait, None).await;
+    let contact = w.contact("back@example.org", json!({"name": "B"})).await;
+    let exec = w.start(&wf, &contact, json!({})).await;
+    w.run().await;
+    // While it waits, the email is moved after the delay: D → A, no more A → D.
+    let ws = w.caller.workspace_id().clone();
+    let edges = w
+        .engine
+        .store
+        .workflow_transitions(&ws, &wf.workflow.id)
+        .await
+        .expect("edges");
+    let send_to_wait = edges
+        .iter()
+        .find(|t| t.from_step_id == send.id && t.to_step_id == wait.id)
+        .expect("send → wait");
+    w.engine
+        .delete_transition(&w.caller, &wf.workflow.id, &send_to_wait.id)
+        .await
+        .expect("deleted");
+    w.edge(&wf, &wait.id, &send, None).await;
+    w.after(chrono::Duration::minutes(1)).await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Failed);
+    let reason = view.execution.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains(send.id.as_str()) && reason.contains("already ran"),
+        "{reason}"
+    );
+    assert_eq!(w.transport.messages_to("back@example.org").len(), 1);
+    // The workflow is not held by an execution that can never end.
+    w.after(chrono::Duration::days(1)).await;
+    w.engine
+        .delete_workflow(&w.caller, &wf.workflow.id)
+        .await
+        .expect("deletable");
+}

@@ -1,6 +1,8 @@
 //! Executions of a workflow: start (manual), list, read with step records, cancel; and the
 //! one way every trigger enrols a contact.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -70,7 +72,14 @@ pub(crate) fn enrolment(
         updated_at: now,
         version: 0,
     };
-    let writes = advance(clock, &mut execution, graph, enrolee.contact, now);
+    let writes = advance(
+        clock,
+        &mut execution,
+        graph,
+        enrolee.contact,
+        now,
+        &HashSet::new(),
+    );
     let mut changes = ChangeSet::new();
     // The execution first: the records of its steps refer to it.
     changes.push(Write::InsertExecution(execution.clone()));
@@ -84,14 +93,32 @@ pub(crate) fn enrolment(
 /// (see [`run_pure_steps`]); returns the writes of their records and of the job of the step
 /// it then stands at. A WEBHOOK step there gets its RUNNING record in the same commit, so its
 /// job goes straight to the call (each attempt is recorded on that record).
+///
+/// `ran` holds the steps the execution already has records of. A step runs at most once
+/// per execution (its record is keyed by execution and step), so when the edges, edited
+/// under a running execution, lead it back to one of them, the execution fails there with
+/// the reason ([`came_back`]) instead of standing at a step whose job can do nothing.
 pub(crate) fn advance(
     clock: &dyn Clock,
     execution: &mut Execution,
     graph: &WorkflowGraph,
     contact: Option<&Contact>,
     now: DateTime<Utc>,
+    ran: &HashSet<StepId>,
 ) -> Vec<Write> {
     let runs = run_pure_steps(execution, &graph.steps, &graph.transitions, contact, now);
+    let back = runs
+        .iter()
+        .map(|r| &r.step_id)
+        .chain(needs_job(execution))
+        .find(|id| ran.contains(*id))
+        .cloned();
+    if let Some(step_id) = back {
+        let before = runs.into_iter().take_while(|r| r.step_id != step_id);
+        let writes = before.map(Write::InsertStepRun).collect();
+        came_back(execution, &step_id, now);
+        return writes;
+    }
     let mut writes: Vec<Write> = runs.into_iter().map(Write::InsertStepRun).collect();
     let Some(step_id) = needs_job(execution) else {
         return writes;
@@ -106,6 +133,19 @@ pub(crate) fn advance(
         now,
     )));
     writes
+}
+
+/// Fails `execution`, which edges changed under it led back to `step_id`, a step it
+/// already ran.
+pub(crate) fn came_back(execution: &mut Execution, step_id: &StepId, now: DateTime<Utc>) {
+    execution.status = ExecutionStatus::Failed;
+    execution.reason = Some(format!(
+        "the workflow was changed so that this execution came back to step {step_id}, which it already ran; a step runs at most once per execution"
+    ));
+    execution.current_step_id = None;
+    execution.waiting = None;
+    execution.completed_at = Some(now);
+    execution.updated_at = now;
 }
 
 /// The job that runs `step` of `execution`.

@@ -53,6 +53,7 @@ impl Engine {
             step,
             graph,
             contact,
+            ran,
             ..
         } = ctx;
         let is_new = run.is_none();
@@ -82,7 +83,7 @@ impl Engine {
                     StepAction::UpdateContact { .. } => None,
                     _ => contact.as_ref(),
                 };
-                follow_up = advance(&*self.clock, &mut execution, &graph, contact, now);
+                follow_up = advance(&*self.clock, &mut execution, &graph, contact, now, &ran);
             }
             Decision::Wait(wait) => {
                 run.status = StepRunStatus::Waiting;

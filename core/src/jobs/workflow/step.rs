@@ -1,6 +1,8 @@
 //! `RunWorkflowStep`: runs one step of one execution, or goes on with a step that waits
 //! (a DELAY's end, a WAIT_FOR_EVENT's timeout) or calls a webhook (the next attempt).
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{json, Value};
 
@@ -32,6 +34,8 @@ pub(super) struct StepContext {
     pub(super) contact: Option<Contact>,
     /// The step was deleted under the execution (`step` is a stand-in with its id).
     pub(super) step_deleted: bool,
+    /// The steps the execution has records of (see `advance`).
+    pub(super) ran: HashSet<StepId>,
 }
 
 impl Engine {
@@ -70,7 +74,9 @@ impl Engine {
         let Some(workflow) = self.store.workflow(ws, &execution.workflow_id).await? else {
             return Ok(None);
         };
-        let run = self.store.step_run(ws, execution_id, step_id).await?;
+        let runs = self.store.step_runs(ws, execution_id).await?;
+        let ran: HashSet<StepId> = runs.iter().map(|r| r.step_id.clone()).collect();
+        let run = runs.into_iter().find(|r| &r.step_id == step_id);
         let graph = self.workflow_graph(&workflow).await?;
         let contact = self.store.contact(ws, &execution.contact_id).await?;
         let Some(step) = graph.steps.iter().find(|s| &s.id == step_id).cloned() else {
@@ -82,6 +88,7 @@ impl Engine {
                 graph,
                 contact,
                 step_deleted: true,
+                ran,
             };
             return Ok(Some((ctx, run)));
         };
@@ -93,6 +100,7 @@ impl Engine {
                 graph,
                 contact,
                 step_deleted: false,
+                ran,
             },
             run,
         )))
