@@ -339,3 +339,40 @@ async fn a_dispatch_of_an_event_made_after_the_timeout_does_not_end_it() {
     let view = w.execution(&wf.workflow.id, &exec.id).await;
     assert_eq!(view.execution.reason.as_deref(), Some("late"));
 }
+
+#[tokio::test]
+async fn deleting_an_untimed_wait_fails_the_executions_waiting_there() {
+    let w = World::new().await;
+    let wf = w.event_workflow("checkout", false).await;
+    let wait = w
+        .step(
+            &wf,
+            StepAction::WaitForEvent {
+                event_name: "paid".into(),
+                timeout: None,
+            },
+        )
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &wait, None).await;
+    w.track("k@example.org", "checkout", json!({})).await;
+    w.run().await;
+    let exec = w.executions(&wf).await.remove(0);
+    // Past the late-event look: no job of the wait's is left.
+    w.after(chrono::Duration::minutes(2)).await;
+    assert_eq!(status(&w, &wf, &exec).await, ExecutionStatus::Waiting);
+    w.engine
+        .delete_step(&w.caller, &wf.workflow.id, &wait.id)
+        .await
+        .expect("deleted");
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Failed);
+    assert!(
+        view.execution
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("deleted")),
+        "{:?}",
+        view.execution.reason
+    );
+}

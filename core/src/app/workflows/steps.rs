@@ -2,12 +2,12 @@
 
 use serde_json::json;
 
-use super::{text_problems, CreateStep, StepPatch};
+use super::{step_job, text_problems, CreateStep, StepPatch};
 use crate::app::{Caller, Patch};
 use crate::error::{Error, Resource, Result};
 use crate::model::{StepId, TemplateId, WorkflowId, WorkspaceId};
-use crate::ports::{ChangeSet, Write};
-use crate::workflow::{check_action, Step, StepType};
+use crate::ports::{ChangeSet, NewJob, Write};
+use crate::workflow::{check_action, Step, StepAction, StepType};
 use crate::Engine;
 
 impl Engine {
@@ -144,6 +144,7 @@ impl Engine {
             ));
         }
         let mut changes = ChangeSet::new();
+        self.wake_untimed_waiters(&step, &mut changes).await?;
         changes.push(Write::DeleteStep {
             workspace_id: step.workspace_id,
             workflow_id: step.workflow_id,
@@ -152,7 +153,43 @@ impl Engine {
         self.store.commit(changes).await?;
         Ok(())
     }
+
+    /// Queues the step job of every execution waiting at `step` when it is a WAIT_FOR_EVENT
+    /// without a timeout: no job of theirs would run again, and a step's job is what fails
+    /// an execution whose step was deleted. (A timed wait's or a delay's job comes anyway.)
+    async fn wake_untimed_waiters(&self, step: &Step, changes: &mut ChangeSet) -> Result<()> {
+        let untimed = matches!(step.action, StepAction::WaitForEvent { timeout: None, .. });
+        let ws = &step.workspace_id;
+        if !untimed || self.store.active_executions(ws, &step.workflow_id).await? == 0 {
+            return Ok(());
+        }
+        let now = self.clock.now();
+        let mut offset = 0;
+        loop {
+            let (page, _) = self
+                .store
+                .executions(ws, &step.workflow_id, offset, WAITER_PAGE)
+                .await?;
+            for execution in page
+                .iter()
+                .filter(|e| e.status.is_active() && e.current_step_id.as_ref() == Some(&step.id))
+            {
+                changes.push(Write::EnqueueJob(NewJob::at(
+                    &*self.clock,
+                    step_job(execution, &step.id),
+                    now,
+                )));
+            }
+            if page.len() < WAITER_PAGE {
+                return Ok(());
+            }
+            offset += WAITER_PAGE;
+        }
+    }
 }
+
+/// Executions read per page when a deleted step's waiters are looked for.
+const WAITER_PAGE: usize = 500;
 
 /// SEND_EMAIL needs a template; other kinds take none.
 fn template_rule(kind: StepType, template_id: Option<TemplateId>) -> Result<Option<TemplateId>> {
