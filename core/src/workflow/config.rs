@@ -9,7 +9,7 @@ use super::{Recipient, StepAction, StepCondition};
 use crate::error::{Error, FieldError, Result};
 use crate::ports::WebhookMethod;
 use crate::render;
-use crate::segment::Operator;
+use crate::segment::{FieldKind, Operator};
 use crate::validate::{join, line_problem, type_name};
 
 /// Longest event name a step waits for or a trigger names, in characters.
@@ -159,14 +159,53 @@ fn condition_problems(p: &mut Problems, condition: &StepCondition) {
             CONDITION_OPERATOR_MESSAGE,
         );
     }
+    if !p.0.is_empty() {
+        return;
+    }
+    // `email` and `subscribed` take what their segment filters take: any other test would
+    // be decided as false (so `notExists` as true) for every contact.
+    let kind = match field.strip_prefix("contact.").unwrap_or(field) {
+        "email" => Some(FieldKind::Email),
+        "subscribed" => Some(FieldKind::Subscribed),
+        _ => None,
+    };
+    if let Some(kind) = kind.filter(|k| !condition.operator.allowed_for(*k)) {
+        let allowed = match kind {
+            FieldKind::Email => "equals, notEquals, contains or notContains",
+            _ => "equals or notEquals",
+        };
+        p.fail(
+            join(PATH, "operator"),
+            "invalid_operator",
+            format!("{field} is tested with {allowed}"),
+        );
+        return;
+    }
     // A missing operand is only worth reporting once the test itself reads right.
     let needs_value = !matches!(condition.operator, Operator::Exists | Operator::NotExists);
-    if needs_value && condition.value.is_none() && p.0.is_empty() {
-        p.fail(
+    match &condition.value {
+        None if needs_value => p.fail(
             join(PATH, "value"),
             "required",
             "value is required for this operator",
-        );
+        ),
+        Some(value) if kind == Some(FieldKind::Email) && !value.is_string() => p.fail(
+            join(PATH, "value"),
+            "invalid_type",
+            format!(
+                "{field} is compared with a string, not {}",
+                type_name(value)
+            ),
+        ),
+        Some(value) if kind == Some(FieldKind::Subscribed) && !value.is_boolean() => p.fail(
+            join(PATH, "value"),
+            "invalid_type",
+            format!(
+                "{field} is compared with true or false, not {}",
+                type_name(value)
+            ),
+        ),
+        _ => {}
     }
 }
 
@@ -411,6 +450,48 @@ mod tests {
             fields(&cond("data.", Operator::Exists, None)),
             ["config.field"]
         );
+    }
+
+    #[test]
+    fn email_and_subscribed_take_what_their_segment_filters_take() {
+        let cond = |field: &str, operator, value| {
+            StepAction::Condition(StepCondition {
+                field: field.into(),
+                operator,
+                value,
+            })
+        };
+        // Decided as false for every contact, so refused.
+        assert_eq!(
+            fields(&cond("email", Operator::Exists, None)),
+            ["config.operator"]
+        );
+        assert_eq!(
+            fields(&cond(
+                "contact.subscribed",
+                Operator::Contains,
+                Some(json!(true))
+            )),
+            ["config.operator"]
+        );
+        assert_eq!(
+            fields(&cond("subscribed", Operator::Equals, Some(json!("true")))),
+            ["config.value"]
+        );
+        assert_eq!(
+            fields(&cond("email", Operator::Contains, Some(json!(5)))),
+            ["config.value"]
+        );
+        for ok in [
+            cond("email", Operator::NotContains, Some(json!("@example.org"))),
+            cond(
+                "contact.subscribed",
+                Operator::NotEquals,
+                Some(json!(false)),
+            ),
+        ] {
+            assert!(check_action(&ok).is_ok(), "{ok:?}");
+        }
     }
 
     #[test]
