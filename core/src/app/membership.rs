@@ -265,6 +265,9 @@ impl Engine {
         if segment.segment_type == SegmentType::Static {
             return Ok(Settled::Done);
         }
+        // Whether to announce was decided when the job was queued; tracking may have been
+        // switched off since, and clearing the stored members is quiet.
+        let announce = announce && segment.track_membership;
         let condition = segment
             .condition
             .clone()

@@ -750,3 +750,35 @@ async fn a_segment_another_refers_to_is_not_deleted_under_it() {
         .await
         .expect(204);
 }
+
+#[tokio::test]
+async fn switching_tracking_off_right_after_a_condition_change_is_quiet() {
+    let app = TestApp::new().await;
+    for email in ["p1@x.com", "p2@x.com", "p3@x.com"] {
+        contact(&app, email, json!({"plan": "pro"})).await;
+    }
+    let s = app
+        .post(
+            "/segments",
+            json!({"name": "Buyers", "condition": plan_is("pro"), "trackMembership": true}),
+        )
+        .await
+        .expect(201);
+    let id = s.body["id"].as_str().expect("id").to_string();
+    settle(&app).await;
+    // The condition change queues an announcing re-sync; before it runs, tracking goes off.
+    app.patch(
+        &format!("/segments/{id}"),
+        json!({"condition": plan_is("enterprise")}),
+    )
+    .await
+    .expect(200);
+    app.patch(
+        &format!("/segments/{id}"),
+        json!({"trackMembership": false}),
+    )
+    .await
+    .expect(200);
+    settle(&app).await;
+    assert_eq!(buyer_events(&app).await, [], "cleared quietly");
+}
