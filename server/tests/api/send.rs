@@ -274,6 +274,15 @@ async fn every_bad_field_is_reported_and_nothing_is_written() {
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["to", "subject", "body"]);
+    // `null` is no subject or body either (it used to send an empty message).
+    let res = app
+        .post(
+            "/v1/send",
+            json!({"to": "n@x.com", "subject": null, "body": null}),
+        )
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["subject", "body"]);
     let res = app
         .post("/v1/send", json!({
             "to": ["ok@x.com", "bad", {"email": 3}], "from": "Broken <nope>", "subject": "a\r\nBcc: x@y.com",

@@ -150,6 +150,17 @@ impl SendEmail {
             self.subject.as_deref(),
             MAX_SUBJECT_CHARS,
         );
+        if self.template.is_none() {
+            for (key, given) in [("subject", &self.subject), ("body", &self.body)] {
+                if given.is_none() {
+                    errors.push(FieldError::new(
+                        key,
+                        "required",
+                        format!("{key} is required when no template is given"),
+                    ));
+                }
+            }
+        }
         if let Some((code, message)) = header_count_problem(self.headers.len()) {
             errors.push(FieldError::new("headers", code, message));
         } else {
@@ -342,7 +353,7 @@ mod tests {
         };
         assert_eq!(
             fields(&cmd),
-            ["to", "subject", "headers.Subject", "headers.X-A"]
+            ["to", "subject", "body", "headers.Subject", "headers.X-A"]
         );
         let mut cmd = SendEmail::to(email("a@example.org"));
         cmd.to.push(Recipient::new(email("a@example.org")));
@@ -352,6 +363,14 @@ mod tests {
             .map(|i| Recipient::new(email(&format!("u{i}@example.org"))))
             .collect();
         assert_eq!(fields(&cmd), ["to"]);
+    }
+
+    #[test]
+    fn subject_and_body_are_required_without_a_template() {
+        let mut cmd = SendEmail::to(email("a@example.org"));
+        assert_eq!(fields(&cmd), ["subject", "body"]);
+        cmd.template = Some("t".into());
+        assert_eq!(cmd.validate(), Ok(()));
     }
 
     #[test]

@@ -209,7 +209,8 @@ impl Deserr<WireErrors> for SendInput {
         let has_template = json.get("template").is_some_and(Value::is_string);
         let mut missing = WireErrors::default();
         for key in ["subject", "body"] {
-            if !has_template && json.get(key).is_none() {
+            // `null` is no subject or body either: it used to send an empty message.
+            if !has_template && json.get(key).is_none_or(Value::is_null) {
                 missing.1.push(WireErrors::field(
                     location.push_key(key),
                     "required",
