@@ -233,6 +233,7 @@ macro_rules! store_suite {
                 feedback_reads_equal_the_reads_one_by_one,
                 template_in_workflows_cases,
                 signing_keys_round_trip,
+                first_signing_keys_are_never_replaced,
                 workflow_isolation_between_workspaces,
                 workflow_commit_is_all_or_nothing,
                 execution_insert_update_get,

@@ -208,7 +208,8 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
         | Write::UpdateExecution(_)
         | Write::InsertStepRun(_)
         | Write::UpdateStepRun(_)
-        | Write::PutSigningKeys { .. } => workflow_commit::apply(conn, write).await,
+        | Write::PutSigningKeys { .. }
+        | Write::InsertSigningKeys { .. } => workflow_commit::apply(conn, write).await,
         Write::PutIdempotency(record) => idempotency::put(conn, record).await,
         Write::RecordSnsMessage {
             message_id,

@@ -40,7 +40,10 @@ pub(crate) async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), 
         Write::InsertStepRun(r) => insert_step_run(conn, r).await,
         Write::UpdateStepRun(r) => update_step_run(conn, r).await,
         Write::PutSigningKeys { workspace_id, keys } => {
-            put_signing_keys(conn, workspace_id, keys).await
+            put_signing_keys(conn, workspace_id, keys, true).await
+        }
+        Write::InsertSigningKeys { workspace_id, keys } => {
+            put_signing_keys(conn, workspace_id, keys, false).await
         }
         _ => Err(StoreError::Unavailable(
             "a write that is not a workflow write reached the workflow commit".into(),
@@ -363,24 +366,31 @@ async fn update_step_run(conn: &mut PgConnection, r: &StepRun) -> Result<(), Sto
     Ok(())
 }
 
+/// Stores `keys`, replacing the workspace's (`replace`) or only when it has none.
 async fn put_signing_keys(
     conn: &mut PgConnection,
     workspace_id: &WorkspaceId,
     keys: &SigningKeys,
+    replace: bool,
 ) -> Result<(), StoreError> {
     let previous = keys.previous();
-    sqlx::query(
+    let sql = if replace {
         "INSERT INTO workflow_signing_keys (workspace_id, current_secret, previous_secret, \
          previous_until) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (workspace_id) DO UPDATE SET current_secret = EXCLUDED.current_secret, \
-         previous_secret = EXCLUDED.previous_secret, previous_until = EXCLUDED.previous_until",
-    )
-    .bind(workspace_id.as_str())
-    .bind(keys.current().expose())
-    .bind(previous.map(|(secret, _)| secret.expose()))
-    .bind(previous.map(|(_, until)| until))
-    .execute(conn)
-    .await
-    .map_err(error::store)?;
+         previous_secret = EXCLUDED.previous_secret, previous_until = EXCLUDED.previous_until"
+    } else {
+        "INSERT INTO workflow_signing_keys (workspace_id, current_secret, previous_secret, \
+         previous_until) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (workspace_id) DO NOTHING"
+    };
+    sqlx::query(sql)
+        .bind(workspace_id.as_str())
+        .bind(keys.current().expose())
+        .bind(previous.map(|(secret, _)| secret.expose()))
+        .bind(previous.map(|(_, until)| until))
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
     Ok(())
 }

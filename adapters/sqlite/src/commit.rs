@@ -220,7 +220,8 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
         | Write::UpdateExecution(_)
         | Write::InsertStepRun(_)
         | Write::UpdateStepRun(_)
-        | Write::PutSigningKeys { .. } => workflow_commit::apply(conn, write).await,
+        | Write::PutSigningKeys { .. }
+        | Write::InsertSigningKeys { .. } => workflow_commit::apply(conn, write).await,
         Write::PutIdempotency(record) => idempotency::put(conn, record).await,
         Write::RecordSnsMessage {
             message_id,

@@ -40,7 +40,10 @@ pub(crate) async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<
         Write::InsertStepRun(r) => insert_step_run(conn, r).await,
         Write::UpdateStepRun(r) => update_step_run(conn, r).await,
         Write::PutSigningKeys { workspace_id, keys } => {
-            put_signing_keys(conn, workspace_id, keys).await
+            put_signing_keys(conn, workspace_id, keys, true).await
+        }
+        Write::InsertSigningKeys { workspace_id, keys } => {
+            put_signing_keys(conn, workspace_id, keys, false).await
         }
         _ => Err(StoreError::Unavailable(
             "a write that is not a workflow write reached the workflow commit".into(),
@@ -362,24 +365,31 @@ async fn update_step_run(conn: &mut SqliteConnection, r: &StepRun) -> Result<(),
     Ok(())
 }
 
+/// Stores `keys`, replacing the workspace's (`replace`) or only when it has none.
 async fn put_signing_keys(
     conn: &mut SqliteConnection,
     workspace_id: &WorkspaceId,
     keys: &SigningKeys,
+    replace: bool,
 ) -> Result<(), StoreError> {
     let previous = keys.previous();
-    sqlx::query(
+    let sql = if replace {
         "INSERT INTO workflow_signing_keys (workspace_id, current_secret, previous_secret, \
          previous_until) VALUES (?1, ?2, ?3, ?4) \
          ON CONFLICT (workspace_id) DO UPDATE SET current_secret = EXCLUDED.current_secret, \
-         previous_secret = EXCLUDED.previous_secret, previous_until = EXCLUDED.previous_until",
-    )
-    .bind(workspace_id.to_string())
-    .bind(keys.current().expose())
-    .bind(previous.map(|(secret, _)| secret.expose()))
-    .bind(previous.map(|(_, until)| micros(until)))
-    .execute(conn)
-    .await
-    .map_err(error::store)?;
+         previous_secret = EXCLUDED.previous_secret, previous_until = EXCLUDED.previous_until"
+    } else {
+        "INSERT INTO workflow_signing_keys (workspace_id, current_secret, previous_secret, \
+         previous_until) VALUES (?1, ?2, ?3, ?4) \
+         ON CONFLICT (workspace_id) DO NOTHING"
+    };
+    sqlx::query(sql)
+        .bind(workspace_id.to_string())
+        .bind(keys.current().expose())
+        .bind(previous.map(|(secret, _)| secret.expose()))
+        .bind(previous.map(|(_, until)| micros(until)))
+        .execute(conn)
+        .await
+        .map_err(error::store)?;
     Ok(())
 }

@@ -262,6 +262,41 @@ pub async fn signing_keys_round_trip(p: &StorePorts) {
     assert_eq!(s.signing_keys(&other).await, Ok(None));
 }
 
+/// `InsertSigningKeys` stores a workspace's first keys and never replaces stored ones:
+/// racing first uses all end up signing with the first stored.
+pub async fn first_signing_keys_are_never_replaced(p: &StorePorts) {
+    let ws = workspace(p, "first-signing").await;
+    let wsid = ws.id.clone();
+    let s = p.store.as_ref();
+    let mut rng = rand::thread_rng();
+    let first = SigningKeys::new(WebhookSecret::generate(&mut rng));
+    let second = SigningKeys::new(WebhookSecret::generate(&mut rng));
+    for keys in [&first, &second] {
+        commit(
+            s,
+            "inserting first signing keys",
+            vec![Write::InsertSigningKeys {
+                workspace_id: wsid.clone(),
+                keys: keys.clone(),
+            }],
+        )
+        .await;
+    }
+    assert_eq!(s.signing_keys(&wsid).await, Ok(Some(first.clone())));
+    // A rotation (a put) still replaces them.
+    let rotated = first.rotate(WebhookSecret::generate(&mut rng), now_ms());
+    commit(
+        s,
+        "rotating",
+        vec![Write::PutSigningKeys {
+            workspace_id: wsid.clone(),
+            keys: rotated.clone(),
+        }],
+    )
+    .await;
+    assert_eq!(s.signing_keys(&wsid).await, Ok(Some(rotated)));
+}
+
 /// Another workspace sees none of a workspace's workflows, steps, transitions, executions
 /// or step records, and its deletes with a foreign workspace id change nothing.
 pub async fn workflow_isolation_between_workspaces(p: &StorePorts) {

@@ -230,6 +230,14 @@ pub enum Write {
         /// The secrets.
         keys: SigningKeys,
     },
+    /// Stores the workspace's first webhook signing secrets, only when it has none: of
+    /// racing first uses, the first stored wins and is never replaced by another's.
+    InsertSigningKeys {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The secrets.
+        keys: SigningKeys,
+    },
     /// Stores the answer of an `Idempotency-Key`, in the commit of the changes it answers
     /// for, so that a crash keeps both or neither. `Conflict` if an unexpired record of the
     /// same (scope, key) exists; an expired one is replaced.

@@ -387,7 +387,8 @@ fn apply(
         | Write::UpdateExecution(_)
         | Write::InsertStepRun(_)
         | Write::UpdateStepRun(_)
-        | Write::PutSigningKeys { .. }) => apply_workflow(state, write, undo)?,
+        | Write::PutSigningKeys { .. }
+        | Write::InsertSigningKeys { .. }) => apply_workflow(state, write, undo)?,
         Write::PutIdempotency(record) => {
             let id = (record.scope.clone(), record.key.clone());
             if state

@@ -303,6 +303,12 @@ impl WorkflowData {
                 let old = self.signing_keys.replace(keys);
                 undo.push(WorkflowUndo::Keys(old));
             }
+            Write::InsertSigningKeys { keys, .. } => {
+                if self.signing_keys.is_none() {
+                    let old = self.signing_keys.replace(keys);
+                    undo.push(WorkflowUndo::Keys(old));
+                }
+            }
             _ => {
                 return Err(StoreError::Unavailable(
                     "a write that is not a workflow write reached the workflow commit".into(),
@@ -399,7 +405,8 @@ pub(crate) fn workspace_of(write: &Write) -> Option<WorkspaceId> {
         Write::DeleteWorkflow { workspace_id, .. }
         | Write::DeleteStep { workspace_id, .. }
         | Write::DeleteTransition { workspace_id, .. }
-        | Write::PutSigningKeys { workspace_id, .. } => workspace_id.clone(),
+        | Write::PutSigningKeys { workspace_id, .. }
+        | Write::InsertSigningKeys { workspace_id, .. } => workspace_id.clone(),
         _ => return None,
     })
 }

@@ -15,12 +15,13 @@ impl Engine {
         }
         let keys = SigningKeys::new(WebhookSecret::generate(&mut rand::thread_rng()));
         let mut changes = ChangeSet::new();
-        changes.push(Write::PutSigningKeys {
+        changes.push(Write::InsertSigningKeys {
             workspace_id: workspace_id.clone(),
             keys: keys.clone(),
         });
         self.store.commit(changes).await?;
-        // Two first uses may race: whichever was stored last signs, so show that one.
+        // Of racing first uses the first stored wins and stays: all sign with (and show)
+        // that one, not each its own.
         Ok(self.store.signing_keys(workspace_id).await?.unwrap_or(keys))
     }
 
