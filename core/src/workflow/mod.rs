@@ -35,7 +35,9 @@ pub use schedule::{Schedule, ScheduleError};
 pub use trigger_rules::{
     check_trigger, trigger_problems, MAX_CRON_CHARS, MAX_SEGMENT_ID_CHARS, MAX_TIMEZONE_CHARS,
 };
-pub use variables::{contact_value, lookup, render_json, sole_placeholder, variables};
+pub use variables::{
+    contact_value, lookup, render_json, render_updates, sole_placeholder, variables,
+};
 pub use webhook_request::{
     build_request, default_body, webhook_id, WebhookBuildError, WebhookConfig,
 };

@@ -1,7 +1,7 @@
 //! The variables steps render with: `{{event.x}}`, `{{contact.email}}`,
 //! `{{contact.data.x}}`, `{{data.x}}`, `{{email}}`, `{{workflow.name}}`, `{{execution.id}}`.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::{Execution, Workflow};
 use crate::model::Contact;
@@ -83,6 +83,26 @@ pub fn render_json(template: &Value, context: &Value) -> Result<Value, RenderErr
     })
 }
 
+/// UPDATE_CONTACT `updates` rendered with `context`, each value as [`render_json`] renders
+/// it, except that a value that is exactly `{{x}}` with `x` missing leaves its key out: the
+/// merge would read the `null` it renders to as "remove this key", and a missing variable
+/// must not delete stored data. A `null` written in the updates, or held by `x`, still
+/// removes the key.
+pub fn render_updates(
+    updates: &Map<String, Value>,
+    context: &Value,
+) -> Result<Map<String, Value>, RenderError> {
+    let mut data = Map::new();
+    for (key, template) in updates {
+        let missing = matches!(template, Value::String(s)
+            if sole_placeholder(s).is_some_and(|path| lookup(context, path).is_none()));
+        if !missing {
+            data.insert(key.clone(), render_json(template, context)?);
+        }
+    }
+    Ok(data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +122,27 @@ mod tests {
         assert_eq!(sole_placeholder("total {{event.amount}}"), None);
         assert_eq!(sole_placeholder("{{ a ?? 'b' }}"), None);
         assert_eq!(sole_placeholder("{{{event.amount}}}"), None);
+    }
+
+    #[test]
+    fn an_update_whose_lone_variable_is_missing_is_left_out() {
+        let ctx = json!({"event": {"gone": null, "n": 2}});
+        let updates = json!({
+            "plan": "{{event.plan}}",
+            "gone": "{{event.gone}}",
+            "n": "{{ event.n }}",
+            "note": "plan {{event.plan}}",
+            "literal": null,
+        });
+        let updates = updates.as_object().expect("object");
+        assert_eq!(
+            render_updates(updates, &ctx).map(Value::Object),
+            Ok(json!({"gone": null, "n": 2, "note": "plan ", "literal": null}))
+        );
+        // A webhook body keeps the key, as null.
+        assert_eq!(
+            render_json(&json!({"plan": "{{event.plan}}"}), &ctx),
+            Ok(json!({"plan": null}))
+        );
     }
 }

@@ -181,6 +181,54 @@ async fn update_contact_merges_data_and_unsubscribes_with_the_usual_event() {
 }
 
 #[tokio::test]
+async fn update_contact_leaves_a_key_whose_lone_variable_is_missing() {
+    let w = World::new().await;
+    let wf = w.manual_workflow().await;
+    let update = w
+        .step(
+            &wf,
+            StepAction::UpdateContact {
+                updates: [
+                    // Missing from the context: the stored value stays.
+                    ("plan", json!("{{event.plan}}")),
+                    // An explicit null in the context, or written in the updates, removes.
+                    ("trial", json!("{{event.trial}}")),
+                    ("legacy", json!(null)),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+                subscription_action: SubscriptionAction::None,
+            },
+        )
+        .await;
+    w.edge(&wf, &World::trigger(&wf), &update, None).await;
+    let contact = w
+        .contact(
+            "kept@example.org",
+            json!({"plan": "pro", "trial": true, "legacy": 1, "x": 1}),
+        )
+        .await;
+    let exec = w.start(&wf, &contact, json!({"trial": null})).await;
+    w.run().await;
+    let view = w.execution(&wf.workflow.id, &exec.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    assert_eq!(
+        view.steps[1].output.as_ref().map(|o| o["updated"].clone()),
+        Some(json!(["legacy", "trial"]))
+    );
+    let after = w
+        .engine
+        .contact(&w.caller, &contact.id)
+        .await
+        .expect("contact");
+    assert_eq!(
+        serde_json::Value::Object(after.data),
+        json!({"plan": "pro", "x": 1})
+    );
+}
+
+#[tokio::test]
 async fn a_disabled_workflow_starts_nothing() {
     let w = World::new().await;
     let wf = w.event_workflow("signup", false).await;

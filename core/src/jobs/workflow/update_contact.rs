@@ -10,7 +10,7 @@ use super::step::StepContext;
 use crate::app::contacts::{plan_upsert, ActiveRoom, Upsert};
 use crate::app::StepError;
 use crate::ports::ChangeSet;
-use crate::workflow::{render_json, variables, SubscriptionAction};
+use crate::workflow::{render_updates, variables, SubscriptionAction};
 use crate::Engine;
 
 impl Engine {
@@ -28,9 +28,8 @@ impl Engine {
             return Ok(Decision::Fail("the execution's contact was deleted".into()));
         };
         let vars = variables(&ctx.workflow, &ctx.execution, contact);
-        let data = match render_json(&Value::Object(updates.clone()), &vars) {
-            Ok(Value::Object(m)) => m,
-            Ok(_) => Map::new(),
+        let data = match render_updates(updates, &vars) {
+            Ok(m) => m,
             Err(e) => return Ok(Decision::Fail(format!("updates: {e}"))),
         };
         let subscribed = match action {
