@@ -195,6 +195,15 @@ async fn paid_without_dispatch(w: &World, contact: &Contact, data: Value) -> Eve
     event
 }
 
+/// `email`'s contact, made now, checks out (entering `wf`'s wait); its execution.
+async fn checkout(w: &World, wf: &WorkflowView, email: &str, data: Value) -> (Contact, Execution) {
+    let contact = w.contact(email, json!({})).await;
+    w.track(email, "checkout", data).await;
+    w.run().await;
+    let exec = w.executions(wf).await.remove(0);
+    (contact, exec)
+}
+
 async fn status(w: &World, wf: &WorkflowView, exec: &Execution) -> ExecutionStatus {
     w.execution(&wf.workflow.id, &exec.id)
         .await
@@ -206,11 +215,7 @@ async fn status(w: &World, wf: &WorkflowView, exec: &Execution) -> ExecutionStat
 async fn an_event_that_raced_the_wait_ends_it_within_a_minute() {
     let w = World::new().await;
     let wf = waiting_flow(&w).await;
-    let contact = w.contact("e@example.org", json!({})).await;
-    w.track("e@example.org", "checkout", json!({"cart": "c9"}))
-        .await;
-    w.run().await;
-    let exec = w.executions(&wf).await.remove(0);
+    let (contact, exec) = checkout(&w, &wf, "e@example.org", json!({"cart": "c9"})).await;
     assert_eq!(exec.status, ExecutionStatus::Waiting);
     paid_without_dispatch(&w, &contact, json!({"total": 3})).await;
     w.after(Wait::LATE_EVENT_CHECK - chrono::Duration::seconds(1))
@@ -248,10 +253,7 @@ async fn a_wait_without_timeout_is_looked_at_too() {
     w.edge(&wf, &World::trigger(&wf), &wait, None).await;
     w.edge(&wf, &wait.id, &paid, Some(json!({"outcome": "EVENT"})))
         .await;
-    let contact = w.contact("f@example.org", json!({})).await;
-    w.track("f@example.org", "checkout", json!({})).await;
-    w.run().await;
-    let exec = w.executions(&wf).await.remove(0);
+    let (contact, exec) = checkout(&w, &wf, "f@example.org", json!({})).await;
     paid_without_dispatch(&w, &contact, json!({})).await;
     w.after(Wait::LATE_EVENT_CHECK).await;
     let view = w.execution(&wf.workflow.id, &exec.id).await;
@@ -262,10 +264,7 @@ async fn a_wait_without_timeout_is_looked_at_too() {
 async fn at_the_timeout_an_event_made_in_time_wins_over_the_timeout() {
     let w = World::new().await;
     let wf = waiting_flow(&w).await;
-    let contact = w.contact("g@example.org", json!({})).await;
-    w.track("g@example.org", "checkout", json!({})).await;
-    w.run().await;
-    let exec = w.executions(&wf).await.remove(0);
+    let (contact, exec) = checkout(&w, &wf, "g@example.org", json!({})).await;
     // Past the late-event look; the event's dispatch never ran (queued behind a backlog,
     // or lost to the race): the timeout's job finds the event made in time.
     w.after(chrono::Duration::minutes(30)).await;
@@ -296,10 +295,7 @@ async fn an_event_made_before_the_wait_does_not_end_it() {
 async fn an_event_made_after_the_timeout_does_not_end_it() {
     let w = World::new().await;
     let wf = waiting_flow(&w).await;
-    let contact = w.contact("i@example.org", json!({})).await;
-    w.track("i@example.org", "checkout", json!({})).await;
-    w.run().await;
-    let exec = w.executions(&wf).await.remove(0);
+    let (contact, exec) = checkout(&w, &wf, "i@example.org", json!({})).await;
     w.after(chrono::Duration::minutes(30)).await;
     // The timeout's job runs late: an event made after the timeout is stored first.
     w.clock.advance(chrono::Duration::minutes(31));
@@ -314,10 +310,7 @@ async fn a_dispatch_of_an_event_made_after_the_timeout_does_not_end_it() {
     use posthorn_core::ports::{JobPayload, NewJob};
     let w = World::new().await;
     let wf = waiting_flow(&w).await;
-    let contact = w.contact("j@example.org", json!({})).await;
-    w.track("j@example.org", "checkout", json!({})).await;
-    w.run().await;
-    let exec = w.executions(&wf).await.remove(0);
+    let (contact, exec) = checkout(&w, &wf, "j@example.org", json!({})).await;
     w.after(chrono::Duration::minutes(30)).await;
     // An event made a minute after the timeout, its dispatch claimed before the timeout's
     // job (due earlier here, as a busy queue may hand them out).
