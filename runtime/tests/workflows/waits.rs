@@ -4,7 +4,7 @@ use posthorn_core::app::workflows::WorkflowView;
 use posthorn_core::model::{Contact, Event};
 use posthorn_core::ports::{ChangeSet, Write};
 use posthorn_core::workflow::{
-    DelayUnit, Execution, ExecutionStatus, StepAction, StepRunStatus, Wait,
+    DelayUnit, Execution, ExecutionStatus, Step, StepAction, StepRunStatus, Wait,
 };
 use serde_json::{json, Value};
 
@@ -236,9 +236,8 @@ async fn an_event_that_raced_the_wait_ends_it_within_a_minute() {
     assert_eq!(again.steps.len(), 3);
 }
 
-#[tokio::test]
-async fn a_wait_without_timeout_is_looked_at_too() {
-    let w = World::new().await;
+/// TRIGGER(checkout) → WAIT_FOR_EVENT(paid, no timeout) → EVENT: exit "paid"; the wait.
+async fn untimed_flow(w: &World) -> (WorkflowView, Step) {
     let wf = w.event_workflow("checkout", false).await;
     let wait = w
         .step(
@@ -253,6 +252,13 @@ async fn a_wait_without_timeout_is_looked_at_too() {
     w.edge(&wf, &World::trigger(&wf), &wait, None).await;
     w.edge(&wf, &wait.id, &paid, Some(json!({"outcome": "EVENT"})))
         .await;
+    (wf, wait)
+}
+
+#[tokio::test]
+async fn a_wait_without_timeout_is_looked_at_too() {
+    let w = World::new().await;
+    let (wf, _) = untimed_flow(&w).await;
     let (contact, exec) = checkout(&w, &wf, "f@example.org", json!({})).await;
     paid_without_dispatch(&w, &contact, json!({})).await;
     w.after(Wait::LATE_EVENT_CHECK).await;
@@ -336,17 +342,7 @@ async fn a_dispatch_of_an_event_made_after_the_timeout_does_not_end_it() {
 #[tokio::test]
 async fn deleting_an_untimed_wait_fails_the_executions_waiting_there() {
     let w = World::new().await;
-    let wf = w.event_workflow("checkout", false).await;
-    let wait = w
-        .step(
-            &wf,
-            StepAction::WaitForEvent {
-                event_name: "paid".into(),
-                timeout: None,
-            },
-        )
-        .await;
-    w.edge(&wf, &World::trigger(&wf), &wait, None).await;
+    let (wf, wait) = untimed_flow(&w).await;
     w.track("k@example.org", "checkout", json!({})).await;
     w.run().await;
     let exec = w.executions(&wf).await.remove(0);
