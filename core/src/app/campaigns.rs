@@ -112,7 +112,8 @@ pub(crate) fn member_of(segment_id: &SegmentId) -> Condition {
 
 impl Engine {
     /// The condition a campaign's audience matches (subscribed and ACTIVE are added by the
-    /// query). `None` when its segment is gone.
+    /// query). `None` when its segment is gone. A SEGMENT campaign that started sending
+    /// matches the condition its DYNAMIC segment had then ([`Engine::freeze_audience`]).
     pub async fn audience_condition(
         &self,
         campaign: &Campaign,
@@ -120,6 +121,9 @@ impl Engine {
         Ok(match campaign.audience_type {
             AudienceType::All => Some(Condition::default()),
             AudienceType::Filtered => Some(campaign.audience_condition.clone().unwrap_or_default()),
+            AudienceType::Segment if campaign.audience_condition.is_some() => {
+                campaign.audience_condition.clone()
+            }
             AudienceType::Segment => {
                 let Some(id) = &campaign.segment_id else {
                     return Ok(None);
@@ -469,6 +473,7 @@ impl Engine {
             }
             None => {
                 start_sending(&mut campaign, &*self.clock, now);
+                self.freeze_audience(&mut campaign).await?;
                 changes.push(Write::EnqueueJob(NewJob::at(
                     &*self.clock,
                     expand_job(&campaign),
@@ -523,6 +528,27 @@ impl Engine {
             self.campaign_view(campaign).await?,
             "Campaign cancelled".to_string(),
         ))
+    }
+}
+
+impl Engine {
+    /// Fixes a SEGMENT campaign's audience as it starts sending: a DYNAMIC segment's
+    /// condition is copied into the campaign's `audience_condition`, so that editing the
+    /// segment meanwhile does not change who the rest of the campaign reaches. (A STATIC
+    /// segment's members are read as they are when each batch is expanded.)
+    pub(crate) async fn freeze_audience(&self, campaign: &mut Campaign) -> Result<(), StoreError> {
+        if campaign.audience_type != AudienceType::Segment {
+            return Ok(());
+        }
+        let Some(id) = &campaign.segment_id else {
+            return Ok(());
+        };
+        if let Some(segment) = self.store.segment(&campaign.workspace_id, id).await? {
+            if segment.segment_type == SegmentType::Dynamic {
+                campaign.audience_condition = segment.condition;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -69,6 +69,7 @@ impl Engine {
                 return Ok(JobOutcome::Done);
             }
             start_sending(&mut campaign, &*self.clock, now);
+            self.freeze_audience(&mut campaign).await?;
             campaign.updated_at = now;
             let mut changes = ChangeSet::new();
             changes.push(Write::EnqueueJob(NewJob::at(

@@ -422,3 +422,50 @@ async fn the_audience_field_a_type_does_not_use_is_not_kept() {
         put.body
     );
 }
+
+#[tokio::test]
+async fn a_segment_edited_while_its_campaign_sends_does_not_change_who_it_reaches() {
+    use posthorn_core::jobs::{BATCHES_PER_JOB, EXPANSION_BATCH};
+    let app = TestApp::new().await;
+    let audience = EXPANSION_BATCH * BATCHES_PER_JOB + 100;
+    seed(&app, "f", audience, true, json!({"plan": "pro"})).await;
+    let seg = app
+        .post(
+            "/segments",
+            json!({"name": "Pro", "condition": plan_is("pro")}),
+        )
+        .await
+        .expect(201);
+    let seg_id = id_of(&seg);
+    let id = create(
+        &app,
+        json!({"audienceType": "SEGMENT", "segmentId": seg_id}),
+    )
+    .await;
+    app.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .expect(200);
+    // The first expansion job takes all but the last 100; then the segment is edited.
+    let claimed = app
+        .engine
+        .jobs
+        .claim(app.clock.now(), app.engine.settings.job_lease, 1)
+        .await
+        .expect("claim");
+    let job = claimed.into_iter().next().expect("the expansion is due");
+    app.engine.run_job(&job).await.expect("run");
+    app.patch(
+        &format!("/segments/{seg_id}"),
+        json!({"condition": plan_is("enterprise")}),
+    )
+    .await
+    .expect(200);
+    drain(&app).await;
+    let c = app.get(&format!("/campaigns/{id}")).await.expect(200);
+    assert_eq!(
+        c.body["data"]["totalRecipients"],
+        json!(audience),
+        "the last 100 are reached too: {}",
+        c.body
+    );
+}
