@@ -456,16 +456,20 @@ mod tests {
     }
 
     #[test]
-    fn missing_and_null_to_are_required_and_null_subject_counts_as_given() {
+    fn missing_and_null_to_subject_and_body_are_required() {
         let got =
             errors(send_email(json!({"to": null, "subject": null, "body": null})).expect_err("to"));
+        let required = |key: &str, message: &str| {
+            (key.to_string(), "required".to_string(), message.to_string())
+        };
+        // Without a template, a null subject or body is none: it would send an empty message.
         assert_eq!(
             got,
-            [(
-                "to".to_string(),
-                "required".to_string(),
-                "to is required".to_string()
-            )]
+            [
+                required("to", "to is required"),
+                required("subject", "subject is required when no template is given"),
+                required("body", "body is required when no template is given"),
+            ]
         );
         let got = errors(send_email(json!({"to": []})).expect_err("empty"));
         assert_eq!(got[0].1, "required");
