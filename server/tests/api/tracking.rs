@@ -583,3 +583,57 @@ async fn a_caller_s_unsubscribe_headers_give_way_to_posthorn_s_on_marketing_mail
         ["<https://elsewhere.test/u>"]
     );
 }
+
+#[tokio::test]
+async fn a_bounce_unsubscribes_whoever_holds_the_address_now() {
+    let app = TestApp::new().await;
+    let moved = app
+        .post(
+            "/contacts",
+            json!({"email": "old@x.com", "subscribed": true}),
+        )
+        .await
+        .expect(201);
+    let moved_id = moved.body["id"].as_str().expect("id").to_string();
+    let bounced = app.send_one("old@x.com").await;
+    app.run_jobs().await;
+    // The contact moves to a working address; another contact takes the old one.
+    app.patch(
+        &format!("/contacts/{moved_id}"),
+        json!({"email": "new@x.com"}),
+    )
+    .await
+    .expect(200);
+    let taker = app
+        .post(
+            "/contacts",
+            json!({"email": "old@x.com", "subscribed": true}),
+        )
+        .await
+        .expect(201);
+    app.engine
+        .record_bounce(
+            &app.ws(),
+            &EmailId::from(bounced.as_str()),
+            BounceType::Permanent,
+            None,
+            app.clock.now(),
+        )
+        .await
+        .expect("bounce");
+    let read = |id: String| {
+        let app = &app;
+        async move { app.get(&format!("/contacts/{id}")).await.expect(200).body }
+    };
+    assert_eq!(
+        read(moved_id).await["subscribed"],
+        json!(true),
+        "its new address works"
+    );
+    let taker_id = taker.body["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        read(taker_id).await["subscribed"],
+        json!(false),
+        "the dead address's holder"
+    );
+}

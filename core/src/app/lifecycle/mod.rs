@@ -161,7 +161,13 @@ impl Engine {
         }
         let mut unsubscribed = false;
         if let Some(reason) = decision.unsubscribe {
-            let contact = self.store.contact(workspace_id, &email.contact_id).await?;
+            // The address bounced or complained, so whoever holds it now is unsubscribed:
+            // the email's contact may have changed its address since (its new one is fine),
+            // and another contact may have taken the old one.
+            let contact = self
+                .store
+                .contact_by_email(workspace_id, &email.to.email)
+                .await?;
             if let Some(mut contact) = contact.filter(|c| c.subscribed) {
                 contact.subscribed = false;
                 contact.updated_at = now;
