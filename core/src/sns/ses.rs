@@ -110,7 +110,7 @@ struct Raw {
     event_type: Option<String>,
     mail: Option<RawMail>,
     bounce: Option<RawBounce>,
-    complaint: Option<RawStamp>,
+    complaint: Option<RawComplaint>,
     delivery: Option<RawStamp>,
     open: Option<RawStamp>,
     click: Option<RawClick>,
@@ -138,6 +138,14 @@ struct RawCommonHeaders {
 #[serde(rename_all = "camelCase")]
 struct RawStamp {
     timestamp: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawComplaint {
+    timestamp: Option<String>,
+    /// The ARF feedback type the mailbox provider gave, when it gave one.
+    complaint_feedback_type: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -280,8 +288,19 @@ impl SesNotification {
             }
             "Complaint" => {
                 let c = raw.complaint.ok_or(missing("Complaint", "complaint"))?;
-                SesEvent::Complaint {
-                    at: stamp("Complaint", c.timestamp)?,
+                match c.complaint_feedback_type.as_deref() {
+                    // As for an ARF report read from mail: only `abuse` and `fraud` (or no
+                    // type given) complain about the mail; `not-spam`, `virus`,
+                    // `auth-failure` and `other` do not.
+                    Some(kind)
+                        if !kind.eq_ignore_ascii_case("abuse")
+                            && !kind.eq_ignore_ascii_case("fraud") =>
+                    {
+                        SesEvent::Other(format!("Complaint ({})", without_nul(kind)))
+                    }
+                    _ => SesEvent::Complaint {
+                        at: stamp("Complaint", c.timestamp)?,
+                    },
                 }
             }
             "Open" => {

@@ -49,6 +49,33 @@ fn identity_notifications_map_to_feedback() {
 }
 
 #[test]
+fn only_abuse_fraud_or_untyped_complaints_complain() {
+    let complaint = |kind: Option<&str>| {
+        let mut body = json!({"complainedRecipients": [{"emailAddress": "ada@example.org"}],
+            "timestamp": "2026-11-21T10:05:02.000Z", "feedbackId": "f"});
+        if let Some(kind) = kind {
+            body["complaintFeedbackType"] = json!(kind);
+        }
+        let raw = json!({"notificationType": "Complaint", "mail": mail(), "complaint": body});
+        SesNotification::parse(&raw.to_string()).expect("parses")
+    };
+    for kind in [None, Some("abuse"), Some("Fraud")] {
+        assert_eq!(
+            complaint(kind).feedback(),
+            Some((Feedback::Complaint, at(2))),
+            "{kind:?}"
+        );
+    }
+    // As an ARF report read from mail: a report that the mail is not spam, or of a virus,
+    // is no complaint about it.
+    for kind in ["not-spam", "virus", "auth-failure", "other"] {
+        let n = complaint(Some(kind));
+        assert_eq!(n.feedback(), None, "{kind}");
+        assert_eq!(n.event, SesEvent::Other(format!("Complaint ({kind})")));
+    }
+}
+
+#[test]
 fn configuration_set_events_include_opens_and_clicks() {
     let open = json!({"eventType": "Open", "mail": mail(), "open": {
         "ipAddress": "192.0.2.1", "timestamp": "2026-11-21T10:05:03.000Z", "userAgent": "Mozilla"}});
