@@ -381,3 +381,28 @@ async fn a_report_without_a_token_never_reaches_another_workspaces_email() {
     let offered = offer(&app, "outlook.eml", &record, "hello@example.com").await;
     assert_eq!(offered, Ok(true));
 }
+
+#[tokio::test]
+async fn a_bounce_relayed_over_http_to_the_bounce_domain_is_recorded() {
+    let app = TestApp::with_settings(Settings {
+        bounce_domain: Some("bounces.example.net".into()),
+        ..Settings::default()
+    })
+    .await;
+    let (record, envelope) = sent(&app, "relayed@x.com").await;
+    assert!(envelope.ends_with("@bounces.example.net"), "{envelope}");
+    let raw = String::from_utf8(fixture("postfix.eml", &record, &envelope)).expect("utf-8");
+    let to: String = envelope
+        .bytes()
+        .map(|b| match b {
+            b'+' => "%2B".to_string(),
+            b'@' => "%40".to_string(),
+            b => (b as char).to_string(),
+        })
+        .collect();
+    let res = crate::inbound::post_raw(&app, &format!("to={to}"), &raw).await;
+    assert!(res.status.is_success(), "{:?}", res.body);
+    let bounced = email(&app, record.id.as_str()).await;
+    assert_eq!(bounced.lifecycle.bounce_type, Some(BounceType::Permanent));
+    assert!(!subscribed(&app, &bounced).await);
+}

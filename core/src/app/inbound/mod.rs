@@ -230,6 +230,12 @@ impl Engine {
             ));
         }
         for (i, recipient) in message.recipients.iter().enumerate() {
+            // A bounce address (its token is checked when the report is read) belongs to no
+            // workspace: relaying bounces over HTTP is how a deployment without an MX
+            // collects them, as the MX does for anyone.
+            if self.is_bounce_address(recipient) {
+                continue;
+            }
             let problem = match self.route_recipient(recipient).await? {
                 Ok((ws, _)) if &ws == caller.workspace_id() => continue,
                 Err(Unroutable::Invalid) => ("invalid_email", "is not a valid email address"),
