@@ -16,6 +16,20 @@ fn id_of(res: &crate::harness::Res) -> String {
     res.body["id"].as_str().expect("id").to_string()
 }
 
+/// A DYNAMIC segment "Pro" (`data.plan` is `pro`) and a campaign to it: (segment, campaign).
+async fn pro_segment_campaign(app: &TestApp) -> (String, String) {
+    let seg = app
+        .post(
+            "/segments",
+            json!({"name": "Pro", "condition": plan_is("pro")}),
+        )
+        .await
+        .expect(201);
+    let seg_id = id_of(&seg);
+    let id = create(app, json!({"audienceType": "SEGMENT", "segmentId": seg_id})).await;
+    (seg_id, id)
+}
+
 #[tokio::test]
 async fn pending_contacts_get_no_campaign_mail() {
     let app = TestApp::new().await;
@@ -205,19 +219,7 @@ async fn an_unknown_segment_in_the_audience_is_refused() {
 
     // A draft whose segment was deleted since: it reads with no segment, and sending it
     // is refused with a message that says what to do; nobody is mailed.
-    let seg = app
-        .post(
-            "/segments",
-            json!({"name": "Pro", "condition": plan_is("pro")}),
-        )
-        .await
-        .expect(201);
-    let seg_id = id_of(&seg);
-    let draft = create(
-        &app,
-        json!({"audienceType": "SEGMENT", "segmentId": seg_id}),
-    )
-    .await;
+    let (seg_id, draft) = pro_segment_campaign(&app).await;
     app.delete(&format!("/segments/{seg_id}")).await.expect(204);
     let read = app.get(&format!("/campaigns/{draft}")).await.expect(200);
     assert_eq!(read.body["data"]["segment"], json!(null));
@@ -429,19 +431,7 @@ async fn a_segment_edited_while_its_campaign_sends_does_not_change_who_it_reache
     let app = TestApp::new().await;
     let audience = EXPANSION_BATCH * BATCHES_PER_JOB + 100;
     seed(&app, "f", audience, true, json!({"plan": "pro"})).await;
-    let seg = app
-        .post(
-            "/segments",
-            json!({"name": "Pro", "condition": plan_is("pro")}),
-        )
-        .await
-        .expect(201);
-    let seg_id = id_of(&seg);
-    let id = create(
-        &app,
-        json!({"audienceType": "SEGMENT", "segmentId": seg_id}),
-    )
-    .await;
+    let (seg_id, id) = pro_segment_campaign(&app).await;
     app.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .expect(200);
