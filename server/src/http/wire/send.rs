@@ -155,11 +155,11 @@ pub struct SendBody {
     #[deserr(default)]
     #[schema(inline)]
     pub name: Option<Name>,
-    /// Subject; required (but may be `null`) when no template is given.
+    /// Subject; required (not `null`) when no template is given.
     #[deserr(default)]
     #[schema(inline)]
     pub subject: Option<Subject>,
-    /// HTML body; required (but may be `null`) when no template is given.
+    /// HTML body; required (not `null`) when no template is given.
     #[deserr(default)]
     pub body: Option<String>,
     /// Plain-text part: omitted = generated from `body`; `""` = no text part.
@@ -237,13 +237,16 @@ impl PartialSchema for SendInput {
         let with_template = ObjectBuilder::new()
             .property("template", ObjectBuilder::new().schema_type(Type::String))
             .required("template");
-        // Without a template, `from` is required by the send itself (422 at `from`).
+        // Without a template, `from` is required by the send itself (422 at `from`), and a
+        // `null` subject or body counts as none.
         let inline = ObjectBuilder::new()
             .property(
                 "from",
                 ObjectBuilder::new()
                     .schema_type(SchemaType::from_iter([Type::String, Type::Object])),
             )
+            .property("subject", ObjectBuilder::new().schema_type(Type::String))
+            .property("body", ObjectBuilder::new().schema_type(Type::String))
             .required("subject")
             .required("body")
             .required("from");
