@@ -290,6 +290,8 @@ pub fn segment(
         track_membership,
         created_at: at,
         updated_at: at,
+        tracking_since: track_membership.then_some(at),
+        members_synced: false,
     }
 }
 

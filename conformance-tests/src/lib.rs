@@ -206,6 +206,7 @@ macro_rules! store_suite {
                 isolation_between_workspaces,
                 segment_put_get_list_delete,
                 segments_tracked_only_dynamic_with_tracking,
+                segment_snapshot_state_kept_by_store,
                 segment_members_guarded_and_rolled_back,
                 segment_member_of_missing_contact_or_segment_conflicts,
                 segment_members_paged,

@@ -138,6 +138,19 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             updated_at,
         } => crate::batch::guard_email(conn, workspace_id.as_str(), id.as_str(), *updated_at).await,
         Write::PutSegment(s) => put_segment(conn, s).await,
+        Write::SegmentSynced {
+            workspace_id,
+            segment_id,
+            tracking_since,
+        } => {
+            segment_synced(
+                conn,
+                workspace_id.as_str(),
+                segment_id.as_str(),
+                *tracking_since,
+            )
+            .await
+        }
         Write::DeleteSegment { workspace_id, id } => {
             delete(
                 conn,
@@ -438,13 +451,20 @@ async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), Store
 }
 
 async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreError> {
+    // The snapshot state is the store's: kept while tracking stays as it was (a write that
+    // read the segment earlier cannot move it), reset when tracking is switched.
     sqlx::query(
         "INSERT INTO segments (workspace_id, id, name, description, segment_type, condition, \
-         track_membership, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         track_membership, created_at, updated_at, tracking_since) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (workspace_id, id) DO UPDATE SET name = EXCLUDED.name, \
          description = EXCLUDED.description, segment_type = EXCLUDED.segment_type, \
          condition = EXCLUDED.condition, track_membership = EXCLUDED.track_membership, \
-         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at",
+         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, \
+         tracking_since = CASE WHEN segments.track_membership = EXCLUDED.track_membership \
+         THEN segments.tracking_since ELSE EXCLUDED.tracking_since END, \
+         members_synced_for = CASE WHEN segments.track_membership = EXCLUDED.track_membership \
+         THEN segments.members_synced_for END",
     )
     .bind(s.workspace_id.as_str())
     .bind(s.id.as_str())
@@ -455,6 +475,28 @@ async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreEr
     .bind(s.track_membership)
     .bind(s.created_at)
     .bind(s.updated_at)
+    .bind(s.tracking_since)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+/// `Write::SegmentSynced`: only for the tracking period the snapshot began in.
+async fn segment_synced(
+    conn: &mut PgConnection,
+    workspace_id: &str,
+    segment_id: &str,
+    tracking_since: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE segments SET members_synced_for = tracking_since \
+         WHERE workspace_id = $1 AND id = $2 AND track_membership \
+         AND tracking_since = $3",
+    )
+    .bind(workspace_id)
+    .bind(segment_id)
+    .bind(tracking_since)
     .execute(conn)
     .await
     .map_err(error::store)?;

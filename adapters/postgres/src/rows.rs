@@ -117,7 +117,7 @@ macro_rules! event_cols {
 macro_rules! segment_cols {
     () => {
         "workspace_id, id, name, description, segment_type, condition, track_membership, \
-         created_at, updated_at"
+         created_at, updated_at, tracking_since, members_synced_for"
     };
 }
 
@@ -380,6 +380,8 @@ fn stored_condition(what: &str, text: Option<String>) -> Result<Option<Condition
 
 /// Decodes a `segments` row.
 pub(crate) fn segment(row: &PgRow) -> Result<Segment, StoreError> {
+    let tracking_since: Option<DateTime<Utc>> = get(row, "segments", "tracking_since")?;
+    let synced_for: Option<DateTime<Utc>> = get(row, "segments", "members_synced_for")?;
     Ok(Segment {
         id: id_of(row, "segments", "id")?,
         workspace_id: id_of(row, "segments", "workspace_id")?,
@@ -390,6 +392,8 @@ pub(crate) fn segment(row: &PgRow) -> Result<Segment, StoreError> {
         track_membership: get(row, "segments", "track_membership")?,
         created_at: get(row, "segments", "created_at")?,
         updated_at: get(row, "segments", "updated_at")?,
+        tracking_since,
+        members_synced: tracking_since.is_some() && synced_for == tracking_since,
     })
 }
 

@@ -150,6 +150,19 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             })
         }
         Write::PutSegment(s) => put_segment(conn, s).await,
+        Write::SegmentSynced {
+            workspace_id,
+            segment_id,
+            tracking_since,
+        } => {
+            segment_synced(
+                conn,
+                workspace_id.as_str(),
+                segment_id.as_str(),
+                *tracking_since,
+            )
+            .await
+        }
         Write::DeleteSegment { workspace_id, id } => {
             delete(
                 conn,
@@ -430,13 +443,20 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
 }
 
 async fn put_segment(conn: &mut SqliteConnection, s: &Segment) -> Result<(), StoreError> {
+    // The snapshot state is the store's: kept while tracking stays as it was (a write that
+    // read the segment earlier cannot move it), reset when tracking is switched.
     sqlx::query(
         "INSERT INTO segments (workspace_id, id, name, description, segment_type, condition, \
-         track_membership, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         track_membership, created_at, updated_at, tracking_since) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
          ON CONFLICT (workspace_id, id) DO UPDATE SET name = excluded.name, \
          description = excluded.description, segment_type = excluded.segment_type, \
          condition = excluded.condition, track_membership = excluded.track_membership, \
-         created_at = excluded.created_at, updated_at = excluded.updated_at",
+         created_at = excluded.created_at, updated_at = excluded.updated_at, \
+         tracking_since = CASE WHEN segments.track_membership = excluded.track_membership \
+         THEN segments.tracking_since ELSE excluded.tracking_since END, \
+         members_synced_for = CASE WHEN segments.track_membership = excluded.track_membership \
+         THEN segments.members_synced_for END",
     )
     .bind(s.workspace_id.as_str())
     .bind(s.id.as_str())
@@ -447,6 +467,28 @@ async fn put_segment(conn: &mut SqliteConnection, s: &Segment) -> Result<(), Sto
     .bind(s.track_membership)
     .bind(micros(s.created_at))
     .bind(micros(s.updated_at))
+    .bind(opt_micros(s.tracking_since))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+/// `Write::SegmentSynced`: only for the tracking period the snapshot began in.
+async fn segment_synced(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    segment_id: &str,
+    tracking_since: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE segments SET members_synced_for = tracking_since \
+         WHERE workspace_id = ?1 AND id = ?2 AND track_membership \
+         AND tracking_since = ?3",
+    )
+    .bind(workspace_id)
+    .bind(segment_id)
+    .bind(micros(tracking_since))
     .execute(conn)
     .await
     .map_err(error::store)?;

@@ -40,7 +40,8 @@ impl Stale {
         for write in &changes.writes {
             match write {
                 Write::PutSegment(s) => stale.segments.push(s.workspace_id.to_string()),
-                Write::DeleteSegment { workspace_id, .. } => {
+                Write::DeleteSegment { workspace_id, .. }
+                | Write::SegmentSynced { workspace_id, .. } => {
                     stale.segments.push(workspace_id.to_string());
                 }
                 Write::PutWorkflow(w) => stale.workflows.push(w.workspace_id.to_string()),

@@ -112,7 +112,7 @@ macro_rules! event_cols {
 macro_rules! segment_cols {
     () => {
         "workspace_id, id, name, description, segment_type, condition, track_membership, \
-         created_at, updated_at"
+         created_at, updated_at, tracking_since, members_synced_for"
     };
 }
 
@@ -455,6 +455,8 @@ fn stored_condition(what: &str, text: Option<String>) -> Result<Option<Condition
 
 /// Decodes a `segments` row.
 pub(crate) fn segment(row: &SqliteRow) -> Result<Segment, StoreError> {
+    let tracking_since = opt_time(row, "tracking_since")?;
+    let synced_for = opt_time(row, "members_synced_for")?;
     Ok(Segment {
         id: id_of(row, "id")?,
         workspace_id: id_of(row, "workspace_id")?,
@@ -465,6 +467,8 @@ pub(crate) fn segment(row: &SqliteRow) -> Result<Segment, StoreError> {
         track_membership: get(row, "track_membership")?,
         created_at: time(row, "created_at")?,
         updated_at: time(row, "updated_at")?,
+        tracking_since,
+        members_synced: tracking_since.is_some() && synced_for == tracking_since,
     })
 }
 

@@ -226,13 +226,15 @@ impl Engine {
         for segment in dynamic_segments {
             let should_be = decided.contains(&segment.id);
             if stored.contains(&segment.id) != should_be {
+                // Before the first snapshot is complete a member may be one from before
+                // tracking began: store it quietly, as the snapshot does.
                 push_transition(
                     &*self.clock,
                     &mut changes,
                     segment,
                     contact_id,
                     should_be,
-                    true,
+                    segment.members_synced,
                     now,
                 );
             }
@@ -266,8 +268,14 @@ impl Engine {
             return Ok(Settled::Done);
         }
         // Whether to announce was decided when the job was queued; tracking may have been
-        // switched off since, and clearing the stored members is quiet.
-        let announce = announce && segment.track_membership;
+        // switched off since, and clearing the stored members is quiet. Until the first
+        // snapshot since tracking began is complete, whichever sync runs first (the quiet one
+        // queued with it, or an announcing one from the minute sweep or a changed condition)
+        // takes it quietly: its "entries" are members from before.
+        let announce = announce && segment.track_membership && segment.members_synced;
+        let snapshot_of = segment
+            .tracking_since
+            .filter(|_| segment.track_membership && !segment.members_synced);
         let condition = segment
             .condition
             .clone()
@@ -362,6 +370,15 @@ impl Engine {
                 }
             }
             if wanted.done && stored.done && wanted.buffer.is_empty() && stored.buffer.is_empty() {
+                if let Some(tracking_since) = snapshot_of {
+                    let mut changes = ChangeSet::new();
+                    changes.push(Write::SegmentSynced {
+                        workspace_id: workspace_id.clone(),
+                        segment_id: segment_id.clone(),
+                        tracking_since,
+                    });
+                    self.store.commit(changes).await?;
+                }
                 return Ok(Settled::Done);
             }
         }

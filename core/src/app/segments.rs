@@ -262,6 +262,8 @@ impl Engine {
             track_membership: track,
             created_at: now,
             updated_at: now,
+            tracking_since: track.then_some(now),
+            members_synced: false,
         };
         let mut changes = ChangeSet::new();
         changes.push(Write::PutSegment(segment.clone()));
@@ -366,13 +368,16 @@ impl Engine {
             segment.name = v;
         }
         description.apply_to(&mut segment.description);
+        let now = self.clock.now();
         if let Some(v) = track {
+            if v != was_tracked {
+                segment.tracking_since = v.then_some(now);
+            }
             segment.track_membership = v;
         }
         if let Some(v) = condition {
             segment.condition = Some(v);
         }
-        let now = self.clock.now();
         segment.updated_at = now;
         let mut changes = ChangeSet::new();
         changes.push(Write::PutSegment(segment.clone()));

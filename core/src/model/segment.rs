@@ -58,6 +58,17 @@ pub struct Segment {
     /// Last change.
     #[serde(with = "super::timestamp")]
     pub updated_at: DateTime<Utc>,
+    /// When membership tracking was last switched on (`None` while untracked). A store
+    /// keeps the stored value when a `PutSegment` leaves `track_membership` as it was, so a
+    /// write that read the segment earlier does not move it.
+    #[serde(skip)]
+    pub tracking_since: Option<DateTime<Utc>>,
+    /// Whether the quiet first snapshot of stored members since `tracking_since` is complete
+    /// (`Write::SegmentSynced`); until it is, entries and exits are stored without being
+    /// announced, since nobody can tell a new member from one that was there before
+    /// tracking began. Read only: `PutSegment` ignores it.
+    #[serde(skip)]
+    pub members_synced: bool,
 }
 
 impl Segment {

@@ -105,6 +105,17 @@ pub enum Write {
     EnqueueJob(NewJob),
     /// Inserts or replaces a segment.
     PutSegment(Segment),
+    /// Records that the quiet first snapshot of a tracked segment's members is complete
+    /// (`Segment::members_synced`); a no-op when the segment is gone or its tracking was
+    /// switched on again since `tracking_since` (that new snapshot is not taken yet).
+    SegmentSynced {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// Segment id.
+        segment_id: SegmentId,
+        /// The segment's `tracking_since` when the snapshot began.
+        tracking_since: DateTime<Utc>,
+    },
     /// Deletes a segment and all its stored memberships (no-op when absent).
     DeleteSegment {
         /// Owning workspace.

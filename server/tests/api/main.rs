@@ -19,6 +19,7 @@ mod idempotency;
 mod inbound;
 mod panics;
 mod rate_limit;
+mod segment_snapshots;
 mod segments;
 mod send;
 mod smtp_mx;

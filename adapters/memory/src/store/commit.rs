@@ -242,10 +242,34 @@ fn apply(
             undo.push(Undo::Event(ws, key, old));
         }
         Write::EnqueueJob(job) => jobs.push(job),
-        Write::PutSegment(segment) => {
+        Write::PutSegment(mut segment) => {
             let (ws, id) = (segment.workspace_id.clone(), segment.id.clone());
-            let old = state.data_mut(&ws).replace_segment(&id, Some(segment));
+            let data = state.data_mut(&ws);
+            // The snapshot state is the store's: kept while tracking stays as it was.
+            match data.segments.get(&id) {
+                Some(stored) if stored.track_membership == segment.track_membership => {
+                    segment.tracking_since = stored.tracking_since;
+                    segment.members_synced = stored.members_synced;
+                }
+                _ => segment.members_synced = false,
+            }
+            let old = data.replace_segment(&id, Some(segment));
             undo.push(Undo::Segment(ws, id, old));
+        }
+        Write::SegmentSynced {
+            workspace_id,
+            segment_id,
+            tracking_since,
+        } => {
+            let data = state.data_mut(&workspace_id);
+            if let Some(segment) = data.segments.get(&segment_id) {
+                if segment.track_membership && segment.tracking_since == Some(tracking_since) {
+                    let mut synced = segment.clone();
+                    synced.members_synced = true;
+                    let old = data.replace_segment(&segment_id, Some(synced));
+                    undo.push(Undo::Segment(workspace_id, segment_id, old));
+                }
+            }
         }
         Write::DeleteSegment { workspace_id, id } => {
             let data = state.data_mut(&workspace_id);
