@@ -97,6 +97,12 @@ pub enum ApiError {
     IdempotencyKeyReused,
     /// The first request with this `Idempotency-Key` is still running.
     IdempotencyInFlight,
+    /// A replay of a request whose answer held clear keys, which are shown once and never
+    /// kept; `created` says what the first request made.
+    KeysShownOnce {
+        /// What the first request created, with its ids.
+        created: String,
+    },
     /// The handler did not finish within the request time limit.
     TimedOut {
         /// The limit, in seconds.
@@ -321,6 +327,15 @@ impl ApiError {
                 "A request with this Idempotency-Key is still being processed".into(),
                 "Retry after the first request has finished.",
             ),
+            ApiError::KeysShownOnce { created } => p(
+                S::CONFLICT,
+                "CONFLICT",
+                format!(
+                    "The first request with this Idempotency-Key created {created}; \
+                     its clear keys were shown once and are not kept, so they cannot be replayed"
+                ),
+                "If that answer was lost, revoke the key set it created and create another.",
+            ),
             ApiError::TimedOut { limit_secs } => p(
                 S::SERVICE_UNAVAILABLE,
                 "SERVICE_UNAVAILABLE",
@@ -337,6 +352,32 @@ impl ApiError {
                 "Try again later; report the requestId if it persists.",
             ),
         }
+    }
+}
+
+impl ApiError {
+    /// The status and the error envelope this error is answered with.
+    fn envelope(self) -> (StatusCode, ErrorResponse) {
+        let parts = self.parts();
+        let body = ErrorResponse {
+            success: false,
+            error: ErrorBody {
+                code: parts.code,
+                message: parts.message,
+                status_code: parts.status.as_u16(),
+                request_id: current_request_id(),
+                errors: parts.errors,
+                suggestion: parts.suggestion,
+            },
+            timestamp: posthorn_core::model::timestamp::format(&chrono::Utc::now()),
+        };
+        (parts.status, body)
+    }
+
+    /// This error's answer as an `Idempotency-Key` keeps it.
+    pub fn stored_answer(self) -> posthorn_core::model::StoredAnswer {
+        let (status, body) = self.envelope();
+        super::idempotency::json_answer(status, &body)
     }
 }
 
@@ -359,20 +400,8 @@ impl IntoResponse for ApiError {
             }
             _ => None,
         };
-        let parts = self.parts();
-        let body = ErrorResponse {
-            success: false,
-            error: ErrorBody {
-                code: parts.code,
-                message: parts.message,
-                status_code: parts.status.as_u16(),
-                request_id: current_request_id(),
-                errors: parts.errors,
-                suggestion: parts.suggestion,
-            },
-            timestamp: posthorn_core::model::timestamp::format(&chrono::Utc::now()),
-        };
-        let mut response = (parts.status, super::answer::JsonAnswer(body)).into_response();
+        let (status, body) = self.envelope();
+        let mut response = (status, super::answer::JsonAnswer(body)).into_response();
         if let Some(secs) = retry_after {
             if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert("retry-after", v);

@@ -74,6 +74,19 @@ pub fn json_answer(status: StatusCode, value: &impl Serialize) -> StoredAnswer {
     }
 }
 
+/// What to keep for the key instead of the answer itself: an answer holding clear keys,
+/// which Posthorn shows once and never stores (not even for a replay), keeps this.
+#[derive(Clone, Debug)]
+pub struct KeepInstead(pub StoredAnswer);
+
+/// The [`KeepInstead`] of an answer holding the clear keys of what it `created` (e.g. "key
+/// set ks_…"): a replay answers 409 `CONFLICT` naming it.
+pub fn keys_shown_once(created: String) -> axum::Extension<KeepInstead> {
+    axum::Extension(KeepInstead(
+        ApiError::KeysShownOnce { created }.stored_answer(),
+    ))
+}
+
 /// Marks an error answer the client is told to retry (429, a conflict with a concurrent
 /// change): it changed nothing, and is not kept for the key, so the retry runs again.
 #[derive(Clone, Copy, Debug)]
@@ -154,8 +167,10 @@ where
     }
     match state.engine.idempotency_record(&scope, &key).await {
         Ok(Some(stored)) => {
+            // Cached for what is left of the record's day, not a day more.
+            let left = (stored.expires_at - now).to_std().unwrap_or_default();
             let done = done_record(stored);
-            cache_done(state, &cache_key, &done).await;
+            cache_done(state, &cache_key, &done, left).await;
             return answer_from(done, &body_hash);
         }
         Ok(None) => {}
@@ -203,14 +218,17 @@ where
         }
         return Response::from_parts(resp_parts, Body::from(resp_bytes));
     }
-    let answer = StoredAnswer {
-        status: resp_parts.status.as_u16(),
-        content_type: resp_parts
-            .headers
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string),
-        body: resp_bytes.to_vec(),
+    let answer = match resp_parts.extensions.get::<KeepInstead>() {
+        Some(KeepInstead(instead)) => instead.clone(),
+        None => StoredAnswer {
+            status: resp_parts.status.as_u16(),
+            content_type: resp_parts
+                .headers
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string),
+            body: resp_bytes.to_vec(),
+        },
     };
     if !request.recorded.load(Ordering::Acquire) {
         let record = ticket.record(answer.clone(), state.engine.clock.now());
@@ -226,7 +244,7 @@ where
         content_type: answer.content_type,
         body: answer.body,
     };
-    cache_done(state, &cache_key, &done).await;
+    cache_done(state, &cache_key, &done, TTL).await;
     Response::from_parts(resp_parts, Body::from(resp_bytes))
 }
 
@@ -240,17 +258,18 @@ fn done_record(stored: IdempotencyRecord) -> Record {
     }
 }
 
-/// Keeps `done` in the cache for the key's lifetime (best effort: the store has it).
-async fn cache_done(state: &AppState, cache_key: &str, done: &Record) {
+/// Keeps `done` in the cache for `ttl`, what is left of the key's lifetime (best effort:
+/// the store has it).
+async fn cache_done(state: &AppState, cache_key: &str, done: &Record, ttl: Duration) {
     let outcome = match serde_json::to_vec(done) {
-        Ok(v) => {
+        Ok(v) if !ttl.is_zero() => {
             state
                 .engine
                 .cache
-                .put(cache_key, v, TTL, state.engine.clock.now())
+                .put(cache_key, v, ttl, state.engine.clock.now())
                 .await
         }
-        Err(_) => state.engine.cache.delete(cache_key).await,
+        _ => state.engine.cache.delete(cache_key).await,
     };
     if let Err(e) = outcome {
         tracing::error!(error = %e, "could not cache the idempotency record");

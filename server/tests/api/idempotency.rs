@@ -258,9 +258,16 @@ async fn operator_posts_honour_the_key_too() {
             &key,
         )
         .await
-        .expect(201);
-    assert_eq!(first.body, second.body, "the same workspace and keys, once");
+        .expect_replayed_error(409, "CONFLICT");
     assert!(replayed(&second));
+    let message = second.body["error"]["message"].as_str().unwrap_or_default();
+    for id in [&first.body["workspace"]["id"], &first.body["keySet"]["id"]] {
+        let id = id
+            .as_str()
+            .unwrap_or_else(|| panic!("an id in {}", first.body));
+        assert!(message.contains(id), "{message} names {id}");
+    }
+    assert!(!second.body.to_string().contains("sk_"), "no key replayed");
     let listed = app
         .admin(Method::GET, "/admin/workspaces", None)
         .await
@@ -408,4 +415,96 @@ async fn a_429_is_not_kept_so_the_retry_runs_again() {
     app.clock.advance(chrono::Duration::seconds(61));
     let retried = post_raw_keyed(&app, query, "second").await.expect(202);
     assert!(retried.headers.get("idempotent-replayed").is_none());
+}
+
+#[tokio::test]
+async fn new_keys_are_never_kept_for_a_replay() {
+    let app = TestApp::new().await;
+    let sk = app.sk.clone();
+    let mint = |key: &'static str| {
+        let sk = sk.clone();
+        let app = &app;
+        async move {
+            app.call(
+                Method::POST,
+                "/keys",
+                Some(&sk),
+                Some(json!({"name": "ci"})),
+                &[("idempotency-key", key)],
+            )
+            .await
+        }
+    };
+    let first = mint("mint-once").await.expect(201);
+    let id = first.body["id"].as_str().expect("key set id").to_string();
+    let secret = first.body["secretKey"]
+        .as_str()
+        .expect("secret")
+        .to_string();
+    let public = first.body["publicKey"]
+        .as_str()
+        .expect("public")
+        .to_string();
+
+    // Only hashes of keys are stored: the kept answer holds neither key.
+    let kept = app
+        .engine
+        .idempotency_record(app.ws().as_str(), "mint-once")
+        .await
+        .expect("read")
+        .expect("a record is kept for the key");
+    let kept_text = String::from_utf8_lossy(&kept.answer.body).to_string();
+    assert!(
+        !kept_text.contains(&secret) && !kept_text.contains(&public),
+        "clear keys kept: {kept_text}"
+    );
+    assert!(kept_text.contains(&id), "the kept answer names the key set");
+
+    // The replay says what was created, once, without its keys.
+    let again = mint("mint-once")
+        .await
+        .expect_replayed_error(409, "CONFLICT");
+    assert!(replayed(&again));
+    let message = again.body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(&id), "{message}");
+    let sets = app.get("/keys").await.expect(200).body;
+    let named = sets["data"]
+        .as_array()
+        .expect("key sets")
+        .iter()
+        .filter(|s| s["name"] == "ci")
+        .count();
+    assert_eq!(named, 1, "one key set created: {sets}");
+}
+
+#[tokio::test]
+async fn an_answer_read_back_from_the_store_is_cached_for_what_is_left_of_its_day() {
+    let app = TestApp::new().await;
+    let sk = app.sk.clone();
+    let post = || {
+        app.call(
+            Method::POST,
+            "/contacts",
+            Some(&sk),
+            Some(json!({"email": "day@x.com"})),
+            &[("idempotency-key", "day")],
+        )
+    };
+    post().await.expect(201);
+    // As after a restart, or with the cache's copy evicted: the store has the record.
+    let cache_key = format!("idem:{}:day", app.ws());
+    app.engine.cache.delete(&cache_key).await.expect("evicted");
+    app.clock.advance(chrono::Duration::hours(23));
+    let replay = post().await.expect(201);
+    assert!(replayed(&replay), "replayed from the store within the day");
+    // Past the day the key is free again, though the replay above cached the answer.
+    app.clock.advance(chrono::Duration::hours(2));
+    app.delete(&format!(
+        "/contacts/{}",
+        replay.body["id"].as_str().expect("contact id")
+    ))
+    .await
+    .expect(204);
+    let fresh = post().await.expect(201);
+    assert!(!replayed(&fresh), "a key older than a day runs again");
 }

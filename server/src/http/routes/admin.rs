@@ -2,7 +2,7 @@
 
 use crate::http::answer::JsonAnswer;
 use crate::http::path::WirePath;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use posthorn_core::model::{Domain, Workspace};
 use posthorn_core::model::{JobId, WorkspaceId};
@@ -10,6 +10,7 @@ use posthorn_core::Error;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::idempotency::{keys_shown_once, KeepInstead};
 use crate::http::query::WireQuery;
 use crate::http::wire::admin::{
     CreatedWorkspace, DeadJobBody, DeadJobList, DeadJobsQuery, DomainBody, KeySetBody,
@@ -25,16 +26,26 @@ use crate::http::AppState;
     request_body = WorkspaceCreateBody,
     responses(
         (status = 201, description = "Created", body = CreatedWorkspace),
+        (status = 409, description = "A replay under the same `Idempotency-Key` (`CONFLICT`): the keys are shown once and not kept; the message names the workspace and key set created", body = ErrorResponse),
         (status = 422, description = "Invalid fields (`VALIDATION_ERROR`)", body = ErrorResponse),
     ),
 )]
 pub async fn create(
     State(state): State<AppState>,
     Wire(body): Wire<WorkspaceCreateBody>,
-) -> ApiResult<(StatusCode, JsonAnswer<CreatedWorkspace>)> {
+) -> ApiResult<(
+    StatusCode,
+    Extension<KeepInstead>,
+    JsonAnswer<CreatedWorkspace>,
+)> {
     let (workspace, keys) = state.engine.create_workspace(body.into()).await?;
+    let kept = keys_shown_once(format!(
+        "workspace {} with key set {}",
+        workspace.id, keys.record.id
+    ));
     Ok((
         StatusCode::CREATED,
+        kept,
         JsonAnswer(CreatedWorkspace {
             workspace,
             key_set: (&keys).into(),
@@ -102,6 +113,7 @@ pub async fn patch(
     responses(
         (status = 201, description = "Created, with the clear keys", body = NewKeySetBody),
         (status = 404, description = "No such workspace, or the operator API is off (`NOT_FOUND`)", body = ErrorResponse),
+        (status = 409, description = "A replay under the same `Idempotency-Key` (`CONFLICT`): the keys are shown once and not kept; the message names the key set created", body = ErrorResponse),
         (status = 422, description = "Invalid `name` or `domains` (`VALIDATION_ERROR`)", body = ErrorResponse),
     ),
 )]
@@ -109,9 +121,15 @@ pub async fn create_key_set(
     State(state): State<AppState>,
     WirePath(id): WirePath<WorkspaceId>,
     Wire(body): Wire<KeySetBody>,
-) -> ApiResult<(StatusCode, JsonAnswer<NewKeySetBody>)> {
+) -> ApiResult<(
+    StatusCode,
+    Extension<KeepInstead>,
+    JsonAnswer<NewKeySetBody>,
+)> {
     let set = state.engine.admin_create_key_set(&id, body.into()).await?;
-    Ok((StatusCode::CREATED, JsonAnswer((&set).into())))
+    let body = NewKeySetBody::from(&set);
+    let kept = keys_shown_once(format!("key set {} of workspace {id}", body.id));
+    Ok((StatusCode::CREATED, kept, JsonAnswer(body)))
 }
 
 /// Add a sender domain to a workspace

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::http::body::Wire;
 use crate::http::error::{ApiResult, ErrorResponse};
+use crate::http::idempotency::{keys_shown_once, KeepInstead};
 use crate::http::wire::admin::{KeySetBody, KeySetList, NewKeySetBody};
 use crate::http::AppState;
 
@@ -40,6 +41,7 @@ pub async fn list(
     responses(
         (status = 201, description = "Created, with the clear keys", body = NewKeySetBody),
         (status = 403, description = "Public key or a key set limited to some domains (`FORBIDDEN`), or workspace disabled (`PROJECT_DISABLED`)", body = ErrorResponse),
+        (status = 409, description = "A replay under the same `Idempotency-Key` (`CONFLICT`): the keys are shown once and not kept; the message names the key set created", body = ErrorResponse),
         (status = 422, description = "Invalid fields (`VALIDATION_ERROR`) or `Idempotency-Key` reused with another body (`IDEMPOTENCY_KEY_REUSED`)", body = ErrorResponse),
     ),
 )]
@@ -47,9 +49,15 @@ pub async fn create(
     State(state): State<AppState>,
     Extension(caller): Extension<Arc<Caller>>,
     Wire(body): Wire<KeySetBody>,
-) -> ApiResult<(StatusCode, JsonAnswer<NewKeySetBody>)> {
+) -> ApiResult<(
+    StatusCode,
+    Extension<KeepInstead>,
+    JsonAnswer<NewKeySetBody>,
+)> {
     let set = state.engine.create_key_set(&caller, body.into()).await?;
-    Ok((StatusCode::CREATED, JsonAnswer((&set).into())))
+    let body = NewKeySetBody::from(&set);
+    let kept = keys_shown_once(format!("key set {}", body.id));
+    Ok((StatusCode::CREATED, kept, JsonAnswer(body)))
 }
 
 /// Revoke a key set
