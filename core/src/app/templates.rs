@@ -170,6 +170,23 @@ impl Engine {
         Ok(())
     }
 
+    /// Refuses a key limited to some sender domains changing, deleting or putting in a
+    /// workflow step a template sent from another domain: the limit is on what the key may
+    /// have sent from a domain, and a template is sent by others (workflows, campaigns).
+    pub(crate) fn check_template_scope(caller: &Caller, template: &Template) -> Result<()> {
+        let Some(domain) = template.from.as_deref().and_then(|f| f.rsplit_once('@')) else {
+            return Ok(());
+        };
+        let domain = domain.1;
+        if caller.key.may_send_from(domain) {
+            return Ok(());
+        }
+        Err(Error::Forbidden(format!(
+            "This API key may not use or change a template sent from {domain}; its key set is limited to: {}",
+            caller.key.key_set.domains.join(", ")
+        )))
+    }
+
     /// `POST /templates`.
     pub async fn create_template(&self, caller: &Caller, cmd: CreateTemplate) -> Result<Template> {
         cmd.validate()?;
@@ -214,6 +231,7 @@ impl Engine {
     ) -> Result<Template> {
         patch.validate()?;
         let mut t = self.template(caller, id).await?;
+        Self::check_template_scope(caller, &t)?;
         if let Patch::Set(from) = &patch.from {
             self.check_template_sender(caller, Some(from)).await?;
         }
@@ -248,6 +266,7 @@ impl Engine {
     /// Refused (409) while a workflow step sends the template.
     pub async fn delete_template(&self, caller: &Caller, id: &TemplateId) -> Result<()> {
         let t = self.template(caller, id).await?;
+        Self::check_template_scope(caller, &t)?;
         if self
             .store
             .template_in_workflows(&t.workspace_id, &t.id)

@@ -47,18 +47,15 @@ impl Res {
     /// Asserts the spec's error envelope with `status` and `code`.
     #[track_caller]
     pub fn expect_error(self, status: u16, code: &str) -> Self {
-        let rid = self.body["error"]["requestId"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let this = self.expect_replayed_error(status, code);
         assert_eq!(
-            self.headers
+            this.headers
                 .get("x-request-id")
                 .and_then(|v| v.to_str().ok()),
-            Some(rid.as_str()),
+            this.body["error"]["requestId"].as_str(),
             "the error names this request"
         );
-        self.expect_replayed_error(status, code)
+        this
     }
 
     /// Checks an error envelope replayed for an `Idempotency-Key`: it names the first

@@ -29,6 +29,7 @@ mod smtp_support;
 mod sns;
 mod sns_signer;
 mod store_errors;
+mod template_scope;
 mod templates;
 mod time_limit;
 mod track;

@@ -28,10 +28,16 @@ impl Engine {
             .ok_or(Error::NotFound(Resource::Step))
     }
 
-    /// Refuses a template that is not in the workspace (422 on `templateId`).
-    async fn check_step_template(&self, ws: &WorkspaceId, template_id: &TemplateId) -> Result<()> {
+    /// Refuses a template that is not in the workspace (422 on `templateId`), or one sent
+    /// from a domain the caller's key may not send from (403).
+    async fn check_step_template(
+        &self,
+        caller: &Caller,
+        ws: &WorkspaceId,
+        template_id: &TemplateId,
+    ) -> Result<()> {
         match self.store.template(ws, template_id).await? {
-            Some(_) => Ok(()),
+            Some(template) => Self::check_template_scope(caller, &template),
             None => Err(Error::field(
                 "templateId",
                 "not_found",
@@ -59,7 +65,7 @@ impl Engine {
         let template_id = template_rule(kind, cmd.template_id)?;
         let ws = caller.workspace_id().clone();
         if let Some(id) = &template_id {
-            self.check_step_template(&ws, id).await?;
+            self.check_step_template(caller, &ws, id).await?;
         }
         let now = self.clock.now();
         let step = Step {
@@ -112,7 +118,8 @@ impl Engine {
             Patch::Set(id) => {
                 let id = template_rule(kind, Some(id))?;
                 if let Some(id) = &id {
-                    self.check_step_template(&step.workspace_id, id).await?;
+                    self.check_step_template(caller, &step.workspace_id, id)
+                        .await?;
                 }
                 step.template_id = id;
             }
