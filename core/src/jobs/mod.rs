@@ -39,8 +39,10 @@ impl Engine {
     /// without doing anything; it needs a tokio runtime with time enabled.
     ///
     /// A handler that fails (a store or limiter error) has its job put back with the retry
-    /// backoff at once, counting a failed attempt, rather than left to its lease: the error
-    /// is returned for the caller to log.
+    /// backoff at once rather than left to its lease: the error is returned for the caller
+    /// to log. It counts a failed attempt unless the store or the limiter was unreachable:
+    /// an outage says nothing of the job, and counting it would spend a delivery's attempts
+    /// before it ever reached the mail server.
     pub async fn run_job(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
         if job.claims > self.settings.max_job_claims {
             return self.give_up_unsettled(job).await;
@@ -48,8 +50,9 @@ impl Engine {
         let result = self.with_heartbeat(job, self.dispatch(job)).await;
         if let Err(error) = &result {
             let at = self.clock.now() + self.retry_delay(job.attempts.saturating_add(1));
+            let failed = !matches!(error, crate::Error::Unavailable(_));
             // A stale lease (the handler settled before failing) makes this a no-op.
-            if let Err(retry_error) = self.jobs.retry(job, at, true, &error.to_string()).await {
+            if let Err(retry_error) = self.jobs.retry(job, at, failed, &error.to_string()).await {
                 tracing::warn!(job_id = %job.id, error = %retry_error, "could not put a failed job back; its lease will expire");
             }
         }
@@ -168,6 +171,9 @@ impl Engine {
 
     /// Claims and runs every job due now, one batch after another, until none is due.
     /// For tests and the embedded mode's `drain`; workers use `claim` + `run_job` directly.
+    /// A failing job does not stop its batch (the rest would stay leased, their claims
+    /// counted as if they had killed a worker): the batch is run out, then the first error
+    /// is returned.
     pub async fn run_due_jobs(&self) -> crate::Result<usize> {
         let mut ran = 0;
         loop {
@@ -178,9 +184,15 @@ impl Engine {
             if claimed.is_empty() {
                 return Ok(ran);
             }
+            let mut first_error = None;
             for job in &claimed {
-                self.run_job(job).await?;
+                if let Err(e) = self.run_job(job).await {
+                    first_error.get_or_insert(e);
+                }
                 ran += 1;
+            }
+            if let Some(e) = first_error {
+                return Err(e);
             }
         }
     }

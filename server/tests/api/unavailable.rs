@@ -161,8 +161,66 @@ async fn a_job_whose_handler_fails_is_put_back_with_backoff() {
         .await
         .expect("claim");
     assert_eq!(again.len(), 1);
-    assert_eq!((again[0].attempts, again[0].claims), (1, 1));
+    assert_eq!(
+        (again[0].attempts, again[0].claims),
+        (0, 1),
+        "an outage of the limiter is no delivery attempt"
+    );
     // With the limiter back, the email goes out.
     app.engine.run_job(&again[0]).await.expect("run");
     assert_eq!(app.transport.messages().len(), 1);
+}
+
+#[tokio::test]
+async fn an_outage_does_not_spend_a_deliverys_attempts() {
+    let settings = posthorn_core::Settings {
+        max_delivery_attempts: 2,
+        ..posthorn_core::Settings::default()
+    };
+    let app = TestApp::with_settings(settings).await;
+    app.post("/v1/send", send_body(json!("outage@x.com")))
+        .await
+        .expect(200);
+    // The limiter is down for longer than two attempts' backoff.
+    let worker = Engine {
+        rate_limiter: Arc::new(Down),
+        ..app.engine.clone()
+    };
+    for _ in 0..4 {
+        assert!(
+            worker.run_due_jobs().await.is_err(),
+            "the outage is reported"
+        );
+        app.clock.advance(chrono::Duration::hours(1));
+    }
+    // Back up, the mail server asks to try later once: that is the first real attempt.
+    app.transport.fail_next(
+        1,
+        posthorn_core::ports::TransportError::Transient("421 try later".into()),
+    );
+    app.run_jobs().await;
+    let stats = app.engine.jobs.stats(app.clock.now()).await.expect("stats");
+    assert_eq!((stats.queued, stats.dead), (1, 0), "retried, not given up");
+    app.clock.advance(chrono::Duration::hours(1));
+    app.run_jobs().await;
+    assert_eq!(app.transport.messages().len(), 1, "delivered");
+}
+
+#[tokio::test]
+async fn a_failing_job_does_not_strand_the_rest_of_its_batch() {
+    let app = TestApp::new().await;
+    app.post("/v1/send", send_body(json!(["one@x.com", "two@x.com"])))
+        .await
+        .expect(200);
+    let worker = Engine {
+        rate_limiter: Arc::new(Down),
+        ..app.engine.clone()
+    };
+    assert!(worker.run_due_jobs().await.is_err());
+    let stats = app.engine.jobs.stats(app.clock.now()).await.expect("stats");
+    assert_eq!(
+        (stats.queued, stats.running),
+        (2, 0),
+        "both put back, none left leased"
+    );
 }
