@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+mod after_commit;
 mod batch;
 mod commit;
 mod contacts;

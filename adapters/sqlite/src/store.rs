@@ -18,6 +18,9 @@ use posthorn_core::ports::{
 use posthorn_core::segment::{Condition, EventFact};
 use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
+use std::sync::Arc;
+
+use crate::after_commit::AfterCommit;
 use crate::{contacts, derived, matching, records, segments, workflows, SqliteStore};
 
 #[async_trait]
@@ -25,19 +28,19 @@ impl Store for SqliteStore {
     async fn commit(&self, changes: ChangeSet) -> Result<(), StoreError> {
         let changes_access = changes.changes_access();
         let stale = derived::Stale::of(&changes);
-        let committed = self.group.commit(self.writer()?, changes).await;
-        if let Some(derived) = &self.derived {
-            // Also when the outcome is unknown (the commit may have happened).
-            derived.forget(&stale);
-        }
-        if changes_access {
-            // Also when the outcome is unknown (the commit may have happened).
-            self.wake.access_changed();
-        }
-        if committed? {
-            self.wake.notify();
-        }
-        Ok(())
+        let Some(outcome) = self.group.submit(self.writer()?, changes) else {
+            return Ok(());
+        };
+        AfterCommit::new(
+            self.derived.clone(),
+            Arc::clone(&self.wake),
+            stale,
+            changes_access,
+            outcome,
+        )
+        .wait()
+        .await
+        .map(drop)
     }
 
     fn access_generation(&self) -> u64 {

@@ -112,20 +112,17 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 }
 
 impl Group {
-    /// Commits `changes` (all or nothing), possibly together with others; says whether it
-    /// enqueued jobs. Answers only once the transaction holding `changes` committed (or
-    /// with the error that kept `changes` from being committed).
-    pub(crate) async fn commit(
-        &self,
-        writer: &SqlitePool,
-        changes: ChangeSet,
-    ) -> Result<bool, StoreError> {
+    /// Queues `changes` to be committed (all or nothing), possibly together with others;
+    /// `None` when there is nothing to commit. The [`Outcome`] answers only once the
+    /// transaction holding `changes` committed, saying whether it enqueued jobs (or with
+    /// the error that kept `changes` from being committed).
+    pub(crate) fn submit(&self, writer: &SqlitePool, changes: ChangeSet) -> Option<Outcome> {
         if changes.is_empty() {
-            return Ok(false);
+            return None;
         }
         let (reply, outcome) = oneshot::channel();
         self.enqueue(writer, |state| state.queue.push(Pending { changes, reply }));
-        outcome.await.unwrap_or_else(|_| Err(abandoned()))
+        Some(Outcome(outcome))
     }
 
     /// Settles the running job `id` if `lease_token` still holds it; whether it did. The
@@ -185,6 +182,18 @@ impl Group {
     #[cfg(test)]
     pub(crate) fn settlement_batches(&self) -> u64 {
         self.counts.settlements.load(Ordering::Relaxed)
+    }
+}
+
+/// What became of a submitted change set, once its group has committed or failed. Once
+/// the group started, the change set commits whether or not anybody still waits for this.
+pub(crate) struct Outcome(oneshot::Receiver<Result<bool, StoreError>>);
+
+impl Outcome {
+    /// Whether the change set committed (`Ok(true)`), or why not. Not to be awaited again
+    /// once it answered.
+    pub(crate) async fn wait(&mut self) -> Result<bool, StoreError> {
+        (&mut self.0).await.unwrap_or_else(|_| Err(abandoned()))
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod file;
 mod jobs;
+mod kept_facts;
 mod timestamps;
 mod workflows;
 
