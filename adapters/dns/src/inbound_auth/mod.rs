@@ -77,11 +77,16 @@ impl InboundAuthenticator for MailAuthenticator {
         let Some(auth) = &self.auth else {
             return AuthVerdicts::all(Verdict::ProcessingFailed);
         };
-        let helo = ctx.helo.unwrap_or("unknown");
+        // mail-auth lower-cases the From: domain and DKIM's d= and compares case-sensitively,
+        // so the SMTP identities are lower-cased too (an `EHLO MX.Example.COM` aligns).
+        let helo = ctx.helo.unwrap_or("unknown").to_ascii_lowercase();
+        let helo = helo.as_str();
         let mail_from_domain = ctx
             .envelope_from
             .and_then(|f| f.rsplit_once('@'))
-            .map_or(helo, |(_, d)| d);
+            .map_or(helo, |(_, d)| d)
+            .to_ascii_lowercase();
+        let mail_from_domain = mail_from_domain.as_str();
         let spf_output = match ctx.client_ip {
             // Without the client's address (a relayed message) there is nothing to check.
             None => None,
@@ -130,12 +135,16 @@ impl InboundAuthenticator for MailAuthenticator {
         let spf_for_dmarc = spf_output.as_ref().unwrap_or(&none);
         let dmarc = match self
             .bounded(
-                auth.verify_dmarc(mail_auth::dmarc::verify::DmarcParameters::new(
-                    &message,
-                    &dkim_output,
-                    mail_from_domain,
-                    spf_for_dmarc,
-                )),
+                auth.verify_dmarc(
+                    mail_auth::dmarc::verify::DmarcParameters::new(
+                        &message,
+                        &dkim_output,
+                        mail_from_domain,
+                        spf_for_dmarc,
+                    )
+                    // Without it mail-auth compares whole domains, making relaxed alignment strict.
+                    .with_domain_suffix_fn(organizational_domain),
+                ),
             )
             .await
         {
@@ -148,6 +157,14 @@ impl InboundAuthenticator for MailAuthenticator {
         };
         AuthVerdicts { spf, dkim, dmarc }
     }
+}
+
+/// The organizational domain of a lower-case `domain` (RFC 7489 §3.2): its registrable
+/// domain by the public suffix list (`mail.example.co.uk` → `example.co.uk`), or `domain`
+/// itself when it has none (a public suffix, a single label). Relaxed DMARC alignment
+/// compares these.
+fn organizational_domain(domain: &str) -> &str {
+    psl::domain_str(domain).unwrap_or(domain)
 }
 
 /// SPF: pass; fail and softfail; neutral or no policy; a temporary DNS failure.

@@ -23,17 +23,22 @@ The body the signature covers.\r\n";
 
 /// `MESSAGE` signed by sender.test (selector `s1`), and the TXT record of its key.
 fn signed() -> (String, String) {
+    signed_by("sender.test", MESSAGE)
+}
+
+/// `message` signed by `domain` (selector `s1`), and the TXT record of its key.
+fn signed_by(domain: &str, message: &str) -> (String, String) {
     let pkcs8 = Ed25519Key::generate_pkcs8().expect("key");
     let key = Ed25519Key::from_pkcs8_der(&pkcs8).expect("key");
     let public = base64::engine::general_purpose::STANDARD.encode(key.public_key());
     let signature = DkimSigner::from_key(key)
-        .domain("sender.test")
+        .domain(domain)
         .selector("s1")
         .headers(["From", "To", "Subject", "Message-ID"])
-        .sign(MESSAGE.as_bytes())
+        .sign(message.as_bytes())
         .expect("signs");
     (
-        format!("{}{MESSAGE}", signature.to_header()),
+        format!("{}{message}", signature.to_header()),
         format!("v=DKIM1; k=ed25519; p={public}"),
     )
 }
@@ -50,13 +55,24 @@ async fn server(records: &[(&str, &str)]) -> SocketAddr {
 }
 
 async fn judge(dns: SocketAddr, raw: &str, ip: Option<&str>) -> AuthVerdicts {
+    judge_envelope(dns, raw, ip, "mx.sender.test", Some("ada@sender.test")).await
+}
+
+/// Judges `raw` as handed over by `ip` after `EHLO helo` and `MAIL FROM:<envelope_from>`.
+async fn judge_envelope(
+    dns: SocketAddr,
+    raw: &str,
+    ip: Option<&str>,
+    helo: &str,
+    envelope_from: Option<&str>,
+) -> AuthVerdicts {
     let auth = MailAuthenticator::with_nameservers(&[dns], Duration::from_millis(800));
     let recipients = vec!["support@inbound.test".to_owned()];
     auth.authenticate(&InboundContext {
         raw: raw.as_bytes(),
         client_ip: ip.map(|ip| ip.parse().expect("ip")),
-        helo: Some("mx.sender.test"),
-        envelope_from: Some("ada@sender.test"),
+        helo: Some(helo),
+        envelope_from,
         recipients: &recipients,
     })
     .await
@@ -127,4 +143,98 @@ async fn no_name_server_is_processing_failed_at_once() {
         })
         .await;
     assert_eq!(verdicts, AuthVerdicts::all(Verdict::ProcessingFailed));
+}
+
+/// `MESSAGE` from `ada@<from_domain>`, signed by `signer`; DMARC judged with the records
+/// `dmarc` publishes at `_dmarc.<from_domain>` and no client address (SPF is GRAY).
+async fn dkim_alignment(from_domain: &str, signer: &str, dmarc: &str) -> AuthVerdicts {
+    let message = MESSAGE.replace("ada@sender.test", &format!("ada@{from_domain}"));
+    let (raw, key) = signed_by(signer, &message);
+    let dns = server(&[
+        (&format!("s1._domainkey.{signer}"), &key),
+        (&format!("_dmarc.{from_domain}"), dmarc),
+    ])
+    .await;
+    judge_envelope(dns, &raw, None, "mx.sender.test", None).await
+}
+
+#[tokio::test]
+async fn relaxed_dmarc_aligns_a_signature_of_a_subdomain() {
+    // RFC 7489 §3.1: relaxed alignment compares organizational domains.
+    let verdicts = dkim_alignment("sender.test", "mail.sender.test", "v=DMARC1; p=reject").await;
+    assert_eq!(
+        verdicts,
+        AuthVerdicts {
+            spf: Verdict::Gray,
+            dkim: Verdict::Pass,
+            dmarc: Verdict::Pass,
+        }
+    );
+    // ... and the other way round: a From: at a subdomain, signed by the parent.
+    let verdicts = dkim_alignment("news.sender.test", "sender.test", "v=DMARC1; p=reject").await;
+    assert_eq!(verdicts.dmarc, Verdict::Pass, "{verdicts:?}");
+}
+
+#[tokio::test]
+async fn strict_dmarc_or_another_organization_does_not_align() {
+    let strict = "v=DMARC1; p=reject; adkim=s";
+    let verdicts = dkim_alignment("sender.test", "mail.sender.test", strict).await;
+    assert_eq!(
+        (verdicts.dkim, verdicts.dmarc),
+        (Verdict::Pass, Verdict::Fail)
+    );
+    let relaxed = "v=DMARC1; p=reject";
+    let verdicts = dkim_alignment("sender.test", "sender-other.test", relaxed).await;
+    assert_eq!(
+        (verdicts.dkim, verdicts.dmarc),
+        (Verdict::Pass, Verdict::Fail)
+    );
+    // Two registrants under the public suffix co.uk are two organizations, not one.
+    let verdicts = dkim_alignment("sender.co.uk", "other.co.uk", relaxed).await;
+    assert_eq!(
+        (verdicts.dkim, verdicts.dmarc),
+        (Verdict::Pass, Verdict::Fail)
+    );
+}
+
+#[tokio::test]
+async fn the_helo_name_of_a_null_sender_aligns_whatever_its_case() {
+    let dns = server(&[
+        ("sender.test", "v=spf1 ip4:127.0.0.1 -all"),
+        ("mx.sender.test", "v=spf1 ip4:127.0.0.1 -all"),
+        ("_dmarc.sender.test", "v=DMARC1; p=reject; aspf=s"),
+    ])
+    .await;
+    // Strict: the HELO name is the From domain, in other letters.
+    let verdicts = judge_envelope(dns, MESSAGE, Some("127.0.0.1"), "Sender.TEST", None).await;
+    assert_eq!(
+        verdicts,
+        AuthVerdicts {
+            spf: Verdict::Pass,
+            dkim: Verdict::Gray,
+            dmarc: Verdict::Pass,
+        }
+    );
+    // Relaxed: the HELO name is a host of the From domain's organization.
+    let dns = server(&[
+        ("mx.sender.test", "v=spf1 ip4:127.0.0.1 -all"),
+        ("_dmarc.sender.test", "v=DMARC1; p=reject"),
+    ])
+    .await;
+    let verdicts = judge_envelope(dns, MESSAGE, Some("127.0.0.1"), "MX.Sender.Test", None).await;
+    assert_eq!(
+        (verdicts.spf, verdicts.dmarc),
+        (Verdict::Pass, Verdict::Pass)
+    );
+}
+
+#[test]
+fn organizational_domains_come_from_the_public_suffix_list() {
+    use super::organizational_domain;
+    assert_eq!(organizational_domain("mail.example.com"), "example.com");
+    assert_eq!(organizational_domain("example.com"), "example.com");
+    assert_eq!(organizational_domain("a.b.example.co.uk"), "example.co.uk");
+    // A public suffix or a single label has no registrable domain: it stands for itself.
+    assert_eq!(organizational_domain("co.uk"), "co.uk");
+    assert_eq!(organizational_domain("localhost"), "localhost");
 }
