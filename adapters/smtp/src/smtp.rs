@@ -27,9 +27,10 @@ const SMTPS_PORT: u16 = 465;
 pub enum TlsMode {
     /// Plain text (`smtp://`, `?tls=none`).
     None,
-    /// STARTTLS when the server offers it (`?tls=starttls` or `?tls=opportunistic`).
+    /// STARTTLS when the server offers it, plain text otherwise (`?tls=opportunistic`).
+    /// Anyone on the path can strip the offer, so it is refused with credentials.
     Opportunistic,
-    /// STARTTLS or fail (`?tls=required`).
+    /// STARTTLS or no delivery (`?tls=starttls`, or its alias `?tls=required`).
     Required,
     /// TLS from the first byte (`smtps://`).
     Implicit,
@@ -37,9 +38,11 @@ pub enum TlsMode {
 
 /// Sends through an SMTP relay over a pool of connections.
 ///
-/// URL: `smtp[s]://[user:pass@]host[:port][/ehlo-name][?tls=none|starttls|required]`.
-/// `smtp://` is plain unless `tls` says otherwise and defaults to port 25; `smtps://` is
-/// implicit TLS on port 465. User and password are percent-decoded.
+/// URL: `smtp[s]://[user:pass@]host[:port][/ehlo-name][?tls=none|starttls|opportunistic]`.
+/// `smtp://` is plain unless `tls` says otherwise and defaults to port 25; `tls=starttls`
+/// (or `required`) refuses to go on when the server does not offer STARTTLS, and
+/// `tls=opportunistic` goes on in clear text, so it is refused with a user name; `smtps://`
+/// is implicit TLS on port 465. User and password are percent-decoded.
 ///
 /// Contract: `Ok` means the relay accepted the message (250 after DATA); the provider id is
 /// the message's Message-ID. 5xx replies are [`TransportError::Rejected`], classified by
@@ -80,15 +83,13 @@ impl SmtpTransport {
         for (key, value) in parsed.query_pairs() {
             match (key.as_ref(), value.as_ref(), scheme_tls) {
                 ("tls", "none", TlsMode::None) => tls = TlsMode::None,
-                ("tls", "starttls" | "opportunistic", TlsMode::None) => {
-                    tls = TlsMode::Opportunistic
-                }
-                ("tls", "required", TlsMode::None) => tls = TlsMode::Required,
+                ("tls", "opportunistic", TlsMode::None) => tls = TlsMode::Opportunistic,
+                ("tls", "starttls" | "required", TlsMode::None) => tls = TlsMode::Required,
                 ("tls", "implicit" | "wrapper", _) => tls = TlsMode::Implicit,
                 ("tls", _, _) => {
                     return Err(ConfigError::InvalidUrl(format!(
-                        "tls={value} is not valid here: use none, starttls or required with \
-                         smtp://, or smtps:// for implicit TLS"
+                        "tls={value} is not valid here: use none, starttls or opportunistic \
+                         with smtp://, or smtps:// for implicit TLS"
                     )))
                 }
                 _ => {
@@ -121,6 +122,15 @@ impl SmtpTransport {
             });
         }
         if !parsed.username().is_empty() {
+            // A man in the middle that strips the STARTTLS offer would get the password.
+            if tls == TlsMode::Opportunistic {
+                return Err(ConfigError::InvalidUrl(
+                    "tls=opportunistic falls back to clear text when STARTTLS is not offered, \
+                     which would expose the SMTP password: use tls=starttls (STARTTLS \
+                     required) or smtps://"
+                        .to_owned(),
+                ));
+            }
             let user = percent_decode(parsed.username())?;
             let password = percent_decode(parsed.password().unwrap_or(""))?;
             builder = builder.credentials(Credentials::new(user, password));

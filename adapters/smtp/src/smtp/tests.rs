@@ -12,6 +12,8 @@ use super::*;
 /// What the fake server saw in one transaction.
 #[derive(Debug, Default, Clone)]
 struct Seen {
+    /// Every command's verb, in order (`EHLO`, `AUTH`, `MAIL`, …).
+    verbs: Vec<String>,
     mail_from: Vec<String>,
     rcpt_to: Vec<String>,
     data: Vec<Vec<u8>>,
@@ -49,8 +51,14 @@ async fn session(
             return Ok(());
         }
         let command = line.trim_end().to_ascii_uppercase();
+        let verb = command.split(' ').next().unwrap_or_default().to_owned();
+        lock(&seen).verbs.push(verb);
+        // AUTH is offered, STARTTLS never: what a relay looks like once a man in the middle
+        // has stripped the STARTTLS offer.
         let reply: &str = if command.starts_with("EHLO") || command.starts_with("HELO") {
-            "250-fake.test\r\n250 8BITMIME\r\n"
+            "250-fake.test\r\n250-AUTH PLAIN LOGIN\r\n250 8BITMIME\r\n"
+        } else if command.starts_with("AUTH") {
+            "235 2.7.0 authenticated\r\n"
         } else if command.starts_with("MAIL FROM:") {
             lock(&seen).mail_from.push(line.trim_end()[10..].to_owned());
             "250 ok\r\n"
@@ -216,12 +224,59 @@ fn url_defaults_and_options() {
     let t = SmtpTransport::from_url("smtp://mail.example.test:587?tls=required").expect("url");
     assert_eq!((t.port(), t.tls()), (587, TlsMode::Required));
 
-    let t = SmtpTransport::from_url("smtp://mail.example.test?tls=starttls").expect("url");
+    // STARTTLS is required, not tried: a stripped offer must not lead to clear text.
+    let t = SmtpTransport::from_url("smtp://u:p@mail.example.test?tls=starttls").expect("url");
+    assert_eq!((t.port(), t.tls()), (25, TlsMode::Required));
+
+    let t = SmtpTransport::from_url("smtp://mail.example.test?tls=opportunistic").expect("url");
     assert_eq!((t.port(), t.tls()), (25, TlsMode::Opportunistic));
 
     let t =
         SmtpTransport::from_url("smtp://user%40x:p%2Fw%40rd@[::1]:2525/client.test").expect("url");
     assert_eq!((t.host(), t.port()), ("::1", 2525));
+}
+
+#[tokio::test]
+async fn starttls_not_offered_means_no_delivery_and_no_password_in_clear() {
+    let (port, seen) = fake_server("250 ok\r\n").await;
+    let transport =
+        SmtpTransport::from_url(&format!("smtp://user:s3cret@127.0.0.1:{port}?tls=starttls"))
+            .expect("url");
+    let err = transport.send(&message()).await.expect_err("no STARTTLS");
+    assert!(matches!(err, TransportError::Transient(_)), "{err:?}");
+    let seen = lock(&seen).clone();
+    assert!(seen.verbs.iter().any(|v| v == "EHLO"), "{seen:?}");
+    assert!(
+        !seen.verbs.iter().any(|v| v == "AUTH" || v == "MAIL"),
+        "{seen:?}"
+    );
+}
+
+/// The fake relay records AUTH when it is sent, so its absence above means something.
+#[tokio::test]
+async fn plain_smtp_with_credentials_authenticates() {
+    // `smtp://` without `tls` is clear text by choice (a relay on the same host).
+    let (port, seen) = fake_server("250 ok\r\n").await;
+    let transport =
+        SmtpTransport::from_url(&format!("smtp://user:s3cret@127.0.0.1:{port}")).expect("url");
+    transport.send(&message()).await.expect("accepted");
+    assert!(lock(&seen).verbs.iter().any(|v| v == "AUTH"));
+}
+
+#[test]
+fn opportunistic_tls_with_credentials_is_refused() {
+    let err = SmtpTransport::from_url("smtp://user:s3cret@host:587?tls=opportunistic")
+        .expect_err("refused");
+    let shown = err.to_string();
+    assert!(
+        shown.contains("tls=opportunistic") && shown.contains("tls=starttls"),
+        "{shown}"
+    );
+    assert!(!shown.contains("s3cret"), "{shown}");
+    // A user name alone is a credential too.
+    assert!(SmtpTransport::from_url("smtp://user@host?tls=opportunistic").is_err());
+    // The server's startup goes through transport_from_spec.
+    assert!(crate::transport_from_spec("smtp://u:p@host?tls=opportunistic").is_err());
 }
 
 #[test]
