@@ -63,27 +63,23 @@ impl HickoryDns {
         Self::from_resolver(resolver, timeout)
     }
 
-    /// Asks only the name server at `addr` (over UDP), with the given time-out per lookup.
+    /// Asks only the name server at `addr` (UDP, TCP for long answers), with the given
+    /// time-out per lookup.
     pub fn with_nameserver(addr: SocketAddr, timeout: Duration) -> Self {
         Self::with_nameservers(&[addr], timeout)
     }
 
-    /// Asks only the name servers at `addrs` (over UDP, in order), never the system's; with
+    /// Asks only the name servers at `addrs` (in order; over UDP with EDNS, and over TCP
+    /// when an answer is too long for UDP), never the system's and never `/etc/hosts`; with
     /// none, every lookup is unavailable. What `POSTHORN_DNS_SERVERS` configures.
     pub fn with_nameservers(addrs: &[SocketAddr], timeout: Duration) -> Self {
         if addrs.is_empty() {
             return Self::from_resolver(None, timeout);
         }
-        let mut config = ResolverConfig::new();
-        for addr in addrs {
-            let mut server = NameServerConfig::new(*addr, Protocol::Udp);
-            server.trust_negative_responses = true;
-            config.add_name_server(server);
-        }
-        Self::from_resolver(
-            Some(build(config, ResolverOpts::default(), timeout)),
-            timeout,
-        )
+        let mut opts = ResolverOpts::default();
+        // Long TXT records (DKIM keys) exceed plain DNS's 512 bytes over UDP.
+        opts.edns0 = true;
+        Self::from_resolver(Some(build(explicit_servers(addrs), opts, timeout)), timeout)
     }
 
     /// Whether a name server is configured at all; when not, every lookup is unavailable.
@@ -120,6 +116,20 @@ impl HickoryDns {
         *self.canary.lock().unwrap_or_else(PoisonError::into_inner) = Some((now, honest));
         honest
     }
+}
+
+/// A configuration of exactly `addrs`, each over UDP and TCP: hickory asks again over TCP
+/// only when a truncated UDP answer comes from a pool that has TCP servers.
+pub(crate) fn explicit_servers(addrs: &[SocketAddr]) -> ResolverConfig {
+    let mut config = ResolverConfig::new();
+    for addr in addrs {
+        for protocol in [Protocol::Udp, Protocol::Tcp] {
+            let mut server = NameServerConfig::new(*addr, protocol);
+            server.trust_negative_responses = true;
+            config.add_name_server(server);
+        }
+    }
+    config
 }
 
 fn build(config: ResolverConfig, mut opts: ResolverOpts, timeout: Duration) -> TokioResolver {
@@ -412,6 +422,61 @@ mod tests {
                 started.elapsed()
             );
         }
+    }
+
+    /// A TXT value of `len` bytes.
+    fn long_value(len: usize) -> String {
+        format!("v=test1; n={}", "x".repeat(len - 11))
+    }
+
+    #[tokio::test]
+    async fn answers_too_long_for_plain_udp_are_read_whole() {
+        let (medium, long) = (long_value(900), long_value(3000));
+        let (addr, tcp_questions) = crate::testing::txt_server_counting_tcp(
+            [
+                ("medium.test".to_owned(), vec![medium.clone()]),
+                ("long.test".to_owned(), vec![long.clone()]),
+            ]
+            .into(),
+        )
+        .await
+        .expect("dns server");
+        let dns = HickoryDns::with_nameservers(&[addr], Duration::from_secs(2));
+        // Over 512 bytes, within EDNS's 1232: one UDP answer.
+        let answer = dns.lookup("medium.test", RecordKind::Txt).await;
+        assert_eq!(answer, Ok(vec![medium]));
+        assert_eq!(tcp_questions.load(std::sync::atomic::Ordering::SeqCst), 0);
+        // Over what EDNS takes: truncated over UDP, asked again over TCP.
+        let answer = dns.lookup("long.test", RecordKind::Txt).await;
+        assert_eq!(answer, Ok(vec![long]));
+        assert_eq!(tcp_questions.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn configured_name_servers_are_asked_over_udp_and_tcp_and_nothing_else() {
+        let addrs: [SocketAddr; 2] = [
+            "127.0.0.1:5353".parse().expect("address"),
+            "[::1]:53".parse().expect("address"),
+        ];
+        let dns = HickoryDns::with_nameservers(&addrs, Duration::from_secs(1));
+        let resolver = dns.resolver.as_ref().expect("configured");
+        let servers: Vec<_> = resolver
+            .config()
+            .name_servers()
+            .iter()
+            .map(|s| (s.socket_addr, s.protocol))
+            .collect();
+        assert_eq!(
+            servers,
+            [
+                (addrs[0], Protocol::Udp),
+                (addrs[0], Protocol::Tcp),
+                (addrs[1], Protocol::Udp),
+                (addrs[1], Protocol::Tcp),
+            ]
+        );
+        assert!(resolver.options().edns0);
+        assert_eq!(resolver.options().use_hosts_file, ResolveHosts::Never);
     }
 
     #[test]

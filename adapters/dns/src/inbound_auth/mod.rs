@@ -5,14 +5,15 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use hickory_resolver::config::{NameServerConfig, ResolverConfig, ResolverOpts};
-use hickory_resolver::proto::xfer::Protocol;
+use hickory_resolver::config::{ResolveHosts, ResolverOpts};
 use mail_auth::{
     AuthenticatedMessage, DkimOutput, DkimResult, DmarcResult, MessageAuthenticator, SpfOutput,
     SpfResult,
 };
 use posthorn_core::model::Verdict;
 use posthorn_core::ports::{AuthVerdicts, InboundAuthenticator, InboundContext};
+
+use crate::hickory::explicit_servers;
 
 /// The name SPF macros expand `%{r}` to: the receiving host.
 const HOST_DOMAIN: &str = "localhost";
@@ -41,17 +42,17 @@ impl MailAuthenticator {
         Self { auth, timeout }
     }
 
-    /// Asks only the name servers at `addrs` (over UDP, with EDNS), never the
-    /// system's: what `POSTHORN_DNS_SERVERS` configures.
+    /// Asks only the name servers at `addrs` (over UDP with EDNS, and over TCP when an
+    /// answer is too long for UDP), never the system's and never `/etc/hosts`: what
+    /// `POSTHORN_DNS_SERVERS` configures.
     pub fn with_nameservers(addrs: &[SocketAddr], timeout: Duration) -> Self {
-        let mut config = ResolverConfig::new();
-        for addr in addrs {
-            config.add_name_server(NameServerConfig::new(*addr, Protocol::Udp));
-        }
         let auth = if addrs.is_empty() {
             None
         } else {
-            MessageAuthenticator::new(config, options(timeout)).ok()
+            let mut opts = options(timeout);
+            // Explicit servers are the whole truth: SPF's `a` and `mx` go to them too.
+            opts.use_hosts_file = ResolveHosts::Never;
+            MessageAuthenticator::new(explicit_servers(addrs), opts).ok()
         };
         Self { auth, timeout }
     }

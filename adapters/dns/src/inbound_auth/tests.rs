@@ -238,3 +238,40 @@ fn organizational_domains_come_from_the_public_suffix_list() {
     assert_eq!(organizational_domain("co.uk"), "co.uk");
     assert_eq!(organizational_domain("localhost"), "localhost");
 }
+
+#[tokio::test]
+async fn a_dkim_key_record_too_long_for_udp_is_read_over_tcp() {
+    let (raw, key) = signed();
+    // Notes (`n=`) make the record longer than any UDP answer hickory takes (1232 bytes
+    // with EDNS), as a 4096-bit RSA key with a few extra tags can be.
+    let key = format!("{key}; n={}", "x".repeat(3000));
+    let dns = server(&[
+        ("s1._domainkey.sender.test", &key),
+        ("_dmarc.sender.test", "v=DMARC1; p=reject"),
+    ])
+    .await;
+    let verdicts = judge(dns, &raw, None).await;
+    assert_eq!(
+        (verdicts.dkim, verdicts.dmarc),
+        (Verdict::Pass, Verdict::Pass)
+    );
+}
+
+#[test]
+fn configured_name_servers_are_asked_over_udp_and_tcp_and_hosts_file_never() {
+    use hickory_resolver::config::ResolveHosts;
+    use hickory_resolver::proto::xfer::Protocol;
+    let addr: SocketAddr = "127.0.0.1:5353".parse().expect("address");
+    let auth = MailAuthenticator::with_nameservers(&[addr], Duration::from_secs(1));
+    let resolver = auth.auth.as_ref().expect("configured").resolver();
+    let servers: Vec<_> = resolver
+        .config()
+        .name_servers()
+        .iter()
+        .map(|s| (s.socket_addr, s.protocol))
+        .collect();
+    assert_eq!(servers, [(addr, Protocol::Udp), (addr, Protocol::Tcp)]);
+    assert!(resolver.options().edns0);
+    // Not `/etc/hosts`: SPF's `a` and `mx` mechanisms ask the configured servers only.
+    assert_eq!(resolver.options().use_hosts_file, ResolveHosts::Never);
+}
