@@ -204,6 +204,7 @@ macro_rules! store_suite {
                 events_newest_first_with_filters,
                 event_names_distinct_sorted,
                 isolation_between_workspaces,
+                revoking_the_last_key_set_conflicts,
                 segment_put_get_list_delete,
                 segments_tracked_only_dynamic_with_tracking,
                 segment_snapshot_state_kept_by_store,

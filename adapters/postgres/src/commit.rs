@@ -84,6 +84,7 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             )
             .await
         }
+        Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,
         Write::DeleteDomain { workspace_id, id } => delete_domain(conn, workspace_id, id).await,
@@ -447,6 +448,27 @@ async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), Store
     .execute(conn)
     .await
     .map_err(error::store)?;
+    Ok(())
+}
+/// `Write::KeepAKeySet`. Revocations in one workspace take turns on its row, so the later
+/// one counts what the earlier one left (read committed: each statement sees the commits
+/// made before it started).
+async fn keep_a_key_set(conn: &mut PgConnection, workspace_id: &str) -> Result<(), StoreError> {
+    sqlx::query("SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE")
+        .bind(workspace_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(error::store)?;
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM key_sets WHERE workspace_id = $1")
+        .bind(workspace_id)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(error::store)?;
+    if left == 0 {
+        return Err(StoreError::Conflict(format!(
+            "workspace {workspace_id} would have no key set left"
+        )));
+    }
     Ok(())
 }
 

@@ -77,6 +77,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             )
             .await
         }
+        Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,
         Write::DeleteDomain { workspace_id, id } => {
@@ -440,6 +441,20 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
     batch::push_email_update(&mut q, e, OnConflict::Abort);
     let done = q.build().execute(conn).await.map_err(error::store)?;
     expect_one(done.rows_affected(), || format!("email {} is gone", e.id))
+}
+/// `Write::KeepAKeySet` (one writer: nothing else changes key sets meanwhile).
+async fn keep_a_key_set(conn: &mut SqliteConnection, workspace_id: &str) -> Result<(), StoreError> {
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM key_sets WHERE workspace_id = ?")
+        .bind(workspace_id)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(error::store)?;
+    if left == 0 {
+        return Err(StoreError::Conflict(format!(
+            "workspace {workspace_id} would have no key set left"
+        )));
+    }
+    Ok(())
 }
 
 async fn put_segment(conn: &mut SqliteConnection, s: &Segment) -> Result<(), StoreError> {

@@ -3,7 +3,7 @@
 use super::Caller;
 use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{parse_domain_name, KeySet, KeySetId, NewKeySet, WorkspaceId};
-use crate::ports::{ChangeSet, Write};
+use crate::ports::{ChangeSet, StoreError, Write};
 use crate::validate::line_problem;
 use crate::Engine;
 
@@ -85,16 +85,28 @@ impl Engine {
             return Err(Error::NotFound(Resource::KeySet));
         }
         if sets.len() == 1 {
-            return Err(Error::Conflict(
-                "This is the workspace's last key set; create another before revoking it".into(),
-            ));
+            return Err(last_key_set());
         }
         let mut changes = ChangeSet::new();
         changes.push(Write::DeleteKeySet {
             workspace_id: caller.workspace_id().clone(),
             id: id.clone(),
         });
-        self.store.commit(changes).await?;
-        Ok(())
+        // Two revocations at once could each see the other's set still there.
+        changes.push(Write::KeepAKeySet {
+            workspace_id: caller.workspace_id().clone(),
+        });
+        match self.store.commit(changes).await {
+            Ok(()) => Ok(()),
+            Err(StoreError::Conflict(_)) => Err(last_key_set()),
+            Err(e) => Err(e.into()),
+        }
     }
+}
+
+/// 409: the last key set stays.
+fn last_key_set() -> Error {
+    Error::Conflict(
+        "This is the workspace's last key set; create another before revoking it".into(),
+    )
 }

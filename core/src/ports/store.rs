@@ -50,6 +50,13 @@ pub enum Write {
         /// Key set id.
         id: KeySetId,
     },
+    /// A guard: `Conflict` unless the workspace still has a key set, counted where this
+    /// stands in the change set and after any concurrent revocation in the same workspace
+    /// (revoking the last key set would lock everybody out of it).
+    KeepAKeySet {
+        /// The workspace.
+        workspace_id: WorkspaceId,
+    },
     /// Inserts a domain; `Conflict` if the workspace already has that domain name.
     InsertDomain(Domain),
     /// Replaces an existing domain, all but its DKIM key (see `SetDomainDkimKey`);

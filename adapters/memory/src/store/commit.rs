@@ -97,6 +97,17 @@ fn apply(
             let old = state.replace_key_set(&workspace_id, &id, None);
             undo.push(Undo::KeySet(workspace_id, id, old));
         }
+        Write::KeepAKeySet { workspace_id } => {
+            let left = state
+                .data
+                .get(&workspace_id)
+                .map_or(0, |data| data.key_sets.len());
+            if left == 0 {
+                return Err(conflict(format!(
+                    "workspace {workspace_id} would have no key set left"
+                )));
+            }
+        }
         Write::InsertDomain(domain) => {
             let (ws, id) = (domain.workspace_id.clone(), domain.id.clone());
             inbound_unique(state, &domain)?;
