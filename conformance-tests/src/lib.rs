@@ -185,6 +185,7 @@ macro_rules! store_suite {
                 domains_insert_update_and_uniqueness,
                 domain_dkim_key_set_once_and_kept,
                 domain_delete,
+                domain_guard_on_updated_at,
                 domain_inbound_unique_across_workspaces,
                 templates_put_get_list,
                 emails_insert_update_get,

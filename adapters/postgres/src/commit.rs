@@ -84,6 +84,11 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             )
             .await
         }
+        Write::GuardDomain {
+            workspace_id,
+            id,
+            updated_at,
+        } => guard_domain(conn, workspace_id.as_str(), id.as_str(), *updated_at).await,
         Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,
@@ -450,6 +455,32 @@ async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), Store
     .map_err(error::store)?;
     Ok(())
 }
+/// `Write::GuardDomain`; the row stays locked until the commit, so the write that follows
+/// the guard cannot overwrite a change made after it.
+async fn guard_domain(
+    conn: &mut PgConnection,
+    workspace_id: &str,
+    id: &str,
+    updated_at: chrono::DateTime<chrono::Utc>,
+) -> Result<(), StoreError> {
+    let found: Option<i32> = sqlx::query_scalar(
+        "SELECT 1 FROM domains WHERE workspace_id = $1 AND id = $2 AND updated_at = $3 \
+         FOR UPDATE",
+    )
+    .bind(workspace_id)
+    .bind(id)
+    .bind(updated_at)
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(error::store)?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::Conflict(format!(
+            "domain {id} changed since it was read"
+        ))),
+    }
+}
+
 /// `Write::KeepAKeySet`. Revocations in one workspace take turns on its row, so the later
 /// one counts what the earlier one left (read committed: each statement sees the commits
 /// made before it started).

@@ -77,6 +77,24 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             )
             .await
         }
+        Write::GuardDomain {
+            workspace_id,
+            id,
+            updated_at,
+        } => {
+            let found: Option<i64> = sqlx::query_scalar(
+                "SELECT 1 FROM domains WHERE workspace_id = ? AND id = ? AND updated_at = ?",
+            )
+            .bind(workspace_id.as_str())
+            .bind(id.as_str())
+            .bind(micros(*updated_at))
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(error::store)?;
+            expect_one(u64::from(found.is_some()), || {
+                format!("domain {id} changed since it was read")
+            })
+        }
         Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,

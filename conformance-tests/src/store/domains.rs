@@ -181,3 +181,53 @@ pub async fn domain_inbound_unique_across_workspaces(p: &StorePorts) {
     .await;
     assert_eq!(p.store.inbound_domain(&name).await, Ok(Some(enable_b)));
 }
+
+/// `GuardDomain` lets the write after it through only while the domain is stored with the
+/// `updated_at` it names: a stale one (or an unknown domain) conflicts and applies nothing.
+pub async fn domain_guard_on_updated_at(p: &StorePorts) {
+    let ws = workspace(p, "domain-guard").await;
+    let now = now_ms();
+    let d = domain(&ws.id, &format!("{}.example.org", unique()), now);
+    let s = p.store.as_ref();
+    commit(s, "insert", vec![Write::InsertDomain(d.clone())]).await;
+    let guard = |updated_at| Write::GuardDomain {
+        workspace_id: ws.id.clone(),
+        id: d.id.clone(),
+        updated_at,
+    };
+    let mut changed = d.clone();
+    changed.inbound_enabled = true;
+    changed.updated_at = secs(now, 1);
+    commit(
+        s,
+        "guarded at the stored updated_at",
+        vec![guard(now), Write::UpdateDomain(changed.clone())],
+    )
+    .await;
+    let mut stale = d.clone();
+    stale.verified = true;
+    stale.updated_at = secs(now, 2);
+    commit_conflicts(
+        s,
+        "guarded at an earlier updated_at",
+        vec![guard(now), Write::UpdateDomain(stale)],
+    )
+    .await;
+    let stored = s.domains(&ws.id).await.expect("domains");
+    assert_eq!(stored.len(), 1);
+    assert!(
+        stored[0].inbound_enabled && !stored[0].verified,
+        "nothing of the stale write"
+    );
+    assert_eq!(stored[0].updated_at, secs(now, 1));
+    commit_conflicts(
+        s,
+        "an unknown domain",
+        vec![Write::GuardDomain {
+            workspace_id: ws.id.clone(),
+            id: crate::fixtures::fresh_id(),
+            updated_at: now,
+        }],
+    )
+    .await;
+}

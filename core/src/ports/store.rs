@@ -50,6 +50,17 @@ pub enum Write {
         /// Key set id.
         id: KeySetId,
     },
+    /// A guard: `Conflict` unless the domain is stored with this `updated_at` (a
+    /// read-decide-write that took a while, such as a DNS check, does not overwrite a change
+    /// made meanwhile; it reads again and decides again).
+    GuardDomain {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The domain.
+        id: DomainId,
+        /// Its `updated_at` as read.
+        updated_at: DateTime<Utc>,
+    },
     /// A guard: `Conflict` unless the workspace still has a key set, counted where this
     /// stands in the change set and after any concurrent revocation in the same workspace
     /// (revoking the last key set would lock everybody out of it).

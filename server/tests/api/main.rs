@@ -9,6 +9,7 @@ mod campaign_throttle;
 mod campaigns;
 mod contacts;
 mod delivery;
+mod domain_check_race;
 mod domains;
 mod error_snapshots;
 mod errors;

@@ -97,6 +97,20 @@ fn apply(
             let old = state.replace_key_set(&workspace_id, &id, None);
             undo.push(Undo::KeySet(workspace_id, id, old));
         }
+        Write::GuardDomain {
+            workspace_id,
+            id,
+            updated_at,
+        } => {
+            let stored = state
+                .data
+                .get(&workspace_id)
+                .and_then(|data| data.domains.get(&id))
+                .map(|domain| domain.updated_at);
+            if stored != Some(updated_at) {
+                return Err(conflict(format!("domain {id} changed since it was read")));
+            }
+        }
         Write::KeepAKeySet { workspace_id } => {
             let left = state
                 .data

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, Timelike, Utc};
 
 use super::records::{check, published_records, Finding};
-use crate::error::Result;
+use crate::error::{Error, Resource, Result};
 use crate::model::{Domain, DomainRecord, JobId, RecordStatus};
 use crate::ports::{ChangeSet, ClaimedJob, JobPayload, NewJob, StoreError, Write};
 use crate::Engine;
@@ -13,6 +13,9 @@ pub const RECHECK_INTERVAL: Duration = Duration::hours(1);
 /// How long the required records of a verified domain must stay missing (in every check
 /// over that span) before it is un-verified: one failed lookup never does it.
 pub const UNVERIFY_AFTER: Duration = Duration::hours(1);
+
+/// How often a check's findings are applied again to a domain that changed meanwhile.
+const CHECK_COMMIT_TRIES: usize = 5;
 
 /// Records whose presence makes a domain verified.
 const REQUIRED: [DomainRecord; 2] = [DomainRecord::Ownership, DomainRecord::Dkim];
@@ -64,19 +67,48 @@ pub(crate) fn apply_findings(
 
 impl Engine {
     /// Looks every record of `domain` up, applies the findings and stores the domain.
-    pub(crate) async fn check_domain(&self, mut domain: Domain) -> Result<Domain> {
+    ///
+    /// The lookups may take seconds (a few per record when a name server is slow); the
+    /// findings are applied to the domain as stored once they are in, under a guard on its
+    /// `updated_at`, so a change made meanwhile (`PATCH` of `inboundEnabled`, another check)
+    /// is kept rather than overwritten by the copy read before the lookups.
+    pub(crate) async fn check_domain(&self, domain: Domain) -> Result<Domain> {
         let records = published_records(&domain, self.settings.mx_host.as_deref());
         let mut findings = Vec::with_capacity(records.len());
         for record in &records {
             findings.push((record.record, check(&*self.dns, record).await));
         }
-        let now = self.clock.now();
-        apply_findings(&mut domain, &findings, now);
-        domain.updated_at = now;
-        let mut changes = ChangeSet::new();
-        changes.push(Write::UpdateDomain(domain.clone()));
-        self.store.commit(changes).await?;
-        Ok(domain)
+        for _ in 0..CHECK_COMMIT_TRIES {
+            let Some(mut stored) = self
+                .store
+                .domains(&domain.workspace_id)
+                .await?
+                .into_iter()
+                .find(|d| d.id == domain.id)
+            else {
+                return Err(Error::NotFound(Resource::Domain));
+            };
+            let read_at = stored.updated_at;
+            let now = self.clock.now();
+            apply_findings(&mut stored, &findings, now);
+            stored.updated_at = now;
+            let mut changes = ChangeSet::new();
+            changes.push(Write::GuardDomain {
+                workspace_id: stored.workspace_id.clone(),
+                id: stored.id.clone(),
+                updated_at: read_at,
+            });
+            changes.push(Write::UpdateDomain(stored.clone()));
+            match self.store.commit(changes).await {
+                Ok(()) => return Ok(stored),
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(Error::Conflict(format!(
+            "domain {} kept changing while its check was stored",
+            domain.domain
+        )))
     }
 
     /// Handles `RecheckDomains`: checks every domain of every workspace, then, while some
