@@ -188,6 +188,7 @@ macro_rules! store_suite {
                 domain_guard_on_updated_at,
                 domain_inbound_unique_across_workspaces,
                 templates_put_get_list,
+                template_guard_on_updated_at,
                 emails_insert_update_get,
                 email_updates_write_the_state_only,
                 emails_read_without_content,

@@ -88,7 +88,24 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             workspace_id,
             id,
             updated_at,
-        } => guard_domain(conn, workspace_id.as_str(), id.as_str(), *updated_at).await,
+        } => {
+            guard_row(
+                conn,
+                GUARD_DOMAIN,
+                workspace_id.as_str(),
+                id.as_str(),
+                *updated_at,
+            )
+            .await
+        }
+        Write::GuardTemplate {
+            workspace_id,
+            id,
+            updated_at,
+        } => {
+            let (ws, id) = (workspace_id.as_str(), id.as_str());
+            guard_row(conn, GUARD_TEMPLATE, ws, id, *updated_at).await
+        }
         Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,
@@ -455,28 +472,34 @@ async fn put_template(conn: &mut PgConnection, t: &Template) -> Result<(), Store
     .map_err(error::store)?;
     Ok(())
 }
-/// `Write::GuardDomain`; the row stays locked until the commit, so the write that follows
-/// the guard cannot overwrite a change made after it.
-async fn guard_domain(
+/// `Write::GuardDomain`.
+const GUARD_DOMAIN: &str = "SELECT 1 FROM domains WHERE workspace_id = $1 AND id = $2 \
+     AND updated_at = $3 FOR UPDATE";
+/// `Write::GuardTemplate`.
+const GUARD_TEMPLATE: &str = "SELECT 1 FROM templates WHERE workspace_id = $1 AND id = $2 \
+     AND updated_at = $3 FOR UPDATE";
+
+/// A guard on a row's `updated_at` (`sql` selects it `FOR UPDATE`): the row stays locked
+/// until the commit, so the write that follows the guard cannot overwrite a change made
+/// after it.
+async fn guard_row(
     conn: &mut PgConnection,
+    sql: &'static str,
     workspace_id: &str,
     id: &str,
     updated_at: chrono::DateTime<chrono::Utc>,
 ) -> Result<(), StoreError> {
-    let found: Option<i32> = sqlx::query_scalar(
-        "SELECT 1 FROM domains WHERE workspace_id = $1 AND id = $2 AND updated_at = $3 \
-         FOR UPDATE",
-    )
-    .bind(workspace_id)
-    .bind(id)
-    .bind(updated_at)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(error::store)?;
+    let found: Option<i32> = sqlx::query_scalar(sql)
+        .bind(workspace_id)
+        .bind(id)
+        .bind(updated_at)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(error::store)?;
     match found {
         Some(_) => Ok(()),
         None => Err(StoreError::Conflict(format!(
-            "domain {id} changed since it was read"
+            "{id} changed since it was read"
         ))),
     }
 }

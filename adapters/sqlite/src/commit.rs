@@ -82,18 +82,16 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             id,
             updated_at,
         } => {
-            let found: Option<i64> = sqlx::query_scalar(
-                "SELECT 1 FROM domains WHERE workspace_id = ? AND id = ? AND updated_at = ?",
-            )
-            .bind(workspace_id.as_str())
-            .bind(id.as_str())
-            .bind(micros(*updated_at))
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(error::store)?;
-            expect_one(u64::from(found.is_some()), || {
-                format!("domain {id} changed since it was read")
-            })
+            let row = (workspace_id.as_str(), id.as_str(), *updated_at);
+            guard_updated_at(conn, GUARD_DOMAINS, row, "domain").await
+        }
+        Write::GuardTemplate {
+            workspace_id,
+            id,
+            updated_at,
+        } => {
+            let row = (workspace_id.as_str(), id.as_str(), *updated_at);
+            guard_updated_at(conn, GUARD_TEMPLATES, row, "template").await
         }
         Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
         Write::InsertDomain(d) => insert_domain(conn, d).await,
@@ -155,18 +153,8 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             id,
             updated_at,
         } => {
-            let found: Option<i64> = sqlx::query_scalar(
-                "SELECT 1 FROM emails WHERE workspace_id = ? AND id = ? AND updated_at = ?",
-            )
-            .bind(workspace_id.as_str())
-            .bind(id.as_str())
-            .bind(micros(*updated_at))
-            .fetch_optional(&mut *conn)
-            .await
-            .map_err(error::store)?;
-            expect_one(u64::from(found.is_some()), || {
-                format!("email {id} changed since it was read")
-            })
+            let row = (workspace_id.as_str(), id.as_str(), *updated_at);
+            guard_updated_at(conn, GUARD_EMAILS, row, "email").await
         }
         Write::PutSegment(s) => put_segment(conn, s).await,
         Write::SegmentSynced {
@@ -460,6 +448,36 @@ async fn update_email(conn: &mut SqliteConnection, e: &EmailRecord) -> Result<()
     let done = q.build().execute(conn).await.map_err(error::store)?;
     expect_one(done.rows_affected(), || format!("email {} is gone", e.id))
 }
+/// `Write::GuardEmail`.
+const GUARD_EMAILS: &str =
+    "SELECT 1 FROM emails WHERE workspace_id = ? AND id = ? AND updated_at = ?";
+/// `Write::GuardDomain`.
+const GUARD_DOMAINS: &str =
+    "SELECT 1 FROM domains WHERE workspace_id = ? AND id = ? AND updated_at = ?";
+/// `Write::GuardTemplate`.
+const GUARD_TEMPLATES: &str =
+    "SELECT 1 FROM templates WHERE workspace_id = ? AND id = ? AND updated_at = ?";
+
+/// A guard on a row's `updated_at` (`sql` selects the row `(workspace id, id)` stored with
+/// it): `Conflict` unless it is.
+async fn guard_updated_at(
+    conn: &mut SqliteConnection,
+    sql: &'static str,
+    (workspace_id, id, updated_at): (&str, &str, chrono::DateTime<chrono::Utc>),
+    what: &str,
+) -> Result<(), StoreError> {
+    let found: Option<i64> = sqlx::query_scalar(sql)
+        .bind(workspace_id)
+        .bind(id)
+        .bind(micros(updated_at))
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(error::store)?;
+    expect_one(u64::from(found.is_some()), || {
+        format!("{what} {id} changed since it was read")
+    })
+}
+
 /// `Write::KeepAKeySet` (one writer: nothing else changes key sets meanwhile).
 async fn keep_a_key_set(conn: &mut SqliteConnection, workspace_id: &str) -> Result<(), StoreError> {
     let left: i64 = sqlx::query_scalar("SELECT count(*) FROM key_sets WHERE workspace_id = ?")

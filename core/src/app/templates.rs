@@ -145,6 +145,29 @@ impl CreateTemplate {
 }
 
 impl TemplatePatch {
+    /// Applies the patch to `t` (all but `updated_at`).
+    fn apply_to(self, t: &mut Template) {
+        self.from.map(|e| e.to_string()).apply_to(&mut t.from);
+        self.reply_to
+            .map(|e| e.to_string())
+            .apply_to(&mut t.reply_to);
+        self.description.apply_to(&mut t.description);
+        self.text.apply_to(&mut t.text);
+        self.from_name.apply_to(&mut t.from_name);
+        if let Some(v) = self.name {
+            t.name = v;
+        }
+        if let Some(v) = self.subject {
+            t.subject = v;
+        }
+        if let Some(v) = self.body {
+            t.body = v;
+        }
+        if let Some(v) = self.template_type {
+            t.template_type = v;
+        }
+    }
+
     /// Checks the rules for the fields it sets.
     pub fn validate(&self) -> Result<()> {
         message_text_problems(
@@ -222,7 +245,10 @@ impl Engine {
             .ok_or(Error::NotFound(Resource::Template))
     }
 
-    /// `PATCH /templates/{id}`: any editable field; `Clear` empties optional ones.
+    /// `PATCH /templates/{id}`: any editable field; `Clear` empties optional ones. Applied
+    /// to the template as stored under a guard on its `updated_at`, read again after a
+    /// concurrent change (so neither edit is lost, and a template deleted meanwhile is 404
+    /// rather than brought back).
     pub async fn patch_template(
         &self,
         caller: &Caller,
@@ -230,36 +256,26 @@ impl Engine {
         patch: TemplatePatch,
     ) -> Result<Template> {
         patch.validate()?;
-        let mut t = self.template(caller, id).await?;
-        Self::check_template_scope(caller, &t)?;
-        if let Patch::Set(from) = &patch.from {
-            self.check_template_sender(caller, Some(from)).await?;
-        }
-        patch.from.map(|e| e.to_string()).apply_to(&mut t.from);
-        patch
-            .reply_to
-            .map(|e| e.to_string())
-            .apply_to(&mut t.reply_to);
-        patch.description.apply_to(&mut t.description);
-        patch.text.apply_to(&mut t.text);
-        patch.from_name.apply_to(&mut t.from_name);
-        if let Some(v) = patch.name {
-            t.name = v;
-        }
-        if let Some(v) = patch.subject {
-            t.subject = v;
-        }
-        if let Some(v) = patch.body {
-            t.body = v;
-        }
-        if let Some(v) = patch.template_type {
-            t.template_type = v;
-        }
-        t.updated_at = self.clock.now();
-        let mut changes = ChangeSet::new();
-        changes.push(Write::PutTemplate(t.clone()));
-        self.store.commit(changes).await?;
-        Ok(t)
+        self.on_conflict_retry(|| async {
+            let mut t = self.template(caller, id).await?;
+            Self::check_template_scope(caller, &t)?;
+            if let Patch::Set(from) = &patch.from {
+                self.check_template_sender(caller, Some(from)).await?;
+            }
+            let read_at = t.updated_at;
+            patch.clone().apply_to(&mut t);
+            t.updated_at = self.clock.now();
+            let mut changes = ChangeSet::new();
+            changes.push(Write::GuardTemplate {
+                workspace_id: t.workspace_id.clone(),
+                id: t.id.clone(),
+                updated_at: read_at,
+            });
+            changes.push(Write::PutTemplate(t.clone()));
+            self.store.commit(changes).await?;
+            Ok(t)
+        })
+        .await
     }
 
     /// `DELETE /templates/{id}`.

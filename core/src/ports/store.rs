@@ -61,6 +61,17 @@ pub enum Write {
         /// Its `updated_at` as read.
         updated_at: DateTime<Utc>,
     },
+    /// A guard: `Conflict` unless the template is stored with this `updated_at` (two
+    /// concurrent edits of one template: the second reads again instead of undoing the
+    /// first, and an edit racing a delete does not bring the template back).
+    GuardTemplate {
+        /// Owning workspace.
+        workspace_id: WorkspaceId,
+        /// The template.
+        id: TemplateId,
+        /// Its `updated_at` as read.
+        updated_at: DateTime<Utc>,
+    },
     /// A guard: `Conflict` unless the workspace still has a key set, counted where this
     /// stands in the change set and after any concurrent revocation in the same workspace
     /// (revoking the last key set would lock everybody out of it).

@@ -111,6 +111,20 @@ fn apply(
                 return Err(conflict(format!("domain {id} changed since it was read")));
             }
         }
+        Write::GuardTemplate {
+            workspace_id,
+            id,
+            updated_at,
+        } => {
+            let stored = state
+                .data
+                .get(&workspace_id)
+                .and_then(|data| data.templates.get(&id))
+                .map(|template| template.updated_at);
+            if stored != Some(updated_at) {
+                return Err(conflict(format!("template {id} changed since it was read")));
+            }
+        }
         Write::KeepAKeySet { workspace_id } => {
             let left = state
                 .data
