@@ -199,13 +199,23 @@ fn render_compiled(
     }
 }
 
-/// Checks that `source` compiles, without rendering it.
+/// Checks that `source` compiles, and that the filters, tests and functions it uses exist
+/// (MiniJinja looks them up only when rendering). Those are found by a dry render with no
+/// data, within the usual limits: one used only on a path that data would open (inside
+/// `{% if contact.data.plan %}`) is not reached, and is reported when the template is sent.
 pub fn validate(source: &str) -> Result<(), RenderError> {
     let source = sugar::desugar(source)?;
-    HTML_ENV
-        .template_from_str(&source)
-        .map(drop)
-        .map_err(syntax_error)
+    let template = HTML_ENV.template_from_str(&source).map_err(syntax_error)?;
+    let mut out = CappedBuffer::default();
+    let dry = template.render_captured_to(Value::UNDEFINED, &mut out);
+    let unknown = dry.err().filter(|err| {
+        matches!(
+            err.kind(),
+            ErrorKind::UnknownFilter | ErrorKind::UnknownTest | ErrorKind::UnknownFunction
+        )
+    });
+    // Any other failure depends on the data the template will be sent with.
+    unknown.map_or(Ok(()), |err| Err(syntax_error(err)))
 }
 
 fn syntax_error(err: minijinja::Error) -> RenderError {

@@ -150,6 +150,28 @@ fn validate_accepts_the_sugar_and_rejects_broken_sources() {
 }
 
 #[test]
+fn validate_finds_unknown_filters_tests_and_functions() {
+    for source in [
+        "Hello {{ name | uppercase }}",
+        "line one\n{% if name is fancy %}x{% endif %}",
+        "{{ shout(name) }}",
+    ] {
+        assert!(
+            matches!(validate(source), Err(RenderError::Syntax { .. })),
+            "{source} should be refused"
+        );
+    }
+    // Known ones, whatever the data; a failure that depends on the data is not refused.
+    for source in [
+        "{{ name | upper }} {% if name is defined %}{{ range(3) | join(',') }}{% endif %}",
+        "{% for x in items %}{{ x.total / x.count }}{% endfor %}",
+        "{{ data.a + 1 }}",
+    ] {
+        assert_eq!(validate(source), Ok(()), "{source}");
+    }
+}
+
+#[test]
 fn runaway_loops_run_out_of_fuel_quickly() {
     let started = Instant::now();
     let err = render(

@@ -88,6 +88,19 @@ async fn create_validates_required_fields_and_syntax() {
         .await
         .expect_error(422, "VALIDATION_ERROR");
     assert_eq!(res.error_fields(), ["body", "text"]);
+    // A filter that does not exist would fail every send: refused when written.
+    let res = app
+        .post(
+            "/templates",
+            json!({"name": "n", "subject": "{{ name | shout }}", "body": "Hi {{ name | uppercase }}", "type": "TRANSACTIONAL"}),
+        )
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["subject", "body"]);
+    assert_eq!(
+        res.body["error"]["errors"][1]["code"],
+        json!("invalid_template")
+    );
     let made = app
         .post(
             "/templates",
