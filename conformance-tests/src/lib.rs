@@ -173,6 +173,7 @@ macro_rules! store_suite {
                 job_dead_listed_by_id_up_to_limit,
                 job_complete_removes,
                 job_concurrent_completions_honour_their_leases,
+                job_stale_and_current_leases_settle_apart,
                 job_concurrent_retries_honour_their_leases_and_times,
                 job_stale_token_changes_nothing,
                 job_extend_keeps_lease_past_original_end,

@@ -21,14 +21,15 @@ const RUNNERS: usize = 1;
 
 /// Deletes the running jobs of the (id, lease token) pairs in $1 and $2, and queues again
 /// those of $3 and $4 to run at $5 (counting a failed attempt where $6, keeping the error
-/// $7), each only while its lease is held; answers the ids settled. A job is settled once
-/// per lease, so no row is both deleted and updated.
+/// $7), each only while its lease is held; answers the (id, lease token) pairs settled, so a
+/// stale token batched beside the current one of the same job is told it settled nothing.
+/// A job is settled once per lease, so no row is both deleted and updated.
 const SETTLE: &str = "\
     WITH done AS ( \
         DELETE FROM jobs AS j \
         USING unnest($1::text[], $2::text[]) AS s(id, lease_token) \
         WHERE j.id = s.id AND j.lease_token = s.lease_token AND j.state = 'running' \
-        RETURNING j.id), \
+        RETURNING j.id, s.lease_token), \
     later AS ( \
         UPDATE jobs AS j SET state = 'queued', run_at = s.run_at, \
             attempts = j.attempts + CASE WHEN s.failed THEN 1 ELSE 0 END, \
@@ -36,8 +37,8 @@ const SETTLE: &str = "\
         FROM unnest($3::text[], $4::text[], $5::timestamptz[], $6::bool[], $7::text[]) \
             AS s(id, lease_token, run_at, failed, error) \
         WHERE j.id = s.id AND j.lease_token = s.lease_token AND j.state = 'running' \
-        RETURNING j.id) \
-    SELECT id FROM done UNION ALL SELECT id FROM later";
+        RETURNING j.id, s.lease_token) \
+    SELECT id, lease_token FROM done UNION ALL SELECT id, lease_token FROM later";
 
 /// What becomes of a leased job.
 #[derive(Debug, Clone)]
@@ -148,13 +149,17 @@ async fn settle_all(pool: &PgPool, pending: Vec<Pending>) -> Vec<Result<bool, St
         .map_err(error::store)
         .and_then(|rows| {
             rows.iter()
-                .map(|row| row.try_get::<String, _>(0).map_err(error::store))
-                .collect::<Result<HashSet<String>, _>>()
+                .map(|row| {
+                    let id = row.try_get::<String, _>(0).map_err(error::store)?;
+                    let token = row.try_get::<String, _>(1).map_err(error::store)?;
+                    Ok((id, token))
+                })
+                .collect::<Result<HashSet<(String, String)>, _>>()
         });
     match settled {
         Ok(settled) => pending
             .iter()
-            .map(|(id, _, _)| Ok(settled.contains(id)))
+            .map(|(id, token, _)| Ok(settled.contains(&(id.clone(), token.clone()))))
             .collect(),
         Err(failure) => fail_all(pending.len(), &failure),
     }

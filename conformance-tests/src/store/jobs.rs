@@ -514,6 +514,35 @@ pub async fn job_concurrent_completions_honour_their_leases(p: &StorePorts) {
     assert_eq!((stats.queued, stats.running), (0, n as u64 / 3));
 }
 
+/// A worker whose lease ran out and the worker that claimed the job after it complete it at
+/// the same moment: only the current lease settles it, and only its holder is told so,
+/// also when a store settles both in one statement.
+pub async fn job_stale_and_current_leases_settle_apart(p: &StorePorts) {
+    let now = now_ms();
+    let n = 100;
+    let ws = workspace(p, "stale-and-current").await;
+    let jobs: Vec<NewJob> = (0..n).map(|_| job(&ws.id, now)).collect();
+    enqueue(p, &jobs).await;
+    let claimed = claim(p, now, n).await;
+    assert_eq!(claimed.len(), n);
+    let mut tasks = Vec::new();
+    for (i, current) in claimed.into_iter().enumerate() {
+        let mut stale = current.clone();
+        stale.lease_token = format!("expired-{i}");
+        for (claim, holds) in [(stale, false), (current, true)] {
+            let jobs = Arc::clone(&p.jobs);
+            tasks.push(tokio::spawn(async move {
+                assert_eq!(jobs.complete(&claim).await, Ok(holds), "job {i}");
+            }));
+        }
+    }
+    for task in tasks {
+        task.await.expect("a completing worker panicked");
+    }
+    let stats = p.jobs.stats(now).await.expect("stats");
+    assert_eq!((stats.queued, stats.running), (0, 0));
+}
+
 /// Workers putting their jobs back at once (throttled, or after a failure), as a burst of
 /// deliveries over the sending rate does: each retry honours its own lease (a stale one
 /// changes nothing), keeps its own time and counts only its own failed attempt.
