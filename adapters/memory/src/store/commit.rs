@@ -102,28 +102,20 @@ fn apply(
             id,
             updated_at,
         } => {
-            let stored = state
-                .data
-                .get(&workspace_id)
-                .and_then(|data| data.domains.get(&id))
-                .map(|domain| domain.updated_at);
-            if stored != Some(updated_at) {
-                return Err(conflict(format!("domain {id} changed since it was read")));
-            }
+            let data = state.data.get(&workspace_id);
+            let stored = data.and_then(|d| d.domains.get(&id)).map(|d| d.updated_at);
+            guard_updated_at(stored, updated_at, "domain", &id)?;
         }
         Write::GuardTemplate {
             workspace_id,
             id,
             updated_at,
         } => {
-            let stored = state
-                .data
-                .get(&workspace_id)
-                .and_then(|data| data.templates.get(&id))
-                .map(|template| template.updated_at);
-            if stored != Some(updated_at) {
-                return Err(conflict(format!("template {id} changed since it was read")));
-            }
+            let data = state.data.get(&workspace_id);
+            let stored = data
+                .and_then(|d| d.templates.get(&id))
+                .map(|t| t.updated_at);
+            guard_updated_at(stored, updated_at, "template", &id)?;
         }
         Write::KeepAKeySet { workspace_id } => {
             let left = state
@@ -265,14 +257,9 @@ fn apply(
             id,
             updated_at,
         } => {
-            let stored = state
-                .data
-                .get(&workspace_id)
-                .and_then(|data| data.emails.get(&id))
-                .map(|email| email.updated_at);
-            if stored != Some(updated_at) {
-                return Err(conflict(format!("email {id} changed since it was read")));
-            }
+            let data = state.data.get(&workspace_id);
+            let stored = data.and_then(|d| d.emails.get(&id)).map(|e| e.updated_at);
+            guard_updated_at(stored, updated_at, "email", &id)?;
         }
         Write::AppendEvent(event) => {
             let ws = event.workspace_id.clone();
@@ -566,4 +553,18 @@ fn rollback(state: &mut State, undo: Vec<Undo>) {
 
 fn conflict(message: String) -> StoreError {
     StoreError::Conflict(message)
+}
+
+/// A guard on a record's `updated_at`: `Conflict` unless it is `stored` with `read`.
+fn guard_updated_at(
+    stored: Option<chrono::DateTime<chrono::Utc>>,
+    read: chrono::DateTime<chrono::Utc>,
+    what: &str,
+    id: &dyn std::fmt::Display,
+) -> Result<(), StoreError> {
+    if stored == Some(read) {
+        Ok(())
+    } else {
+        Err(conflict(format!("{what} {id} changed since it was read")))
+    }
 }
