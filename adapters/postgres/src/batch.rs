@@ -362,19 +362,7 @@ pub(crate) async fn guard_email(
     id: &str,
     updated_at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let found: Option<i32> = sqlx::query_scalar(GUARD_EMAIL)
-        .bind(workspace_id)
-        .bind(id)
-        .bind(updated_at)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(error::store)?;
-    match found {
-        Some(_) => Ok(()),
-        None => Err(StoreError::Conflict(format!(
-            "email {id} changed since it was read"
-        ))),
-    }
+    crate::commit::guard_row(conn, GUARD_EMAIL, (workspace_id, id, updated_at), "email").await
 }
 
 /// Updates the contacts of `chunk` (distinct contacts) in one statement; `Conflict` when any

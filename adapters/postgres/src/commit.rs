@@ -89,22 +89,16 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             id,
             updated_at,
         } => {
-            guard_row(
-                conn,
-                GUARD_DOMAIN,
-                workspace_id.as_str(),
-                id.as_str(),
-                *updated_at,
-            )
-            .await
+            let row = (workspace_id.as_str(), id.as_str(), *updated_at);
+            guard_row(conn, GUARD_DOMAIN, row, "domain").await
         }
         Write::GuardTemplate {
             workspace_id,
             id,
             updated_at,
         } => {
-            let (ws, id) = (workspace_id.as_str(), id.as_str());
-            guard_row(conn, GUARD_TEMPLATE, ws, id, *updated_at).await
+            let row = (workspace_id.as_str(), id.as_str(), *updated_at);
+            guard_row(conn, GUARD_TEMPLATE, row, "template").await
         }
         Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
         Write::InsertDomain(d) => insert_domain(conn, d).await,
@@ -482,12 +476,11 @@ const GUARD_TEMPLATE: &str = "SELECT 1 FROM templates WHERE workspace_id = $1 AN
 /// A guard on a row's `updated_at` (`sql` selects it `FOR UPDATE`): the row stays locked
 /// until the commit, so the write that follows the guard cannot overwrite a change made
 /// after it.
-async fn guard_row(
+pub(crate) async fn guard_row(
     conn: &mut PgConnection,
     sql: &'static str,
-    workspace_id: &str,
-    id: &str,
-    updated_at: chrono::DateTime<chrono::Utc>,
+    (workspace_id, id, updated_at): (&str, &str, chrono::DateTime<chrono::Utc>),
+    what: &str,
 ) -> Result<(), StoreError> {
     let found: Option<i32> = sqlx::query_scalar(sql)
         .bind(workspace_id)
@@ -499,7 +492,7 @@ async fn guard_row(
     match found {
         Some(_) => Ok(()),
         None => Err(StoreError::Conflict(format!(
-            "{id} changed since it was read"
+            "{what} {id} changed since it was read"
         ))),
     }
 }
