@@ -52,7 +52,9 @@ pub fn email_event_data(email: &EmailRecord) -> serde_json::Value {
 
 impl Engine {
     /// Moves an email from status `from` to `to`, with `error`, if it is still in `from`
-    /// (an email in any other state, or gone, is left alone).
+    /// (an email in any other state, or gone, is left alone). Guarded on the `updated_at`
+    /// read: a worker whose lease ran out may record SENT meanwhile, and giving up must not
+    /// write FAILED over that (it reads again and leaves the email alone).
     pub(crate) async fn move_email(
         &self,
         workspace_id: &WorkspaceId,
@@ -61,10 +63,28 @@ impl Engine {
         to: EmailStatus,
         error: Option<String>,
     ) -> crate::Result<()> {
-        match self.store.email(workspace_id, email_id).await? {
-            Some(email) if email.status == from => self.save_email_status(email, to, error).await,
-            _ => Ok(()),
-        }
+        self.on_conflict_retry(|| async {
+            let Some(mut email) = self.store.email(workspace_id, email_id).await? else {
+                return Ok(());
+            };
+            if email.status != from {
+                return Ok(());
+            }
+            let read_at = email.updated_at;
+            email.status = to;
+            email.error = error.clone();
+            email.updated_at = self.clock.now();
+            let mut changes = ChangeSet::new();
+            changes.push(Write::GuardEmail {
+                workspace_id: workspace_id.clone(),
+                id: email_id.clone(),
+                updated_at: read_at,
+            });
+            changes.push(Write::UpdateEmail(email));
+            self.store.commit(changes).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Stores `email` with a new status and error (its only change).
