@@ -240,6 +240,14 @@ pub struct Config {
     /// Most SMTP sessions at once per listener; more are answered 421.
     #[arg(long, env = "POSTHORN_SMTP_MAX_CONNECTIONS", default_value_t = 256)]
     pub smtp_max_connections: usize,
+    /// Most SMTP sessions at once per listener from one client (an IPv4 address or an IPv6
+    /// /64); more are answered 421, so one host cannot hold every session.
+    #[arg(
+        long,
+        env = "POSTHORN_SMTP_MAX_CONNECTIONS_PER_CLIENT",
+        default_value_t = 20
+    )]
+    pub smtp_max_connections_per_client: usize,
     /// Seconds an SMTP client has for a whole command line (from the previous reply), for any
     /// pause within a message and for taking in a reply; a whole message gets twice this, at
     /// least 600.

@@ -103,6 +103,7 @@ pub async fn start(
             tls: tls.clone(),
             implicit_tls: config.smtp_submission_implicit_tls,
             max_connections: config.smtp_max_connections,
+            max_connections_per_client: config.smtp_max_connections_per_client,
         };
         tracing::info!(
             listen = %addr,
@@ -131,6 +132,7 @@ pub async fn start(
             tls: tls.clone(),
             implicit_tls: false,
             max_connections: config.smtp_max_connections,
+            max_connections_per_client: config.smtp_max_connections_per_client,
         };
         tracing::info!(listen = %addr, starttls = tls.is_some(), "SMTP inbound MX is listening");
         let handler = Inbound::new(state.engine.clone(), state.request_time_limit)

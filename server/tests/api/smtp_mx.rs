@@ -112,3 +112,34 @@ async fn the_bare_postmaster_goes_to_the_configured_postmaster() {
         );
     }
 }
+
+#[tokio::test]
+async fn one_client_cannot_hold_more_than_its_share_of_sessions() {
+    let app = TestApp::new().await;
+    enable_inbound(&app).await;
+    let mut options = smtp_support::mx_options(1024 * 1024);
+    options.max_connections_per_client = 2;
+    let listener = smtp_support::mx_with(&app, options, None).await;
+    let (mut first, greeting) = RawClient::connect(listener.addr).await;
+    code(&greeting, "220");
+    let (_second, greeting) = RawClient::connect(listener.addr).await;
+    code(&greeting, "220");
+    // The third from 127.0.0.1, with 14 of the listener's 16 sessions still free.
+    let (mut third, greeting) = RawClient::connect(listener.addr).await;
+    assert!(
+        greeting.starts_with("421 4.7.0 Too many connections from your address"),
+        "{greeting}"
+    );
+    assert!(third.closed().await);
+    // A session that ends gives its place back.
+    code(&first.cmd("QUIT").await, "221");
+    let mut greeting = String::new();
+    for _ in 0..50 {
+        greeting = RawClient::connect(listener.addr).await.1;
+        if greeting.starts_with("220") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    code(&greeting, "220");
+}

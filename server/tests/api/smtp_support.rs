@@ -35,6 +35,17 @@ pub fn session(max_message_bytes: usize, auth_without_tls: bool) -> SessionConfi
     }
 }
 
+/// A listener's settings without TLS: 16 sessions at once, all of them open to one client.
+pub fn options(session: SessionConfig) -> ListenerOptions {
+    ListenerOptions {
+        session,
+        tls: None,
+        implicit_tls: false,
+        max_connections: 16,
+        max_connections_per_client: 16,
+    }
+}
+
 async fn bind() -> TcpListener {
     TcpListener::bind("127.0.0.1:0")
         .await
@@ -56,10 +67,9 @@ pub async fn submission(
         None => (None, false),
     };
     let options = ListenerOptions {
-        session,
         tls,
         implicit_tls,
-        max_connections: 16,
+        ..options(session)
     };
     smtp::listener::spawn(listener, Arc::new(Submission::new(state)), options, stop);
     Listener {
@@ -79,17 +89,26 @@ pub async fn mx_with_postmaster(
     max_message_bytes: usize,
     postmaster: Option<&str>,
 ) -> Listener {
+    mx_with(app, mx_options(max_message_bytes), postmaster).await
+}
+
+/// The MX's listener settings in these tests.
+pub fn mx_options(max_message_bytes: usize) -> ListenerOptions {
+    let mut session = session(max_message_bytes, false);
+    session.auth_required = false;
+    options(session)
+}
+
+/// The inbound MX on the app's engine with `options`, the bare `Postmaster` going to
+/// `postmaster`.
+pub async fn mx_with(
+    app: &TestApp,
+    options: ListenerOptions,
+    postmaster: Option<&str>,
+) -> Listener {
     let listener = bind().await;
     let addr = listener.local_addr().expect("addr");
     let (stop_tx, stop) = watch::channel(false);
-    let mut session = session(max_message_bytes, false);
-    session.auth_required = false;
-    let options = ListenerOptions {
-        session,
-        tls: None,
-        implicit_tls: false,
-        max_connections: 16,
-    };
     let handler = Inbound::new(app.engine.clone(), Duration::from_secs(10))
         .with_postmaster(postmaster.map(str::to_string));
     smtp::listener::spawn(listener, Arc::new(handler), options, stop);
@@ -151,6 +170,14 @@ impl RawClient {
     pub async fn cmd(&mut self, line: &str) -> String {
         self.send(line).await;
         self.reply().await
+    }
+
+    /// Whether the server closed the connection with nothing more to say.
+    pub async fn closed(&mut self) -> bool {
+        let mut rest = String::new();
+        let read =
+            tokio::time::timeout(Duration::from_secs(10), self.reader.read_line(&mut rest)).await;
+        matches!(read, Ok(Ok(0)))
     }
 
     /// Sends raw bytes with no reply expected.
