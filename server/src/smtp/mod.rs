@@ -32,6 +32,11 @@ pub use submission::Submission;
 /// Unknown, malformed or refused commands a session tolerates before it is closed.
 pub const MAX_BAD_COMMANDS: usize = 20;
 
+/// Commands that move no mail (NOOP, RSET, VRFY, HELP, a repeated EHLO or HELO) a session
+/// may send before it is closed, counted afresh after each accepted message; as Postfix's
+/// `smtpd_junk_command_limit`.
+pub const MAX_JUNK_COMMANDS: usize = 100;
+
 /// Why the SMTP listeners cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum SmtpStartError {
@@ -67,6 +72,7 @@ pub fn session_config(
         max_recipients: submission::SUBMISSION_MAX_RECIPIENTS,
         command_timeout: Duration::from_secs(config.smtp_timeout_secs),
         max_bad_commands: MAX_BAD_COMMANDS,
+        max_junk_commands: MAX_JUNK_COMMANDS,
         starttls: false,
         auth_without_tls: addr.ip().is_loopback(),
         auth_required,

@@ -89,6 +89,11 @@ pub struct SessionConfig {
     pub command_timeout: Duration,
     /// Unknown, malformed or refused commands tolerated before the connection is closed.
     pub max_bad_commands: usize,
+    /// Commands that move no mail (NOOP, RSET, VRFY, HELP, a repeated EHLO or HELO)
+    /// tolerated since the session began or last had a message accepted; past them the
+    /// connection is closed (each answer restarts the time-out, so they could hold a
+    /// session forever).
+    pub max_junk_commands: usize,
     /// Whether STARTTLS can be offered (a certificate is configured).
     pub starttls: bool,
     /// Whether AUTH may be offered without TLS (a loopback listener).
@@ -186,6 +191,7 @@ struct Session<'a, H: Handler> {
     transaction: Option<Envelope>,
     message: Vec<u8>,
     bad_commands: usize,
+    junk_commands: usize,
     out: Vec<u8>,
 }
 
@@ -212,6 +218,7 @@ where
         transaction: None,
         message: Vec::new(),
         bad_commands: 0,
+        junk_commands: 0,
         out: Vec::new(),
     };
     if greet {
@@ -367,6 +374,21 @@ impl<H: Handler> Session<'_, H> {
         Next::Continue
     }
 
+    /// Counts a command that moves no mail; `true` when that was one too many and the
+    /// session is to be closed (answered 421 instead).
+    fn too_much_junk(&mut self) -> bool {
+        self.junk_commands += 1;
+        if self.junk_commands <= self.config.max_junk_commands {
+            return false;
+        }
+        self.reply(Reply::new(
+            421,
+            [4, 7, 0],
+            "Too many commands without mail, closing connection",
+        ));
+        true
+    }
+
     fn too_big(&self) -> Reply {
         Reply::new(
             552,
@@ -392,6 +414,18 @@ impl<H: Handler> Session<'_, H> {
     }
 
     async fn command(&mut self, request: Request<String>, phase: &mut Phase) -> Next {
+        // MAIL, RCPT, DATA, AUTH and STARTTLS do not count: they lead to a message, and a
+        // 5xx refusal of one counts as a bad command.
+        let junk = match &request {
+            Request::Noop { .. } | Request::Rset | Request::Vrfy { .. } | Request::Help { .. } => {
+                true
+            }
+            Request::Ehlo { .. } | Request::Helo { .. } => self.helo.is_some(),
+            _ => false,
+        };
+        if junk && self.too_much_junk() {
+            return Next::Close;
+        }
         match request {
             Request::Ehlo { host } => {
                 self.helo = Some(host);
@@ -611,6 +645,10 @@ impl<H: Handler> Session<'_, H> {
                 .data(self.identity.as_ref(), envelope, message)
                 .await
         };
+        if reply.is_positive() {
+            // A client delivering mail may reset or check the session between messages.
+            self.junk_commands = 0;
+        }
         self.reply(reply);
     }
 

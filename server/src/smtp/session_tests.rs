@@ -62,6 +62,7 @@ fn config() -> SessionConfig {
         max_recipients: 3,
         command_timeout: Duration::from_secs(5),
         max_bad_commands: 5,
+        max_junk_commands: 10,
         starttls: false,
         auth_without_tls: true,
         auth_required: false,
@@ -267,6 +268,41 @@ async fn garbage_closes_the_session_after_the_error_budget() {
     let codes = codes(&out);
     assert_eq!(codes.last(), Some(&"421"), "{out}");
     assert!(!codes.contains(&"354"), "{out}");
+}
+
+#[tokio::test]
+async fn commands_that_move_no_mail_close_the_session_past_their_limit() {
+    // The first EHLO is not counted; the ten after it are the limit of config().
+    let input = "EHLO c\r\nNOOP\r\nNOOP x\r\nNOOP\r\nNOOP\r\nRSET\r\nRSET\r\n\
+                 VRFY someone\r\nHELP\r\nEHLO c\r\nHELO c\r\nNOOP\r\nQUIT\r\n";
+    let out = converse(&Recorder::default(), &config(), input.into(), vec![]).await;
+    assert_eq!(
+        codes(&out),
+        [
+            "220", "250", "250", "250", "250", "250", "250", "250", "252", "214", "250", "250",
+            "421"
+        ],
+        "{out}"
+    );
+    assert!(
+        out.ends_with("421 4.7.0 Too many commands without mail, closing connection\r\n"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn an_accepted_message_restarts_the_count_of_commands_without_mail() {
+    let noops = "NOOP\r\n".repeat(10);
+    let message = "MAIL FROM:<a@s.test>\r\nRCPT TO:<b@example.com>\r\nDATA\r\nx\r\n.\r\n";
+    let nine = "NOOP\r\n".repeat(9);
+    let input = format!("EHLO c\r\n{noops}{message}{nine}RSET\r\n{noops}");
+    let out = converse(&Recorder::default(), &config(), input.into(), vec![]).await;
+    let codes = codes(&out);
+    // Ten NOOPs, the message, nine NOOPs and RSET are answered; the next NOOP is one too many.
+    assert_eq!(codes.len(), 2 + 10 + 4 + 10 + 1, "{out}");
+    assert_eq!(codes.iter().filter(|c| **c == "421").count(), 1, "{out}");
+    assert_eq!(codes.last(), Some(&"421"), "{out}");
+    assert_eq!(codes[2 + 10 + 3], "250", "the message was accepted: {out}");
 }
 
 #[tokio::test]

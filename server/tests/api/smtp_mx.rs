@@ -143,3 +143,17 @@ async fn one_client_cannot_hold_more_than_its_share_of_sessions() {
     }
     code(&greeting, "220");
 }
+
+#[tokio::test]
+async fn a_session_of_commands_that_move_no_mail_is_closed_past_the_limit() {
+    let app = TestApp::new().await;
+    let listener = smtp_support::mx(&app, 1024 * 1024).await;
+    let (mut smtp, _) = RawClient::connect(listener.addr).await;
+    code(&smtp.cmd("EHLO c").await, "250");
+    for _ in 0..posthorn_server::smtp::MAX_JUNK_COMMANDS {
+        code(&smtp.cmd("NOOP").await, "250");
+    }
+    let closing = smtp.cmd("NOOP").await;
+    assert!(closing.starts_with("421 4.7.0 "), "{closing}");
+    assert!(smtp.closed().await);
+}

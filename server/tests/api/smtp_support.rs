@@ -28,6 +28,7 @@ pub fn session(max_message_bytes: usize, auth_without_tls: bool) -> SessionConfi
         max_recipients: 50,
         command_timeout: Duration::from_secs(10),
         max_bad_commands: 20,
+        max_junk_commands: smtp::MAX_JUNK_COMMANDS,
         starttls: false,
         auth_without_tls,
         auth_required: true,
