@@ -1,10 +1,13 @@
 //! The inbound MX (port 25): recipients are checked at RCPT against the verified,
-//! inbound-enabled domains, and DATA is handed to `Engine::receive_inbound`; 250 only once
-//! the message is durable.
+//! inbound-enabled domains, and DATA is handed to `Engine::receive_inbound` behind the
+//! `Return-Path` and `Received` fields of a final delivery; 250 only once the message is
+//! durable.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use posthorn_core::app::inbound::{InboundMessage, RecipientCheck};
 use posthorn_core::model::ProviderVerdicts;
 use posthorn_core::Engine;
@@ -19,6 +22,7 @@ pub struct Inbound {
     engine: Engine,
     time_limit: Duration,
     postmaster: Option<String>,
+    hostname: String,
 }
 
 impl Inbound {
@@ -28,7 +32,19 @@ impl Inbound {
             engine,
             time_limit,
             postmaster: None,
+            hostname: "localhost".to_string(),
         }
+    }
+
+    /// The name this server gives itself in the `Received` field of each message (the
+    /// listener's greeting name); `localhost` until set, or when `hostname` is not one word
+    /// of printable ASCII.
+    pub fn with_hostname(mut self, hostname: impl Into<String>) -> Self {
+        let hostname = hostname.into();
+        if !hostname.is_empty() && hostname.bytes().all(|b| b.is_ascii_graphic()) {
+            self.hostname = hostname;
+        }
+        self
     }
 
     /// Mail for the bare `Postmaster` recipient (no domain; RFC 5321 §4.5.1) goes to
@@ -67,7 +83,16 @@ impl Handler for Inbound {
         Err(Reply::new(502, [5, 5, 1], "AUTH not offered here"))
     }
 
-    async fn mail_from(&self, _: Option<&()>, _: &Envelope) -> Result<(), Reply> {
+    async fn mail_from(&self, _: Option<&()>, envelope: &Envelope) -> Result<(), Reply> {
+        // The sender goes into the Return-Path field: none of it may break that line.
+        let from = envelope.from.as_deref().unwrap_or("");
+        if !from.chars().all(address_char) {
+            return Err(Reply::new(
+                553,
+                [5, 1, 7],
+                "Sender address contains control characters",
+            ));
+        }
         Ok(())
     }
 
@@ -99,10 +124,16 @@ impl Handler for Inbound {
                 recipients.push(address.to_string());
             }
         }
+        let trace = trace_fields(&envelope, &self.hostname, self.engine.clock.now());
+        let mut raw = Vec::with_capacity(trace.len() + message.len());
+        raw.extend_from_slice(trace.as_bytes());
+        raw.extend_from_slice(&message);
+        // Not held twice while the intake commits (a message may be megabytes).
+        drop(message);
         let inbound = InboundMessage {
             envelope_from: envelope.from,
             recipients,
-            raw: message,
+            raw,
             client_ip: envelope.client_ip,
             helo: envelope.helo,
             provider_verdicts: ProviderVerdicts::default(),
@@ -119,6 +150,138 @@ impl Handler for Inbound {
                 tracing::warn!("inbound message outran the time limit");
                 Reply::try_later()
             }
+        }
+    }
+}
+
+/// The trace fields RFC 5321 §4.4 has the server making the final delivery put before the
+/// message: `Return-Path` with the envelope sender (`<>` for the null sender), then
+/// `Received` with the client's EHLO name and address, this server, the protocol (RFC 3848)
+/// and the time.
+fn trace_fields(envelope: &Envelope, hostname: &str, now: DateTime<Utc>) -> String {
+    // What the client sent goes in only where it fits the syntax: a CR or LF (or any
+    // control character) would let it write fields of its own.
+    let sender: String = envelope
+        .from
+        .as_deref()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| address_char(*c))
+        .collect();
+    let helo = envelope
+        .helo
+        .as_deref()
+        .filter(|h| is_helo_name(h))
+        .unwrap_or("unknown");
+    let client = match envelope.client_ip.map(|ip| ip.to_canonical()) {
+        Some(IpAddr::V4(ip)) => format!(" ([{ip}])"),
+        Some(IpAddr::V6(ip)) => format!(" ([IPv6:{ip}])"),
+        None => String::new(),
+    };
+    // The MX offers no AUTH, so never ESMTPA; RFC 3848 names no TLS variant of plain SMTP.
+    let protocol = match (envelope.esmtp, envelope.tls) {
+        (true, true) => "ESMTPS",
+        (true, false) => "ESMTP",
+        (false, _) => "SMTP",
+    };
+    format!(
+        "Return-Path: <{sender}>\r\nReceived: from {helo}{client}\r\n\tby {hostname} with {protocol};\r\n\t{}\r\n",
+        now.to_rfc2822()
+    )
+}
+
+/// Whether `c` may stand in an envelope address written into a header field: printable
+/// ASCII, or UTF-8 (SMTPUTF8) that is neither a control character nor a line or other
+/// separator.
+fn address_char(c: char) -> bool {
+    c == ' ' || c.is_ascii_graphic() || (!c.is_ascii() && !c.is_control() && !c.is_whitespace())
+}
+
+/// Whether an EHLO or HELO argument looks like a domain or an address literal (`[192.0.2.1]`,
+/// `[IPv6:2001:db8::1]`), and so can be named in `Received`.
+fn is_helo_name(name: &str) -> bool {
+    (1..=255).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._:[]".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_noon() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-11-21T12:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_default()
+    }
+
+    fn envelope(from: Option<&str>, helo: &str, ip: &str) -> Envelope {
+        Envelope {
+            from: from.map(str::to_string),
+            helo: Some(helo.to_string()),
+            esmtp: true,
+            client_ip: ip.parse().ok(),
+            ..Envelope::default()
+        }
+    }
+
+    #[test]
+    fn the_trace_fields_name_the_sender_the_client_and_this_server() {
+        let fields = trace_fields(
+            &envelope(
+                Some("ada@sender.example"),
+                "mail.sender.example",
+                "192.0.2.7",
+            ),
+            "mx.posthorn.test",
+            at_noon(),
+        );
+        assert_eq!(
+            fields,
+            "Return-Path: <ada@sender.example>\r\n\
+             Received: from mail.sender.example ([192.0.2.7])\r\n\
+             \tby mx.posthorn.test with ESMTP;\r\n\
+             \tSat, 21 Nov 2026 12:00:00 +0000\r\n"
+        );
+        let mut bounce = envelope(None, "[IPv6:2001:db8::1]", "::ffff:192.0.2.7");
+        bounce.tls = true;
+        let fields = trace_fields(&bounce, "mx", at_noon());
+        assert!(
+            fields.starts_with(
+                "Return-Path: <>\r\nReceived: from [IPv6:2001:db8::1] ([192.0.2.7])\r\n\tby mx with ESMTPS;"
+            ),
+            "{fields}"
+        );
+        let mut helo = envelope(Some("a@b.example"), "b.example", "2001:db8::5");
+        helo.esmtp = false;
+        let fields = trace_fields(&helo, "mx", at_noon());
+        assert!(
+            fields.contains("from b.example ([IPv6:2001:db8::5])\r\n\tby mx with SMTP;"),
+            "{fields}"
+        );
+    }
+
+    #[test]
+    fn nothing_the_client_sent_can_add_a_field() {
+        let sly = envelope(
+            Some("a@b.example>\r\nX-Injected: 1\r\n"),
+            "evil\r\nX-Injected: 2",
+            "192.0.2.7",
+        );
+        let fields = trace_fields(&sly, "mx", at_noon());
+        assert!(!fields.contains("\r\nX-Injected"), "{fields}");
+        assert_eq!(fields.matches("\r\n").count(), 4, "{fields}");
+        assert!(
+            fields.contains("Received: from unknown ([192.0.2.7])"),
+            "{fields}"
+        );
+        for helo in ["a b", "a;b", "a(b)", "", "é.example"] {
+            assert!(!is_helo_name(helo), "{helo:?}");
+        }
+        assert!(address_char('é') && address_char(' '));
+        for c in ['\r', '\n', '\0', '\t', '\u{85}', '\u{2028}', '\u{7f}'] {
+            assert!(!address_char(c), "{c:?}");
         }
     }
 }

@@ -142,7 +142,8 @@ pub async fn start(
         };
         tracing::info!(listen = %addr, starttls = tls.is_some(), "SMTP inbound MX is listening");
         let handler = Inbound::new(state.engine.clone(), state.request_time_limit)
-            .with_postmaster(config.postmaster.clone());
+            .with_postmaster(config.postmaster.clone())
+            .with_hostname(options.session.hostname.clone());
         handles.push(listener::spawn(
             listener,
             Arc::new(handler),

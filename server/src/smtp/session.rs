@@ -31,6 +31,8 @@ pub struct Envelope {
     pub recipients: Vec<String>,
     /// The name the client gave in EHLO or HELO.
     pub helo: Option<String>,
+    /// Whether that was EHLO (the client speaks ESMTP), not HELO.
+    pub esmtp: bool,
     /// The client's address.
     pub client_ip: Option<IpAddr>,
     /// Whether the session runs over TLS.
@@ -187,6 +189,7 @@ struct Session<'a, H: Handler> {
     config: &'a SessionConfig,
     peer: Peer,
     helo: Option<String>,
+    esmtp: bool,
     identity: Option<H::Identity>,
     transaction: Option<Envelope>,
     message: Vec<u8>,
@@ -214,6 +217,7 @@ where
         config,
         peer,
         helo: None,
+        esmtp: false,
         identity: None,
         transaction: None,
         message: Vec::new(),
@@ -407,6 +411,7 @@ impl<H: Handler> Session<'_, H> {
     fn envelope(&self) -> Envelope {
         Envelope {
             helo: self.helo.clone(),
+            esmtp: self.esmtp,
             client_ip: self.peer.ip,
             tls: self.peer.tls,
             ..Envelope::default()
@@ -429,12 +434,14 @@ impl<H: Handler> Session<'_, H> {
         match request {
             Request::Ehlo { host } => {
                 self.helo = Some(host);
+                self.esmtp = true;
                 self.transaction = None;
                 self.ehlo();
                 Next::Continue
             }
             Request::Helo { host } => {
                 self.helo = Some(host);
+                self.esmtp = false;
                 self.transaction = None;
                 let hostname = self.config.hostname.clone();
                 self.reply(Reply::new(250, [2, 0, 0], hostname));

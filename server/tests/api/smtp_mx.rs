@@ -1,6 +1,9 @@
 //! The inbound MX over a real socket: accepted and refused recipients, the message becoming
 //! `email.received`, and the size limit.
 
+use posthorn_core::model::EmailId;
+use posthorn_core::ports::Clock;
+
 use crate::harness::TestApp;
 use crate::inbound::{enable_inbound, received, MESSAGE};
 use crate::smtp_support::{self, code, RawClient};
@@ -156,4 +159,50 @@ async fn a_session_of_commands_that_move_no_mail_is_closed_past_the_limit() {
     let closing = smtp.cmd("NOOP").await;
     assert!(closing.starts_with("421 4.7.0 "), "{closing}");
     assert!(smtp.closed().await);
+}
+
+#[tokio::test]
+async fn a_received_message_starts_with_return_path_and_received() {
+    let app = TestApp::new().await;
+    enable_inbound(&app).await;
+    let listener = smtp_support::mx(&app, 1024 * 1024).await;
+    let (mut smtp, _) = RawClient::connect(listener.addr).await;
+    code(&smtp.cmd("EHLO mail.sender.example").await, "250");
+    // A sender with a control character could break the Return-Path line: refused.
+    code(
+        &smtp.cmd("MAIL FROM:<\"a\u{1}b\"@sender.example>").await,
+        "553",
+    );
+    code(&smtp.cmd("MAIL FROM:<ada@sender.example>").await, "250");
+    code(&smtp.cmd("RCPT TO:<support@example.com>").await, "250");
+    code(&smtp.cmd("DATA").await, "354");
+    smtp.send(MESSAGE.trim_end_matches("\r\n")).await;
+    let queued = smtp.cmd(".").await;
+    code(&queued, "250");
+    let id = queued
+        .trim_end()
+        .rsplit(' ')
+        .next()
+        .expect("Queued as <id>");
+    let record = app
+        .engine
+        .store
+        .inbound_email(&app.ws(), &EmailId::from(id))
+        .await
+        .expect("read")
+        .expect("record");
+    let raw = String::from_utf8(record.raw.expect("raw kept")).expect("utf-8");
+    let trace = format!(
+        "Return-Path: <ada@sender.example>\r\n\
+         Received: from mail.sender.example ([127.0.0.1])\r\n\
+         \tby posthorn.test with ESMTP;\r\n\
+         \t{}\r\n",
+        app.clock.now().to_rfc2822()
+    );
+    assert_eq!(raw, format!("{trace}{MESSAGE}"));
+    // The fields do not change what the message is read as.
+    app.run_jobs().await;
+    let events = received(&app).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["data"]["subject"], "Help with my order");
 }

@@ -111,7 +111,8 @@ pub async fn mx_with(
     let addr = listener.local_addr().expect("addr");
     let (stop_tx, stop) = watch::channel(false);
     let handler = Inbound::new(app.engine.clone(), Duration::from_secs(10))
-        .with_postmaster(postmaster.map(str::to_string));
+        .with_postmaster(postmaster.map(str::to_string))
+        .with_hostname(options.session.hostname.clone());
     smtp::listener::spawn(listener, Arc::new(handler), options, stop);
     Listener {
         addr,
