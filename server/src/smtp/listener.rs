@@ -1,6 +1,6 @@
 //! The accept loop shared by both listeners: connection limits (in all and per client),
-//! implicit TLS or STARTTLS upgrades, and a graceful stop that lets sessions finish the
-//! message they are reading.
+//! implicit TLS or STARTTLS upgrades, and a graceful stop: sessions are answered 421 at
+//! once, except those reading a message, which get `DRAIN_TIMEOUT` to finish it.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -17,7 +17,10 @@ use super::session::{self, End, Handler, Peer, SessionConfig};
 
 /// Longest a TLS handshake may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
-/// Longest a stop waits for sessions to finish what they are doing.
+/// Longest a stop waits for sessions to finish the message they are reading. Far less than
+/// a message may take (`SessionConfig::data_timeout`): a service manager kills a process
+/// that takes longer to stop anyway. A message cut off was not answered, so its client
+/// keeps it and retries.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How one listener runs.

@@ -199,7 +199,8 @@ struct Session<'a, H: Handler> {
 }
 
 /// Runs one session on `stream` until it ends; writes the 220 greeting first when `greet`
-/// (not after STARTTLS). `stop` turning true closes the session between commands (421).
+/// (not after STARTTLS). `stop` turning true closes the session (421) at once, or once the
+/// message being read has been answered.
 pub async fn run<S, H>(
     stream: &mut S,
     handler: &H,
@@ -243,11 +244,13 @@ where
             // after 354) is timed from here, however it is cut into reads.
             deadline = Instant::now() + phase.time_limit(config);
         }
-        let between_commands = matches!(phase, Phase::Command(_) | Phase::LongLine(_));
+        // Only a message is worth waiting for; a client halfway through AUTH (or anything
+        // else) can say it again to the next server.
+        let stoppable = !matches!(phase, Phase::Data(_) | Phase::DataTooBig(_));
         let read_until = deadline.min(Instant::now() + limit);
         let read = tokio::select! {
             read = tokio::time::timeout_at(read_until, stream.read(&mut buf)) => read,
-            _ = stopped(&mut stop), if between_commands => {
+            _ = stopped(&mut stop), if stoppable => {
                 Reply::new(421, [4, 3, 2], "Server shutting down, try again later")
                     .write_to(&mut session.out);
                 let _ = write_within(stream, &session.out, limit).await;

@@ -441,6 +441,69 @@ async fn a_client_that_never_reads_is_dropped_after_the_write_time_limit() {
     let _ = writer.await;
 }
 
+/// Runs a session (on paused time) whose client sends `before`, waits for `answer`, turns
+/// `stop` true and sends `after`; returns what the server wrote and how long the session
+/// lasted from the stop on the paused clock.
+async fn stop_after(before: &str, answer: &str, after: &str) -> (String, Duration) {
+    let handler = Recorder::default();
+    let config = config();
+    let (mut client, mut server) = tokio::io::duplex(1 << 16);
+    let (stop_tx, stop) = watch::channel(false);
+    let server_side = async move {
+        let end = run(&mut server, &handler, &config, Peer::default(), true, stop).await;
+        assert!(matches!(end, Ok(End::Closed)), "{end:?}");
+        tokio::time::Instant::now()
+    };
+    let client_side = async move {
+        let mut out = Vec::new();
+        let _ = client.write_all(before.as_bytes()).await;
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&out).contains(answer) {
+            match client.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            }
+        }
+        let stopped_at = tokio::time::Instant::now();
+        let _ = stop_tx.send(true);
+        let _ = client.write_all(after.as_bytes()).await;
+        let _ = client.read_to_end(&mut out).await;
+        (out, stopped_at)
+    };
+    let (ended_at, (out, stopped_at)) = tokio::join!(server_side, client_side);
+    let out = String::from_utf8(out).unwrap_or_else(|e| panic!("replies are ASCII: {e}"));
+    (out, ended_at - stopped_at)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_during_auth_is_answered_421_at_once() {
+    let (out, took) = stop_after("EHLO c\r\nAUTH LOGIN\r\n", "334 VXNlcm5hbWU6\r\n", "").await;
+    assert!(
+        out.ends_with("334 VXNlcm5hbWU6\r\n421 4.3.2 Server shutting down, try again later\r\n"),
+        "{out}"
+    );
+    assert!(took < Duration::from_secs(1), "{took:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_while_a_message_is_read_lets_it_finish_and_be_answered() {
+    let (out, _) = stop_after(
+        &format!("{TO_DATA}Subject: x\r\n"),
+        "354 ",
+        "\r\nhi\r\n.\r\n",
+    )
+    .await;
+    assert_eq!(
+        codes(&out),
+        ["220", "250", "250", "250", "354", "250", "421"],
+        "{out}"
+    );
+    assert!(
+        out.ends_with("421 4.3.2 Server shutting down, try again later\r\n"),
+        "{out}"
+    );
+}
+
 /// Lines a client might send, well formed or not.
 fn line() -> impl Strategy<Value = String> {
     prop_oneof![
