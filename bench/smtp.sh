@@ -60,6 +60,7 @@ start_server() {
         POSTHORN_SMTP_SUBMISSION_LISTEN="127.0.0.1:$sub_port" \
         POSTHORN_SMTP_INBOUND_LISTEN="127.0.0.1:$mx_port" \
         POSTHORN_INBOUND_SENDER_RATE=1000000 \
+        POSTHORN_SMTP_MAX_CONNECTIONS_PER_CLIENT=100000 \
         POSTHORN_INBOUND_WORKSPACE_RATE=100000000 \
         RUST_LOG=warn \
         "$target_dir/release/posthorn" >"$dir/server.log" 2>&1 &
