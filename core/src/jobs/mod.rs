@@ -14,6 +14,12 @@ use crate::model::EmailStatus;
 use crate::ports::{ClaimedJob, JobPayload};
 use crate::Engine;
 
+/// Failed attempts after which a job whose handler fails with an internal error is
+/// dead-lettered. Above the most a delivery (8) or a webhook step (its retry schedule, at
+/// most 20 retries) counts on its own, so this only ends jobs nothing else would end; with
+/// the retry backoff (up to an hour) that is about a day of failing.
+pub const MAX_FAILED_RUNS: u32 = 30;
+
 /// What became of a job run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JobOutcome {
@@ -42,14 +48,25 @@ impl Engine {
     /// backoff at once rather than left to its lease: the error is returned for the caller
     /// to log. It counts a failed attempt unless the store or the limiter was unreachable:
     /// an outage says nothing of the job, and counting it would spend a delivery's attempts
-    /// before it ever reached the mail server.
+    /// before it ever reached the mail server. A job whose handler keeps failing with an
+    /// internal error (a stored record that does not decode: retrying cannot help) is
+    /// dead-lettered once it has [`MAX_FAILED_RUNS`] failed attempts, rather than retried
+    /// for ever out of sight of `GET /health` and `/admin/jobs/dead`.
     pub async fn run_job(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
         if job.claims > self.settings.max_job_claims {
             return self.give_up_unsettled(job).await;
         }
         let result = self.with_heartbeat(job, self.dispatch(job)).await;
         if let Err(error) = &result {
-            let at = self.clock.now() + self.retry_delay(job.attempts.saturating_add(1));
+            let attempts = job.attempts.saturating_add(1);
+            if matches!(error, crate::Error::Internal(_)) && attempts >= MAX_FAILED_RUNS {
+                let reason = format!("given up after {attempts} failed attempts: {error}");
+                if let Err(e) = self.give_up(job, reason).await {
+                    tracing::warn!(job_id = %job.id, error = %e, "could not dead-letter a failing job; its lease will expire");
+                }
+                return result;
+            }
+            let at = self.clock.now() + self.retry_delay(attempts);
             let failed = !matches!(error, crate::Error::Unavailable(_));
             // A stale lease (the handler settled before failing) makes this a no-op.
             if let Err(retry_error) = self.jobs.retry(job, at, failed, &error.to_string()).await {
@@ -142,28 +159,42 @@ impl Engine {
         }
     }
 
-    /// Dead-letters a job whose runs keep ending without settling it; a delivery's email
-    /// becomes FAILED, so that its campaign can still finish.
+    /// Dead-letters a job whose runs keep ending without settling it; see [`Engine::give_up`].
     async fn give_up_unsettled(&self, job: &ClaimedJob) -> crate::Result<JobOutcome> {
         let reason = format!(
             "given up after {} claims in a row that ended without a result (worker crashed \
              or the job outran its lease)",
             job.claims - 1
         );
+        self.give_up(job, reason).await
+    }
+
+    /// Dead-letters `job` for `reason`; a delivery's email becomes FAILED (when it can be
+    /// read), so that its campaign can still finish.
+    async fn give_up(&self, job: &ClaimedJob, reason: String) -> crate::Result<JobOutcome> {
         tracing::error!(job_id = %job.id, payload = ?job.payload, %reason, "job given up");
         if let JobPayload::DeliverEmail {
             workspace_id,
             email_id,
         } = &job.payload
         {
-            self.move_email(
-                workspace_id,
-                email_id,
-                EmailStatus::Queued,
-                EmailStatus::Failed,
-                Some(reason.clone()),
-            )
-            .await?;
+            let moved = self
+                .move_email(
+                    workspace_id,
+                    email_id,
+                    EmailStatus::Queued,
+                    EmailStatus::Failed,
+                    Some(reason.clone()),
+                )
+                .await;
+            match moved {
+                Ok(()) => {}
+                // An email that does not decode cannot be moved; the job is parked anyway.
+                Err(crate::Error::Internal(e)) => {
+                    tracing::warn!(job_id = %job.id, error = %e, "the given-up delivery's email could not be marked FAILED");
+                }
+                Err(e) => return Err(e),
+            }
         }
         self.jobs.dead_letter(job, &reason).await?;
         Ok(JobOutcome::Dead)

@@ -3,6 +3,7 @@
 //! database, so the checks run in the suite's PostgreSQL pass (`POSTHORN_API_TEST_STORE=
 //! postgres`, which `scripts/test-all.sh` runs); on the memory store there is nothing to force.
 
+use posthorn_core::ports::Clock;
 use serde_json::json;
 use sqlx::postgres::PgPoolOptions;
 use sqlx::PgPool;
@@ -113,6 +114,34 @@ async fn a_row_that_does_not_decode_is_a_500_not_a_503() {
         res.headers.get("retry-after").is_none(),
         "not an outage to retry"
     );
+}
+
+#[tokio::test]
+async fn a_job_failing_on_a_record_that_does_not_decode_is_dead_lettered_in_the_end() {
+    let app = TestApp::new().await;
+    let Some(db) = database(&app).await else {
+        return; // memory store: see the module comment
+    };
+    let id = app.send_one("undecodable@x.com").await;
+    sqlx::query("UPDATE emails SET status = 'NOT_A_STATUS' WHERE id = $1")
+        .bind(&id)
+        .execute(&db)
+        .await
+        .expect("corrupting the row");
+    let max = posthorn_core::jobs::MAX_FAILED_RUNS;
+    for round in 0..max {
+        let stats = app.engine.jobs.stats(app.clock.now()).await.expect("stats");
+        assert_eq!(stats.dead, 0, "round {round}: still retried");
+        assert!(app.engine.run_due_jobs().await.is_err(), "round {round}");
+        app.clock.advance(chrono::Duration::hours(2));
+    }
+    let stats = app.engine.jobs.stats(app.clock.now()).await.expect("stats");
+    assert_eq!(
+        (stats.queued, stats.dead),
+        (0, 1),
+        "parked after {max} failed runs"
+    );
+    assert!(app.transport.messages().is_empty(), "nothing was sent");
 }
 
 #[tokio::test]
