@@ -70,21 +70,30 @@ impl Engine {
             if email.status != from {
                 return Ok(());
             }
-            let read_at = email.updated_at;
-            email.status = to;
-            email.error = error.clone();
-            email.updated_at = self.clock.now();
             let mut changes = ChangeSet::new();
             changes.push(Write::GuardEmail {
                 workspace_id: workspace_id.clone(),
                 id: email_id.clone(),
-                updated_at: read_at,
+                updated_at: email.updated_at,
             });
+            self.set_email_status(&mut email, to, error.clone());
             changes.push(Write::UpdateEmail(email));
             self.store.commit(changes).await?;
             Ok(())
         })
         .await
+    }
+
+    /// Gives `email` a new status and error, changed now.
+    fn set_email_status(
+        &self,
+        email: &mut EmailRecord,
+        status: EmailStatus,
+        error: Option<String>,
+    ) {
+        email.status = status;
+        email.error = error;
+        email.updated_at = self.clock.now();
     }
 
     /// Stores `email` with a new status and error (its only change).
@@ -94,9 +103,7 @@ impl Engine {
         status: EmailStatus,
         error: Option<String>,
     ) -> crate::Result<()> {
-        email.status = status;
-        email.error = error;
-        email.updated_at = self.clock.now();
+        self.set_email_status(&mut email, status, error);
         let mut changes = ChangeSet::new();
         changes.push(Write::UpdateEmail(email));
         self.store.commit(changes).await?;

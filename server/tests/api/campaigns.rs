@@ -557,14 +557,7 @@ async fn sending_checks_the_sender_again() {
         .to_string();
 
     // A key limited to example.com may neither change nor send a brand.test campaign.
-    let scoped = app
-        .post(
-            "/keys",
-            json!({"name": "scoped", "domains": ["example.com"]}),
-        )
-        .await
-        .expect(201);
-    let scoped_sk = scoped.body["secretKey"].as_str().expect("sk").to_string();
+    let scoped_sk = app.scoped_secret_key(&["example.com"]).await;
     let as_scoped = |method: Method, path: String, body: Option<Value>| {
         let sk = scoped_sk.clone();
         let app = &app;

@@ -350,6 +350,18 @@ impl TestApp {
             .await
     }
 
+    /// The secret key of a new key set limited to sender `domains`.
+    pub async fn scoped_secret_key(&self, domains: &[&str]) -> String {
+        let created = self
+            .post("/keys", json!({"name": "scoped", "domains": domains}))
+            .await
+            .expect(201);
+        created.body["secretKey"]
+            .as_str()
+            .expect("secret key")
+            .to_string()
+    }
+
     /// Posts every body of `bodies` to `path` at once, each from a task of its own (a
     /// race); the answers in the order of `bodies`.
     pub async fn post_concurrently(self: &Arc<Self>, path: &str, bodies: Vec<Value>) -> Vec<Res> {

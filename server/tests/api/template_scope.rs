@@ -30,14 +30,7 @@ async fn a_limited_key_keeps_to_templates_of_its_domains() {
     .expect(201);
     let brand = template_from(&app, "news@brand.test").await;
     let own = template_from(&app, "hello@example.com").await;
-    let scoped = app
-        .post(
-            "/keys",
-            json!({"name": "scoped", "domains": ["example.com"]}),
-        )
-        .await
-        .expect(201);
-    let sk = scoped.body["secretKey"].as_str().expect("sk").to_string();
+    let sk = app.scoped_secret_key(&["example.com"]).await;
     let call = |method: Method, path: String, body: Option<Value>| {
         let sk = sk.clone();
         let app = &app;

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, Timelike, Utc};
 
 use super::records::{check, published_records, Finding};
-use crate::error::{Error, Resource, Result};
+use crate::error::{Error, Result};
 use crate::model::{Domain, DomainRecord, JobId, RecordStatus};
 use crate::ports::{ChangeSet, ClaimedJob, JobPayload, NewJob, StoreError, Write};
 use crate::Engine;
@@ -79,15 +79,7 @@ impl Engine {
             findings.push((record.record, check(&*self.dns, record).await));
         }
         for _ in 0..CHECK_COMMIT_TRIES {
-            let Some(mut stored) = self
-                .store
-                .domains(&domain.workspace_id)
-                .await?
-                .into_iter()
-                .find(|d| d.id == domain.id)
-            else {
-                return Err(Error::NotFound(Resource::Domain));
-            };
+            let mut stored = self.stored_domain(&domain.workspace_id, &domain.id).await?;
             let read_at = stored.updated_at;
             let now = self.clock.now();
             apply_findings(&mut stored, &findings, now);

@@ -11,7 +11,7 @@ pub use records::{dkim_name, published_records, PublishedRecord};
 
 use super::Caller;
 use crate::error::{Error, Resource, Result};
-use crate::model::{parse_domain_name, CampaignStatus, Domain, DomainId};
+use crate::model::{parse_domain_name, CampaignStatus, Domain, DomainId, WorkspaceId};
 use crate::ports::{ChangeSet, StoreError, TemplateQuery, Write};
 use crate::Engine;
 
@@ -217,8 +217,13 @@ impl Engine {
 
     /// A domain of the caller's workspace by id, or 404.
     async fn find_domain(&self, caller: &Caller, id: &DomainId) -> Result<Domain> {
+        self.stored_domain(caller.workspace_id(), id).await
+    }
+
+    /// The domain `id` of workspace `ws` as stored, or 404.
+    pub(crate) async fn stored_domain(&self, ws: &WorkspaceId, id: &DomainId) -> Result<Domain> {
         self.store
-            .domains(caller.workspace_id())
+            .domains(ws)
             .await?
             .into_iter()
             .find(|d| d.id == *id)
