@@ -125,9 +125,7 @@ impl Handler for Inbound {
             }
         }
         let trace = trace_fields(&envelope, &self.hostname, self.engine.clock.now());
-        let mut raw = Vec::with_capacity(trace.len() + message.len());
-        raw.extend_from_slice(trace.as_bytes());
-        raw.extend_from_slice(&message);
+        let raw = with_trace(&trace, &message);
         // Not held twice while the intake commits (a message may be megabytes).
         drop(message);
         let inbound = InboundMessage {
@@ -188,6 +186,21 @@ fn trace_fields(envelope: &Envelope, hostname: &str, now: DateTime<Utc>) -> Stri
         "Return-Path: <{sender}>\r\nReceived: from {helo}{client}\r\n\tby {hostname} with {protocol};\r\n\t{}\r\n",
         now.to_rfc2822()
     )
+}
+
+/// `message` with the trace fields before it. A message whose first line starts with
+/// white space has no header field to begin with (that line would fold into the `Received`
+/// date): a blank line after the trace fields then makes all of it the body, as Postfix
+/// does with a header section it cannot read.
+fn with_trace(trace: &str, message: &[u8]) -> Vec<u8> {
+    let folds = matches!(message.first(), Some(b' ' | b'\t'));
+    let mut raw = Vec::with_capacity(trace.len() + 2 + message.len());
+    raw.extend_from_slice(trace.as_bytes());
+    if folds {
+        raw.extend_from_slice(b"\r\n");
+    }
+    raw.extend_from_slice(message);
+    raw
 }
 
 /// Whether `c` may stand in an envelope address written into a header field: printable
@@ -259,6 +272,26 @@ mod tests {
         assert!(
             fields.contains("from b.example ([IPv6:2001:db8::5])\r\n\tby mx with SMTP;"),
             "{fields}"
+        );
+    }
+
+    #[test]
+    fn a_first_line_that_would_fold_into_received_starts_the_body() {
+        let trace = "Return-Path: <>\r\nReceived: from a\r\n\tby mx with ESMTP;\r\n\tdate\r\n";
+        let raw = with_trace(trace, b" X-Sly: 1\r\nSubject: hi\r\n\r\nbody\r\n");
+        let parsed = mail_parser::MessageParser::default().parse(&raw);
+        let received = parsed
+            .as_ref()
+            .and_then(|m| m.header_raw("Received"))
+            .unwrap_or_default();
+        assert!(!received.contains("X-Sly"), "{received:?}");
+        assert!(raw.starts_with(trace.as_bytes()));
+        assert_eq!(&raw[trace.len()..trace.len() + 4], b"\r\n X");
+        // A message with a header field first gets the trace fields and nothing else.
+        let message = b"Subject: hi\r\n\r\nbody\r\n";
+        assert_eq!(
+            with_trace(trace, message),
+            [trace.as_bytes(), message].concat()
         );
     }
 

@@ -324,7 +324,7 @@ impl<H: Handler> Session<'_, H> {
                 let done = receiver.ingest(bytes, &mut self.message);
                 if done {
                     *phase = Phase::Command(RequestReceiver::default());
-                    self.finish_data().await;
+                    return self.finish_data().await;
                 } else if self.message.len() > self.config.max_message_bytes {
                     self.message = Vec::new();
                     *phase = Phase::DataTooBig(DummyDataReceiver::new_data(receiver));
@@ -335,7 +335,9 @@ impl<H: Handler> Session<'_, H> {
                 if receiver.ingest(bytes) {
                     *phase = Phase::Command(RequestReceiver::default());
                     self.transaction = None;
-                    self.reply(self.too_big());
+                    // A permanent refusal like any other: a client sending oversized
+                    // messages again and again runs out of its error budget.
+                    return self.bad_command(self.too_big());
                 }
                 Next::Continue
             }
@@ -578,7 +580,12 @@ impl<H: Handler> Session<'_, H> {
         let Some(envelope) = &self.transaction else {
             return self.bad_command(Reply::bad_sequence("Need MAIL before RCPT"));
         };
+        // Recipients past the limit and repeated ones move no mail: they count as junk,
+        // so that a client cannot hold the session open with them for ever.
         if envelope.recipients.len() >= self.config.max_recipients {
+            if self.too_much_junk() {
+                return Next::Close;
+            }
             self.reply(Reply::new(
                 452,
                 [4, 5, 3],
@@ -595,6 +602,9 @@ impl<H: Handler> Session<'_, H> {
             .iter()
             .any(|r| r.eq_ignore_ascii_case(&recipient))
         {
+            if self.too_much_junk() {
+                return Next::Close;
+            }
             self.reply(Reply::new(250, [2, 1, 5], "Recipient OK (duplicate)"));
             return Next::Continue;
         }
@@ -640,14 +650,13 @@ impl<H: Handler> Session<'_, H> {
         }
     }
 
-    async fn finish_data(&mut self) {
+    async fn finish_data(&mut self) -> Next {
         let message = std::mem::take(&mut self.message);
         let Some(envelope) = self.transaction.take() else {
-            return;
+            return Next::Continue;
         };
         if message.len() > self.config.max_message_bytes {
-            self.reply(self.too_big());
-            return;
+            return self.bad_command(self.too_big());
         }
         let reply = {
             let _counted = self.config.requests.enter();
@@ -660,6 +669,7 @@ impl<H: Handler> Session<'_, H> {
             self.junk_commands = 0;
         }
         self.reply(reply);
+        Next::Continue
     }
 
     async fn auth(&mut self, mechanism: u64, initial: String, phase: &mut Phase) -> Next {

@@ -291,6 +291,36 @@ async fn commands_that_move_no_mail_close_the_session_past_their_limit() {
 }
 
 #[tokio::test]
+async fn recipients_past_the_limit_or_repeated_close_the_session_past_the_junk_limit() {
+    // Three recipients fit (config()); a repeated one is accepted again and later ones are
+    // refused 452: neither moves mail, so together they count against the ten.
+    let again = "RCPT TO:<1@example.com>\r\n".repeat(6);
+    let fill = "RCPT TO:<2@example.com>\r\nRCPT TO:<3@example.com>\r\n";
+    let over = "RCPT TO:<4@example.com>\r\n".repeat(6);
+    let input = format!("EHLO c\r\nMAIL FROM:<a@s.test>\r\n{again}{fill}{over}");
+    let out = converse(&Recorder::default(), &config(), input.into(), vec![]).await;
+    let codes = codes(&out);
+    assert_eq!(out.matches("Recipient OK (duplicate)").count(), 5, "{out}");
+    // Five repeats and five refusals are the ten; the sixth refusal is one too many.
+    assert_eq!(codes.iter().filter(|c| **c == "452").count(), 5, "{out}");
+    assert_eq!(codes.last(), Some(&"421"), "{out}");
+    assert_eq!(codes.len(), 3 + 6 + 2 + 5 + 1, "{out}");
+}
+
+#[tokio::test]
+async fn oversized_messages_spend_the_error_budget() {
+    let big = "x".repeat(1500);
+    let message =
+        format!("MAIL FROM:<a@s.test>\r\nRCPT TO:<b@example.com>\r\nDATA\r\n{big}\r\n.\r\n");
+    let input = format!("EHLO c\r\n{}", message.repeat(7));
+    let out = converse(&Recorder::default(), &config(), input.into(), vec![]).await;
+    let codes = codes(&out);
+    // The error budget of config() is five: the fifth refusal closes the session.
+    assert_eq!(codes.iter().filter(|c| **c == "552").count(), 5, "{out}");
+    assert_eq!(codes.last(), Some(&"421"), "{out}");
+}
+
+#[tokio::test]
 async fn an_accepted_message_restarts_the_count_of_commands_without_mail() {
     let noops = "NOOP\r\n".repeat(10);
     let message = "MAIL FROM:<a@s.test>\r\nRCPT TO:<b@example.com>\r\nDATA\r\nx\r\n.\r\n";
