@@ -55,6 +55,7 @@ pub struct SmtpTransport {
     host: String,
     port: u16,
     tls: TlsMode,
+    password_in_clear: bool,
 }
 
 impl fmt::Debug for SmtpTransport {
@@ -131,6 +132,13 @@ impl SmtpTransport {
                         .to_owned(),
                 ));
             }
+            if tls == TlsMode::None && !is_loopback(host) {
+                tracing::warn!(
+                    host,
+                    "the SMTP password goes to the relay in clear text (smtp:// without tls=): \
+                     use tls=starttls or smtps:// unless the network to it is trusted"
+                );
+            }
             let user = percent_decode(parsed.username())?;
             let password = percent_decode(parsed.password().unwrap_or(""))?;
             builder = builder.credentials(Credentials::new(user, password));
@@ -145,7 +153,15 @@ impl SmtpTransport {
             host: host.to_owned(),
             port,
             tls,
+            password_in_clear: tls == TlsMode::None && !parsed.username().is_empty(),
         })
+    }
+
+    /// Whether AUTH goes to the relay without TLS (`smtp://user:pass@…` with no `tls=`): by
+    /// choice for a relay on a trusted network, warned about at start-up unless it is on
+    /// loopback.
+    pub fn sends_password_in_clear(&self) -> bool {
+        self.password_in_clear
     }
 
     /// The relay host name or address.
@@ -234,3 +250,11 @@ fn percent_decode(raw: &str) -> Result<String, ConfigError> {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether `host` (a name or an address, without brackets) is this machine.
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.to_canonical().is_loopback())
+}

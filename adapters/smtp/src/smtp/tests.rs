@@ -310,3 +310,21 @@ fn percent_decoding() {
     assert!(percent_decode("a%4").is_err());
     assert!(percent_decode("%ff").is_err());
 }
+
+#[test]
+fn a_password_without_tls_is_said_to_go_in_clear() {
+    let clear = |url: &str| {
+        SmtpTransport::from_url(url)
+            .map(|t| t.sends_password_in_clear())
+            .unwrap_or_else(|e| panic!("{url}: {e}"))
+    };
+    assert!(clear("smtp://user:s3cret@relay.example.test:25"));
+    assert!(clear("smtp://user:s3cret@127.0.0.1:25"));
+    assert!(!clear(
+        "smtp://user:s3cret@relay.example.test:587?tls=starttls"
+    ));
+    assert!(!clear("smtps://user:s3cret@relay.example.test"));
+    assert!(!clear("smtp://relay.example.test:25"));
+    assert!(is_loopback("127.0.0.1") && is_loopback("::1") && is_loopback("LocalHost"));
+    assert!(!is_loopback("relay.example.test") && !is_loopback("192.0.2.1"));
+}
