@@ -264,7 +264,7 @@ impl Engine {
             }
             let read_at = t.updated_at;
             patch.clone().apply_to(&mut t);
-            t.updated_at = self.clock.now();
+            t.updated_at = crate::model::updated_after(read_at, self.clock.now());
             let mut changes = ChangeSet::new();
             changes.push(Write::GuardTemplate {
                 workspace_id: t.workspace_id.clone(),

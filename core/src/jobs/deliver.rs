@@ -93,7 +93,7 @@ impl Engine {
     ) {
         email.status = status;
         email.error = error;
-        email.updated_at = self.clock.now();
+        email.updated_at = EmailRecord::updated_after(email.updated_at, self.clock.now());
     }
 
     /// Stores `email` with a new status and error (its only change).

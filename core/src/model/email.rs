@@ -202,14 +202,10 @@ impl EmailRecord {
         }
     }
 
-    /// The `updated_at` for a change decided from a read of the email at `read_at`: `now`,
-    /// but always after `read_at` (by a microsecond, what the durable stores keep), so that
-    /// a `Write::GuardEmail` of a concurrent change made from the same read conflicts even
-    /// when the clock has not moved on.
-    ///
-    /// [`Write::GuardEmail`]: crate::ports::Write::GuardEmail
+    /// The `updated_at` for a change decided from a read of the email at `read_at`
+    /// ([`super::updated_after`]).
     pub fn updated_after(read_at: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
-        now.max(read_at + chrono::TimeDelta::microseconds(1))
+        super::updated_after(read_at, now)
     }
 
     /// Takes `newer`'s state: status, provider id, error, sent and updated times and

@@ -37,6 +37,17 @@ pub use segment::{Segment, SegmentType};
 pub use template::{Template, TemplateType};
 pub use workspace::Workspace;
 
+/// The `updated_at` for a change decided from a read of a record stamped `read_at`: `now`,
+/// but always after `read_at` (by a microsecond, what the durable stores keep), so that the
+/// `updated_at` guard of a concurrent change made from the same read (`Write::GuardEmail`,
+/// `GuardTemplate`, `GuardDomain`) conflicts even when the clock has not moved on.
+pub fn updated_after(
+    read_at: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> chrono::DateTime<chrono::Utc> {
+    now.max(read_at + chrono::TimeDelta::microseconds(1))
+}
+
 /// Serde for timestamps: RFC 3339, UTC, milliseconds (`2026-11-21T10:00:00.000Z`).
 pub mod timestamp {
     use chrono::{DateTime, SecondsFormat, Utc};
@@ -106,5 +117,23 @@ pub mod base64_bytes {
         base64::engine::general_purpose::STANDARD
             .decode(raw)
             .map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::updated_after;
+    use chrono::{TimeDelta, TimeZone, Utc};
+
+    #[test]
+    fn a_change_is_stamped_after_what_it_read_even_on_a_clock_that_stood_still() {
+        let read_at = Utc
+            .timestamp_opt(1_790_000_000, 0)
+            .single()
+            .unwrap_or_default();
+        assert!(updated_after(read_at, read_at) > read_at);
+        assert!(updated_after(read_at, read_at - TimeDelta::seconds(1)) > read_at);
+        let later = read_at + TimeDelta::milliseconds(5);
+        assert_eq!(updated_after(read_at, later), later);
     }
 }

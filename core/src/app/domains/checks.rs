@@ -83,7 +83,7 @@ impl Engine {
             let read_at = stored.updated_at;
             let now = self.clock.now();
             apply_findings(&mut stored, &findings, now);
-            stored.updated_at = now;
+            stored.updated_at = crate::model::updated_after(read_at, now);
             let mut changes = ChangeSet::new();
             changes.push(Write::GuardDomain {
                 workspace_id: stored.workspace_id.clone(),

@@ -126,24 +126,43 @@ impl Engine {
         patch: DomainPatch,
     ) -> Result<DomainView> {
         caller.may_manage_domains()?;
-        let mut domain = self.find_domain(caller, id).await?;
-        if let Some(inbound) = patch.inbound_enabled {
-            if inbound && !domain.inbound_enabled {
-                let owner = self.store.inbound_domain(&domain.domain).await?;
-                if owner.is_some_and(|d| d.id != domain.id) {
-                    return Err(inbound_taken(&domain.domain));
+        // Under a guard on `updated_at`, so that a DNS check finishing meanwhile keeps its
+        // findings rather than having them overwritten by the copy read here.
+        self.on_conflict_retry(|| async {
+            let mut domain = self.find_domain(caller, id).await?;
+            let read_at = domain.updated_at;
+            if let Some(inbound) = patch.inbound_enabled {
+                if inbound && !domain.inbound_enabled {
+                    let owner = self.store.inbound_domain(&domain.domain).await?;
+                    if owner.is_some_and(|d| d.id != domain.id) {
+                        return Err(inbound_taken(&domain.domain).into());
+                    }
                 }
+                domain.inbound_enabled = inbound;
             }
-            domain.inbound_enabled = inbound;
-        }
-        domain.updated_at = self.clock.now();
-        let mut changes = ChangeSet::new();
-        changes.push(Write::UpdateDomain(domain.clone()));
-        match self.store.commit(changes).await {
-            Ok(()) => {}
-            Err(StoreError::Conflict(_)) => return Err(inbound_taken(&domain.domain)),
-            Err(e) => return Err(e.into()),
-        }
+            domain.updated_at = crate::model::updated_after(read_at, self.clock.now());
+            let mut changes = ChangeSet::new();
+            changes.push(Write::GuardDomain {
+                workspace_id: domain.workspace_id.clone(),
+                id: domain.id.clone(),
+                updated_at: read_at,
+            });
+            changes.push(Write::UpdateDomain(domain.clone()));
+            match self.store.commit(changes).await {
+                Ok(()) => Ok(()),
+                // Unchanged since the read: the conflict is another domain's inbound claim.
+                Err(StoreError::Conflict(why)) => {
+                    let now = self.stored_domain(&domain.workspace_id, &domain.id).await?;
+                    if now.updated_at == read_at {
+                        Err(inbound_taken(&domain.domain).into())
+                    } else {
+                        Err(StoreError::Conflict(why).into())
+                    }
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+        .await?;
         let domain = self.find_domain(caller, id).await?;
         self.domain_view(domain).await
     }
