@@ -202,4 +202,25 @@ async fn a_web_page_may_track_with_the_public_key() {
         header(&tracked, "access-control-expose-headers").contains("ratelimit-remaining"),
         "{tracked:?}"
     );
+    assert_eq!(header(&tracked, "vary"), "origin", "{tracked:?}");
+    // A server's request (no Origin) gets no CORS headers, and the same Vary.
+    let sk = app.sk.clone();
+    let from_server = app
+        .call(
+            Method::POST,
+            "/v1/track",
+            Some(&sk),
+            Some(json!({"email": "server@x.com", "event": "viewed"})),
+            &[],
+        )
+        .await
+        .expect(200);
+    assert!(
+        !from_server
+            .headers
+            .keys()
+            .any(|name| name.as_str().starts_with("access-control-")),
+        "{from_server:?}"
+    );
+    assert_eq!(header(&from_server, "vary"), "origin", "{from_server:?}");
 }
