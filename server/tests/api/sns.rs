@@ -506,6 +506,48 @@ async fn a_complaint_unsubscribes_with_its_reason() {
 }
 
 #[tokio::test]
+async fn a_public_key_cannot_subscribe_again_whom_a_complaint_unsubscribed() {
+    let sns = setup().await;
+    let email = sns.sent_email("ada@example.org", true).await;
+    sns.post(&sns.notification("m-complaint", &complaint(&email), 1))
+        .await
+        .expect(200);
+    assert!(!sns.subscribed(&email).await);
+    let track = |key: String, address: &'static str| {
+        let app = &sns.app;
+        async move {
+            app.call(
+                Method::POST,
+                "/v1/track",
+                Some(&key),
+                Some(json!({"email": address, "event": "signed-up", "subscribed": true})),
+                &[],
+            )
+            .await
+            .expect(200)
+        }
+    };
+    // A web page's call is recorded, and the contact stays unsubscribed.
+    track(sns.app.pk.clone(), "ada@example.org").await;
+    assert!(!sns.subscribed(&email).await);
+    assert_eq!(sns.events("signed-up").await.len(), 1);
+    // A contact who unsubscribed by hand may sign up again from a page.
+    let bob = sns.sent_email("bob@example.org", true).await;
+    sns.app
+        .patch(
+            &format!("/contacts/{}", bob.contact_id.as_str()),
+            json!({"subscribed": false}),
+        )
+        .await
+        .expect(200);
+    track(sns.app.pk.clone(), "bob@example.org").await;
+    assert!(sns.subscribed(&bob).await);
+    // The workspace's own servers (a secret key) may lift the complaint's unsubscription.
+    track(sns.app.sk.clone(), "ada@example.org").await;
+    assert!(sns.subscribed(&email).await);
+}
+
+#[tokio::test]
 async fn ses_opens_and_clicks_count_only_where_posthorn_does_not_track() {
     let sns = setup().await;
     let tracked = sns.sent_email("ada@example.org", true).await;
