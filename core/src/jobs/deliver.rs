@@ -96,20 +96,6 @@ impl Engine {
         email.updated_at = EmailRecord::updated_after(email.updated_at, self.clock.now());
     }
 
-    /// Stores `email` with a new status and error (its only change).
-    async fn save_email_status(
-        &self,
-        mut email: EmailRecord,
-        status: EmailStatus,
-        error: Option<String>,
-    ) -> crate::Result<()> {
-        self.set_email_status(&mut email, status, error);
-        let mut changes = ChangeSet::new();
-        changes.push(Write::UpdateEmail(email));
-        self.store.commit(changes).await?;
-        Ok(())
-    }
-
     /// Why a campaign email must not go out any more: the campaign was cancelled, or the
     /// recipient unsubscribed or is PENDING (checked again just before delivery).
     async fn campaign_stop_reason(
@@ -183,8 +169,15 @@ impl Engine {
         };
         let now = self.clock.now();
         if let Some(reason) = self.campaign_stop_reason(&email).await? {
-            self.save_email_status(email, EmailStatus::Cancelled, Some(reason.to_string()))
-                .await?;
+            let reason = Some(reason.to_string());
+            self.move_email(
+                workspace_id,
+                &email.id,
+                email.status,
+                EmailStatus::Cancelled,
+                reason,
+            )
+            .await?;
             self.jobs.complete(job).await?;
             return Ok(JobOutcome::Done);
         }
@@ -258,8 +251,15 @@ impl Engine {
             }
             Err(e) => {
                 tracing::warn!(email_id = %email.id, error = %e, "delivery failed for good");
-                self.save_email_status(email, EmailStatus::Failed, Some(e.to_string()))
-                    .await?;
+                let (id, read_status) = (email.id.clone(), email.status);
+                self.move_email(
+                    &email.workspace_id,
+                    &id,
+                    read_status,
+                    EmailStatus::Failed,
+                    Some(e.to_string()),
+                )
+                .await?;
                 match e {
                     TransportError::Transient(why) => {
                         self.jobs.dead_letter(job, &why).await?;
@@ -331,14 +331,23 @@ impl Engine {
                     at,
                 )
                 .await?;
+            // The reply as the error too, under the guard: feedback recorded in between (a
+            // complaint) is kept, not overwritten by this copy.
             if let Some(recorded) = recorded {
                 let status = recorded.email.status;
-                self.save_email_status(recorded.email, status, Some(reply))
+                self.move_email(&workspace_id, &email_id, status, status, Some(reply))
                     .await?;
             }
         } else {
-            self.save_email_status(email, EmailStatus::Failed, Some(reply.clone()))
-                .await?;
+            let failed = Some(reply.clone());
+            self.move_email(
+                &workspace_id,
+                &email_id,
+                email.status,
+                EmailStatus::Failed,
+                failed,
+            )
+            .await?;
             self.record_bounce(
                 &workspace_id,
                 &email_id,
