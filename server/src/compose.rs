@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use posthorn_core::app::inbound::InboundSettings;
 use posthorn_core::app::sns::SnsReceiver;
+use posthorn_core::model::parse_domain_name;
 use posthorn_core::ports::{
     Cache, Dns, InboundCheckers, Jobs, Quota, RateLimiter, RetrySchedule, Store, SystemClock,
 };
@@ -105,12 +106,8 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
         inbound: inbound_checkers(config)?,
         settings: Settings {
             job_lease: Duration::from_secs(config.job_lease_secs),
-            mx_host: config.mx_host.clone().filter(|h| !h.trim().is_empty()),
-            bounce_domain: config
-                .bounce_domain
-                .as_deref()
-                .map(|d| d.trim().trim_end_matches('.').to_ascii_lowercase())
-                .filter(|d| !d.is_empty()),
+            mx_host: config.mx_host.as_deref().and_then(host_name),
+            bounce_domain: config.bounce_domain.as_deref().and_then(host_name),
             public_url: config.public_url.clone(),
             webhook_retry: RetrySchedule::new(
                 config.webhook_retry_delays.0.clone(),
@@ -121,6 +118,18 @@ pub async fn build_engine(config: &Config) -> Result<Engine, ComposeError> {
             ..Settings::default()
         },
     })
+}
+
+/// A host or domain name from the configuration as DNS and SMTP take it: trimmed, without
+/// a final dot, lower case, internationalised labels as A-labels (`parse_domain_name`); a
+/// name that is not a domain of two labels (`localhost`) only trimmed and lower-cased.
+/// `None` when empty.
+fn host_name(raw: &str) -> Option<String> {
+    let trimmed = raw.trim().trim_end_matches('.');
+    if trimmed.is_empty() {
+        return None;
+    }
+    Some(parse_domain_name(trimmed).unwrap_or_else(|_| trimmed.to_lowercase()))
 }
 
 /// How long rspamd may take to scan one message.
@@ -238,6 +247,20 @@ mod tests {
         let hosts = DnsHostResolver(engine.dns.clone());
         assert!(hosts.resolve("hook.test").await.is_err());
         assert!(counter.await.expect("counter") >= 2);
+    }
+
+    #[test]
+    fn configured_host_names_are_in_ascii_form() {
+        assert_eq!(
+            host_name(" Bounces.Bücher.de. ").as_deref(),
+            Some("bounces.xn--bcher-kva.de")
+        );
+        assert_eq!(
+            host_name("MX.Example.com").as_deref(),
+            Some("mx.example.com")
+        );
+        assert_eq!(host_name("LocalHost").as_deref(), Some("localhost"));
+        assert_eq!(host_name("  "), None);
     }
 
     #[test]

@@ -267,7 +267,7 @@ pub(crate) fn contact(row: &PgRow) -> Result<Contact, StoreError> {
     Ok(Contact {
         id: id_of(row, "contacts", "id")?,
         workspace_id: id_of(row, "contacts", "workspace_id")?,
-        email: EmailAddress::parse(&email).map_err(|e| corrupt("email", e))?,
+        email: EmailAddress::from_stored(&email).map_err(|e| corrupt("email", e))?,
         subscribed: get(row, "contacts", "subscribed")?,
         data: data.0,
         status: text_enum("status", get(row, "contacts", "status")?)?,

@@ -340,7 +340,7 @@ pub(crate) fn contact(row: &impl ContactColumns) -> Result<Contact, StoreError> 
     Ok(Contact {
         id: row.text("id")?.into(),
         workspace_id: row.text("workspace_id")?.into(),
-        email: EmailAddress::parse(&email).map_err(|e| corrupt("email", e))?,
+        email: EmailAddress::from_stored(&email).map_err(|e| corrupt("email", e))?,
         subscribed: row.int("subscribed")? != 0,
         data,
         status: text_enum("status", row.text("status")?)?,

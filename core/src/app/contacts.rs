@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use super::{Caller, Patch, StepError};
 use crate::error::{Error, Resource, Result};
 use crate::model::{
-    merge_data, Contact, ContactId, ContactStatus, EmailAddress, Event, Segment, Workspace,
+    ascii_domain_address, merge_data, Contact, ContactId, ContactStatus, EmailAddress, Event,
+    Segment, Workspace,
 };
 use crate::ports::{ChangeSet, Clock, ContactQuery, StoreError, Write};
 use crate::Engine;
@@ -41,7 +42,9 @@ pub struct ListContacts {
     pub limit: usize,
     /// Only contacts with this subscription flag.
     pub subscribed: Option<bool>,
-    /// Case-insensitive substring of the address.
+    /// Case-insensitive substring of the address; in a term with `@` the domain after it
+    /// is put in canonical form, as addresses are stored (`@bücher.de` finds
+    /// `…@xn--bcher-kva.de`).
     pub search: Option<String>,
     /// The `cursor` of the previous page; the first page when `None`.
     pub cursor: Option<String>,
@@ -334,7 +337,7 @@ impl Engine {
         let subscribed = query.subscribed;
         let search = query
             .search
-            .map(|s| s.trim().to_lowercase())
+            .map(|s| ascii_domain_address(&s.trim().to_lowercase()).into_owned())
             .filter(|s| !s.is_empty());
         let first_page = before_id.is_none();
         let q = ContactQuery {

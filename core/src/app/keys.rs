@@ -23,9 +23,9 @@ impl CreateKeySet {
         let mut errors = Vec::new();
         for (i, raw) in self.domains.iter().enumerate() {
             match parse_domain_name(raw) {
-                Some(d) if !out.contains(&d) => out.push(d),
-                Some(_) => {}
-                None => errors.push(FieldError::new(
+                Ok(d) if !out.contains(&d) => out.push(d),
+                Ok(_) => {}
+                Err(_) => errors.push(FieldError::new(
                     format!("domains.{i}"),
                     "invalid_domain",
                     "not a domain name",

@@ -207,7 +207,7 @@ impl Engine {
     /// `POST /admin/workspaces/{id}/domains {domain, verified?, inboundEnabled?}`.
     pub async fn admin_add_domain(&self, id: &WorkspaceId, cmd: AddDomain) -> Result<Domain> {
         let ws = self.workspace(id).await?;
-        let name = parse_domain_name(&cmd.domain).ok_or_else(|| {
+        let name = parse_domain_name(&cmd.domain).map_err(|_| {
             Error::field(
                 "domain",
                 "invalid_domain",
@@ -234,7 +234,7 @@ impl Engine {
             return Ok(None);
         }
         let domain = parse_domain_name(domain)
-            .ok_or_else(|| Error::BadRequest(format!("'{domain}' is not a domain name")))?;
+            .map_err(|e| Error::BadRequest(format!("'{domain}' is not a domain name: {e}")))?;
         let now = self.clock.now();
         let mut ws = Workspace::new(&*self.clock, "default".into(), now);
         ws.id = WorkspaceId::from(BOOTSTRAP_WORKSPACE_ID);

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 use crate::app::campaigns::{expand_job, finish_job, start_sending};
 use crate::app::send::render_context;
 use crate::model::{
-    Campaign, CampaignId, CampaignStatus, Contact, ContactId, EmailId, EmailRecord, EmailStatus,
-    SourceType, WorkspaceId,
+    ascii_domain_address, Campaign, CampaignId, CampaignStatus, Contact, ContactId, EmailId,
+    EmailRecord, EmailStatus, SourceType, WorkspaceId,
 };
 use crate::ports::{
     ChangeSet, ClaimedJob, Clock, JobPayload, Mailbox, MatchQuery, NewJob, StoreError, Write,
@@ -337,11 +337,9 @@ impl CampaignMessage {
             ),
         };
         let id = EmailId::generate(clock);
-        let domain = campaign
-            .from
-            .rsplit_once('@')
-            .map(|(_, d)| d)
-            .unwrap_or("localhost");
+        // ASCII also for a sender stored before addresses were canonical.
+        let from = ascii_domain_address(&campaign.from);
+        let domain = from.rsplit_once('@').map(|(_, d)| d).unwrap_or("localhost");
         let mut email = EmailRecord {
             message_id: format!("{id}@{domain}"),
             id,

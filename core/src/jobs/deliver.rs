@@ -6,11 +6,11 @@ use serde_json::json;
 use super::JobOutcome;
 use crate::app::commit::ReadAhead;
 use crate::model::{
-    timestamp, BounceType, CampaignStatus, ContactStatus, Domain, EmailId, EmailRecord,
-    EmailStatus, Event, WorkspaceId,
+    ascii_domain_address, timestamp, BounceType, CampaignStatus, ContactStatus, Domain, EmailId,
+    EmailRecord, EmailStatus, Event, WorkspaceId,
 };
 use crate::ports::{
-    ChangeSet, ClaimedJob, DkimSigning, OutgoingMessage, Quota, RateDecision, StoreError,
+    ChangeSet, ClaimedJob, DkimSigning, Mailbox, OutgoingMessage, Quota, RateDecision, StoreError,
     TransportError, Write,
 };
 use crate::render::html_to_text;
@@ -197,12 +197,18 @@ impl Engine {
             return Ok(JobOutcome::Retried);
         }
         let sender_domain = self.sender_domain(&email).await?;
+        // Addresses are canonical (A-label domains) since they were parsed; one stored
+        // before with a Unicode domain goes out in ASCII form too, which any relay takes.
+        let ascii = |mailbox: &Mailbox| Mailbox {
+            name: mailbox.name.clone(),
+            email: ascii_domain_address(&mailbox.email).into_owned(),
+        };
         let message = OutgoingMessage {
             email_id: email.id.clone(),
             message_id: email.message_id.clone(),
-            from: email.from.clone(),
+            from: ascii(&email.from),
             envelope_from: self.envelope_sender(&email, sender_domain.as_ref()).await?,
-            to: email.to.clone(),
+            to: ascii(&email.to),
             reply_to: email.reply_to.clone(),
             subject: email.subject.clone(),
             html: email.html.clone(),
@@ -300,8 +306,9 @@ impl Engine {
             return Ok(None);
         };
         let domain = self.ensure_dkim_key(domain).await?;
+        let name = domain.ascii_name().into_owned();
         Ok(domain.dkim.map(|key| DkimSigning {
-            domain: domain.domain,
+            domain: name,
             selector: domain.dkim_selector,
             key,
         }))

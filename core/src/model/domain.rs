@@ -1,5 +1,6 @@
 //! Sender domains of a workspace, their DNS checks and DKIM keys.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -7,6 +8,7 @@ use chrono::{DateTime, Utc};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
+use super::domain_name::{canonical_domain, same_domain, DomainNameError};
 use super::{DomainId, WorkspaceId};
 use crate::ports::Clock;
 
@@ -20,7 +22,9 @@ pub struct Domain {
     /// Owning workspace.
     #[serde(rename = "projectId")]
     pub workspace_id: WorkspaceId,
-    /// The domain name, lower-case.
+    /// The domain name in canonical form ([`canonical_domain`]: lower case, A-labels);
+    /// a domain added before names were canonicalised may hold Unicode (see
+    /// [`Domain::ascii_name`]).
     pub domain: String,
     /// Whether ownership was verified (or asserted by the operator).
     pub verified: bool,
@@ -187,26 +191,27 @@ impl Domain {
         }
     }
 
-    /// Whether mail `from` this address's domain matches this domain.
+    /// Whether `other` (the domain of a from address, say) names this domain, in either
+    /// form: `bücher.de` is `xn--bcher-kva.de` ([`same_domain`]).
     pub fn name_is(&self, other: &str) -> bool {
-        self.domain.eq_ignore_ascii_case(other)
+        same_domain(&self.domain, other)
+    }
+
+    /// The name as DNS, SMTP and DKIM's `d=` need it: the stored name, which is canonical,
+    /// or for a domain stored with a Unicode name before names were canonicalised, its
+    /// A-label form (the stored name when it has none).
+    pub fn ascii_name(&self) -> Cow<'_, str> {
+        if self.domain.is_ascii() {
+            return Cow::Borrowed(&self.domain);
+        }
+        canonical_domain(&self.domain).map_or(Cow::Borrowed(&self.domain), Cow::Owned)
     }
 }
 
-/// Parses a domain name: lower-case labels of letters, digits and hyphens, at least two.
-pub fn parse_domain_name(raw: &str) -> Option<String> {
-    let domain = raw.trim().trim_end_matches('.').to_lowercase();
-    let labels: Vec<&str> = domain.split('.').collect();
-    let ok = domain.len() <= 253
-        && labels.len() >= 2
-        && labels.iter().all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && !l.starts_with('-')
-                && !l.ends_with('-')
-                && l.chars().all(|c| c.is_alphanumeric() || c == '-')
-        });
-    ok.then_some(domain)
+/// Parses a domain name as given by a user: white space around and one or more final dots
+/// dropped, then [`canonical_domain`] (lower case, A-labels, two labels or more).
+pub fn parse_domain_name(raw: &str) -> Result<String, DomainNameError> {
+    canonical_domain(raw.trim().trim_end_matches('.'))
 }
 
 #[cfg(test)]
@@ -219,6 +224,43 @@ mod tests {
         let shown = format!("{key:?}");
         assert!(shown.contains("<redacted>") && shown.contains("PUB"));
         assert!(!shown.contains("171") && !shown.to_lowercase().contains("abcd"));
+    }
+
+    #[test]
+    fn parsed_names_are_canonical() {
+        assert_eq!(
+            parse_domain_name(" Mail.Acme.test. ").as_deref(),
+            Ok("mail.acme.test")
+        );
+        assert_eq!(
+            parse_domain_name("Bücher.de").as_deref(),
+            Ok("xn--bcher-kva.de")
+        );
+        assert_eq!(parse_domain_name("localhost"), Err(DomainNameError::Labels));
+        assert_eq!(
+            parse_domain_name("xn--zz.de"),
+            Err(DomainNameError::Invalid)
+        );
+    }
+
+    #[test]
+    fn a_unicode_name_stored_before_canonical_names_still_matches_and_resolves() {
+        let clock = crate::ports::SystemClock;
+        let now = Utc::now();
+        let legacy = Domain::new(&clock, WorkspaceId::from("w"), "bücher.de".into(), now);
+        assert!(legacy.name_is("xn--bcher-kva.de") && legacy.name_is("BÜCHER.de"));
+        assert_eq!(legacy.ascii_name(), "xn--bcher-kva.de");
+        let current = Domain::new(
+            &clock,
+            WorkspaceId::from("w"),
+            "xn--bcher-kva.de".into(),
+            now,
+        );
+        assert!(current.name_is("bücher.de") && !current.name_is("bucher.de"));
+        assert!(matches!(
+            current.ascii_name(),
+            Cow::Borrowed("xn--bcher-kva.de")
+        ));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// A syntactically valid, trimmed, lower-cased email address.
+use super::domain_name::canonical_domain;
+
+/// A syntactically valid, trimmed, lower-cased email address whose domain is in canonical
+/// (ASCII, A-label) form.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct EmailAddress(String);
@@ -27,7 +30,11 @@ impl EmailAddress {
     pub const MAX_LEN: usize = 254;
 
     /// Parses `raw`: trims it, lower-cases it and checks its syntax (dot-atom local part,
-    /// a domain of at least two labels, no white space or control characters).
+    /// a domain of at least two labels, no white space or control characters). The domain
+    /// is kept in canonical form ([`canonical_domain`]: its A-labels, `jürgen@Bücher.de` →
+    /// `jürgen@xn--bcher-kva.de`), so both spellings are one address for storage, lookups
+    /// and matching against sending domains; the local part stays as given, lower-cased.
+    /// A domain that is not valid IDNA is refused; the length limit applies to the result.
     pub fn parse(raw: &str) -> Result<Self, EmailAddressError> {
         let trimmed = raw.trim();
         if trimmed.is_empty() {
@@ -44,10 +51,41 @@ impl EmailAddress {
         };
         let invalid = || EmailAddressError::Invalid(trimmed.to_string());
         let (local, domain) = lowered.rsplit_once('@').ok_or_else(invalid)?;
-        if !valid_local(local) || !valid_domain(domain) {
+        if !valid_local(local) {
             return Err(invalid());
         }
-        Ok(Self(lowered))
+        let ascii = canonical_domain(domain).map_err(|_| invalid())?;
+        if !valid_domain(&ascii) {
+            return Err(invalid());
+        }
+        if ascii == domain {
+            return Ok(Self(lowered));
+        }
+        let address = format!("{local}@{ascii}");
+        if address.len() > Self::MAX_LEN {
+            return Err(EmailAddressError::TooLong);
+        }
+        Ok(Self(address))
+    }
+
+    /// An address read back from a store, kept exactly as stored. It must have the shape
+    /// [`EmailAddress::parse`] gives, or the one it gave before domains were made canonical
+    /// (a Unicode domain, even one IDNA refuses): a row written then stays readable, under
+    /// the address it was stored with, rather than failing to decode.
+    pub fn from_stored(stored: &str) -> Result<Self, EmailAddressError> {
+        let invalid = || EmailAddressError::Invalid(stored.to_string());
+        if stored.is_empty() {
+            return Err(EmailAddressError::Empty);
+        }
+        if stored.len() > Self::MAX_LEN {
+            return Err(EmailAddressError::TooLong);
+        }
+        let (local, domain) = stored.rsplit_once('@').ok_or_else(invalid)?;
+        if valid_local(local) && valid_domain(domain) {
+            Ok(Self(stored.to_owned()))
+        } else {
+            Err(invalid())
+        }
     }
 
     /// The whole address.
@@ -60,7 +98,7 @@ impl EmailAddress {
         self.0.rsplit_once('@').map(|(l, _)| l).unwrap_or("")
     }
 
-    /// The part after `@`.
+    /// The part after `@`: in canonical form ([`canonical_domain`]) for a parsed address.
     pub fn domain(&self) -> &str {
         self.0.rsplit_once('@').map(|(_, d)| d).unwrap_or("")
     }
@@ -79,6 +117,9 @@ fn valid_local(local: &str) -> bool {
             .all(|c| c.is_alphanumeric() || SPECIALS.contains(c))
 }
 
+/// The shape of an address's domain: labels of letters, digits and inner hyphens, two or
+/// more, the last of two characters or more and not all digits. A canonical domain is
+/// checked with it for the last-label rules; a stored one, which may be Unicode, for all.
 fn valid_domain(domain: &str) -> bool {
     let mut labels = 0;
     let mut last = "";
@@ -125,7 +166,8 @@ impl utoipa::PartialSchema for EmailAddress {
             .description(Some(
                 "An email address: a dot-atom local part of at most 64 characters, `@`, and a \
                  domain of two labels or more (letters, digits, inner hyphens) whose last label \
-                 is not all digits. Trimmed and lower-cased.",
+                 is not all digits. Trimmed and lower-cased; an internationalised domain is \
+                 kept in its ASCII form (`a@bücher.de` is `a@xn--bcher-kva.de`).",
             ))
             .into()
     }
@@ -173,6 +215,61 @@ mod tests {
     }
 
     #[test]
+    fn unicode_domains_are_kept_as_a_labels_and_local_parts_as_given() {
+        let e = EmailAddress::parse(" Jürgen+News@Bücher.DE ").expect("valid");
+        assert_eq!(e.as_str(), "jürgen+news@xn--bcher-kva.de");
+        assert_eq!(e.domain(), "xn--bcher-kva.de");
+        assert_eq!(e.local_part(), "jürgen+news");
+        let same = EmailAddress::parse("jürgen+news@XN--BCHER-KVA.de").expect("valid");
+        assert_eq!(e, same);
+        assert_eq!(
+            EmailAddress::parse("x@пример.рф").expect("valid").as_str(),
+            "x@xn--e1afmkfd.xn--p1ai"
+        );
+    }
+
+    #[test]
+    fn invalid_idna_domains_are_refused() {
+        for bad in [
+            "a@xn--zz.com",
+            "a@\u{0301}b.com",
+            "a@a\u{05D0}.com",
+            "a@b.xn--zz",
+        ] {
+            assert!(
+                matches!(EmailAddress::parse(bad), Err(EmailAddressError::Invalid(_))),
+                "{bad:?} should be refused"
+            );
+        }
+        // Under 254 characters as given, over once the domain is an A-label.
+        // Each label: 56 bytes of UTF-8, 62 characters as `xn--aaa…a-ovf`.
+        let label = format!("{}ü", "a".repeat(54));
+        let long = format!("{}@{label}.{label}.{label}.de", "a".repeat(64));
+        assert!(long.len() <= EmailAddress::MAX_LEN);
+        assert_eq!(EmailAddress::parse(&long), Err(EmailAddressError::TooLong));
+    }
+
+    #[test]
+    fn stored_addresses_read_back_as_stored() {
+        for stored in [
+            "ada@example.com",
+            "jürgen@xn--bcher-kva.de",
+            "x@bücher.de",
+            "x@a\u{05D0}.com",
+        ] {
+            assert_eq!(
+                EmailAddress::from_stored(stored)
+                    .expect("readable")
+                    .as_str(),
+                stored
+            );
+        }
+        for bad in ["", "plain", "a@b", "a b@c.com", "a@b..com"] {
+            assert!(EmailAddress::from_stored(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn refuses_bad_shapes() {
         for bad in [
             "",
@@ -212,6 +309,19 @@ mod tests {
             let once = EmailAddress::parse(&raw).expect("valid");
             let twice = EmailAddress::parse(once.as_str()).expect("still valid");
             prop_assert_eq!(once, twice);
+        }
+
+        #[test]
+        fn unicode_and_a_label_spellings_are_one_address(
+            local in "[a-z0-9]{1,20}",
+            labels in prop::collection::vec("[a-zäöüéñ]{1,12}", 1..3),
+        ) {
+            let domain = format!("{}.de", labels.join("."));
+            let unicode = EmailAddress::parse(&format!("{local}@{domain}")).expect("valid");
+            prop_assert!(unicode.as_str().is_ascii());
+            let ascii = EmailAddress::parse(unicode.as_str()).expect("still valid");
+            prop_assert_eq!(&unicode, &ascii);
+            prop_assert_eq!(EmailAddress::from_stored(unicode.as_str()), Ok(ascii));
         }
 
         #[test]

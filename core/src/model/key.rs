@@ -5,6 +5,7 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::domain_name::same_domain;
 use super::{KeySetId, WorkspaceId};
 use crate::ports::Clock;
 
@@ -109,14 +110,11 @@ pub struct ApiKey {
 }
 
 impl ApiKey {
-    /// Whether this key may send from `domain` (scope check).
+    /// Whether this key may send from `domain` (scope check), in either form
+    /// (`bücher.de` is `xn--bcher-kva.de`, see [`same_domain`]).
     pub fn may_send_from(&self, domain: &str) -> bool {
         self.key_set.domains.is_empty()
-            || self
-                .key_set
-                .domains
-                .iter()
-                .any(|d| d.eq_ignore_ascii_case(domain))
+            || self.key_set.domains.iter().any(|d| same_domain(d, domain))
     }
 }
 

@@ -3,6 +3,7 @@
 mod campaign;
 mod contact;
 mod domain;
+mod domain_name;
 mod email;
 mod email_address;
 mod event;
@@ -19,6 +20,9 @@ pub use campaign::{AudienceType, Campaign, CampaignStatus, EmailCounts};
 pub use contact::{merge_data, Contact, ContactStatus};
 pub use domain::{
     parse_domain_name, DkimKeyPair, Domain, DomainChecks, DomainRecord, RecordStatus,
+};
+pub use domain_name::{
+    ascii_domain_address, canonical_domain, same_domain, DomainNameError, MAX_DOMAIN_LEN,
 };
 pub use email::{BounceType, EmailLifecycle, EmailRecord, EmailStats, EmailStatus, SourceType};
 #[cfg(feature = "openapi")]

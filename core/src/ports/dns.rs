@@ -34,6 +34,7 @@ pub enum DnsError {
 /// Implementations bound every lookup by a short time-out and may cache answers.
 #[async_trait]
 pub trait Dns: Send + Sync {
-    /// Looks up the records of `kind` for the fully qualified `name`.
+    /// Looks up the records of `kind` for the fully qualified `name`, which core passes in
+    /// ASCII form (internationalised labels as A-labels, see `model::canonical_domain`).
     async fn lookup(&self, name: &str, kind: RecordKind) -> Result<Vec<String>, DnsError>;
 }

@@ -9,7 +9,7 @@ use crate::model::{DkimKeyPair, EmailId};
 pub struct Mailbox {
     /// Optional display name.
     pub name: Option<String>,
-    /// The address, already validated and lower-cased.
+    /// The address, already validated and lower-cased (its domain canonical: A-labels).
     pub email: String,
 }
 
@@ -64,7 +64,7 @@ pub struct OutgoingMessage {
 /// (`<selector>._domainkey.<domain>`). `Debug` never shows the private key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DkimSigning {
-    /// The signing domain (`d=`).
+    /// The signing domain (`d=`), in ASCII (A-label) form.
     pub domain: String,
     /// The selector (`s=`).
     pub selector: String,

@@ -25,7 +25,7 @@ use super::condition::{
 };
 use super::timestamp::parse_timestamp;
 use crate::error::FieldError;
-use crate::model::SegmentId;
+use crate::model::{ascii_domain_address, SegmentId};
 use crate::validate::{join, type_name};
 
 /// How many condition levels may nest (the top-level condition is level 1).
@@ -344,10 +344,18 @@ impl Parser {
             (_, FieldKind::Timestamp) => self.timestamp_value(value, &value_path, false),
             _ => self.timestamp_value(value, &value_path, true),
         };
-        ok.then(|| Filter {
+        // Addresses are stored with their domain in A-label form: a value naming one
+        // (`x@bücher.de`, `@bücher.de`) is compared in that form too.
+        let value = match (kind, value) {
+            (FieldKind::Email, Value::String(s)) => {
+                Value::String(ascii_domain_address(s).into_owned())
+            }
+            _ => value.clone(),
+        };
+        ok.then_some(Filter {
             field,
             op,
-            value: Some(value.clone()),
+            value: Some(value),
             unit: None,
         })
     }

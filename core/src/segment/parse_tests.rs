@@ -588,3 +588,18 @@ proptest! {
         prop_assert_eq!(parse_condition(&back, "condition"), Ok(c));
     }
 }
+
+#[test]
+fn email_values_name_domains_in_a_label_form() {
+    for (given, kept) in [
+        ("x@Bücher.de", "x@xn--bcher-kva.de"),
+        ("@bücher.de", "@xn--bcher-kva.de"),
+        ("bücher", "bücher"),
+        ("@example.com", "@example.com"),
+    ] {
+        let c = ok(one_filter(
+            json!({"field": "email", "operator": "contains", "value": given}),
+        ));
+        assert_eq!(c.groups[0].filters[0].value, Some(json!(kept)), "{given}");
+    }
+}

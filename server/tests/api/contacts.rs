@@ -1,5 +1,5 @@
 use axum::http::Method;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::harness::TestApp;
 
@@ -251,7 +251,8 @@ async fn create_validates_every_field() {
         .post("/contacts", json!({"email": "Jürgen@Bücher.de"}))
         .await
         .expect(201);
-    assert_eq!(ok.body["email"], json!("jürgen@bücher.de"));
+    // The local part as given (lower case), the domain as its A-label.
+    assert_eq!(ok.body["email"], json!("jürgen@xn--bcher-kva.de"));
 }
 
 #[tokio::test]
@@ -512,4 +513,70 @@ async fn nul_characters_are_refused_on_every_store() {
     app.get("/contacts?search=nul").await.expect(200);
     let list = app.get("/contacts?search=nul").await.expect(200);
     assert_eq!(list.body["total"], json!(0), "nothing was stored");
+}
+
+/// Addresses keep their domain in A-label form: a contact created with a Unicode domain is
+/// the one an upsert, a change of address or a search with the A-label finds, and the
+/// other way round.
+#[tokio::test]
+async fn a_unicode_domain_and_its_a_labels_are_one_contact() {
+    let app = TestApp::new().await;
+    let created = app
+        .post(
+            "/contacts",
+            json!({"email": "X@Bücher.example", "data": {"a": 1}}),
+        )
+        .await
+        .expect(201)
+        .body;
+    assert_eq!(created["email"], json!("x@xn--bcher-kva.example"));
+    let updated = app
+        .post(
+            "/contacts",
+            json!({"email": "x@xn--bcher-kva.example", "data": {"b": 2}}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(updated["id"], created["id"]);
+    assert_eq!(updated["data"], json!({"a": 1, "b": 2}));
+    let again = app
+        .post("/contacts", json!({"email": "x@bücher.example"}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(again["id"], created["id"]);
+    for search in ["x%40b%C3%BCcher.example", "%40xn--bcher-kva.example"] {
+        let found = app
+            .get(&format!("/contacts?search={search}"))
+            .await
+            .expect(200)
+            .body;
+        let ids: Vec<&Value> = found["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|c| &c["id"])
+            .collect();
+        assert_eq!(ids, [&created["id"]], "{search}");
+    }
+    // A second contact cannot take the address in its other spelling.
+    let other = app
+        .post("/contacts", json!({"email": "y@example.com"}))
+        .await
+        .expect(201)
+        .body;
+    let other_id = other["id"].as_str().expect("id");
+    app.patch(
+        &format!("/contacts/{other_id}"),
+        json!({"email": "x@BÜCHER.example"}),
+    )
+    .await
+    .expect_error(409, "CONFLICT");
+    // Not valid IDNA: a field error.
+    let res = app
+        .post("/contacts", json!({"email": "x@xn--zz.example"}))
+        .await
+        .expect_error(422, "VALIDATION_ERROR");
+    assert_eq!(res.error_fields(), ["email"]);
 }

@@ -491,3 +491,66 @@ async fn delete_is_refused_while_a_template_or_a_live_campaign_sends_from_it() {
     app.get(&path).await.expect_error(404, "NOT_FOUND");
     app.delete(&path).await.expect_error(404, "NOT_FOUND");
 }
+
+/// An internationalised name is kept in its A-label form: that is the name shown, the
+/// names of the records to publish and look up, DKIM's `d=`, and what a from address in
+/// either spelling matches.
+#[tokio::test]
+async fn an_internationalised_domain_is_kept_and_checked_as_its_a_labels() {
+    const A_LABEL: &str = "xn--bcher-kva.example";
+    let mut app = app().await;
+    let d = create(&app, " Bücher.Example ").await;
+    assert_eq!(d["domain"], json!(A_LABEL));
+    for name in [
+        format!("_posthorn.{A_LABEL}"),
+        dkim_name(&d),
+        A_LABEL.to_string(),
+        format!("_dmarc.{A_LABEL}"),
+    ] {
+        record(&d, "TXT", &name);
+    }
+    assert!(dkim_name(&d).ends_with(&format!("._domainkey.{A_LABEL}")));
+    assert!(value(&d, "TXT", &format!("_dmarc.{A_LABEL}")).contains(&format!("@{A_LABEL}")));
+    assert!(d.to_string().is_ascii(), "{d}");
+    // The same domain in either spelling.
+    for same in [A_LABEL, "BÜCHER.example"] {
+        app.post("/domains", json!({ "domain": same }))
+            .await
+            .expect_error(409, "CONFLICT");
+    }
+    // Not valid IDNA: a field error, not a server error.
+    for bad in ["xn--zz.example", "a\u{05D0}.example", "\u{0301}x.example"] {
+        let res = app
+            .post("/domains", json!({ "domain": bad }))
+            .await
+            .expect_error(422, "VALIDATION_ERROR");
+        assert_eq!(res.error_fields(), ["domain"], "{bad:?}");
+    }
+
+    // DNS answers for the A-label names (the static DNS knows no other).
+    let id = d["id"].as_str().expect("id");
+    app.set_dns(published(&d));
+    let found = app
+        .post(&format!("/domains/{id}/verify"), json!({}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(found["verified"], json!(true), "{found}");
+
+    // A from address in Unicode is at the verified domain, for a key limited to it too.
+    let scoped = app.scoped_secret_key(&["bücher.example"]).await;
+    let mut body = crate::harness::send_body(json!("bob@example.com"));
+    body["from"] = json!("Hallo@Bücher.example");
+    let sent = app
+        .call(Method::POST, "/v1/send", Some(&scoped), Some(body), &[])
+        .await
+        .expect(200);
+    assert!(sent.body["data"]["emails"][0]["email"].is_string());
+    app.run_jobs().await;
+    let out = app.transport.messages_to("bob@example.com");
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].from.email, format!("hallo@{A_LABEL}"));
+    assert!(out[0].envelope_from.ends_with(&format!("@{A_LABEL}")));
+    let dkim = out[0].dkim.as_ref().expect("signed");
+    assert_eq!(dkim.domain, A_LABEL);
+}

@@ -162,6 +162,60 @@ async fn a_relayed_message_becomes_one_event_per_recipient_with_every_field() {
     assert_eq!(received(&app).await.len(), 2);
 }
 
+/// An inbound domain added with a Unicode name receives mail for its A-label spelling
+/// (what mail servers without SMTPUTF8 send) and its Unicode one, as one address.
+#[tokio::test]
+async fn mail_for_an_internationalised_domain_is_routed_in_either_spelling() {
+    let app = TestApp::new().await;
+    app.admin(
+        Method::POST,
+        &format!("/admin/workspaces/{}/domains", app.workspace_id),
+        Some(json!({"domain": "Bücher.example", "verified": true, "inboundEnabled": true})),
+    )
+    .await
+    .expect(201);
+    let res = post_raw(
+        &app,
+        "to=info%40xn--bcher-kva.example&to=Info%40B%C3%BCcher.example&to=sales%40b%C3%BCcher.example",
+        MESSAGE,
+    )
+    .await
+    .expect(202);
+    let emails = res.body["data"]["emails"].as_array().expect("emails");
+    assert_eq!(emails.len(), 1, "{}", res.body);
+    assert_eq!(
+        emails[0]["recipients"],
+        json!(["info@xn--bcher-kva.example", "sales@xn--bcher-kva.example"])
+    );
+    app.run_jobs().await;
+    let mut to: Vec<String> = received(&app)
+        .await
+        .iter()
+        .map(|e| e["data"]["to"].as_str().expect("to").to_string())
+        .collect();
+    to.sort_unstable();
+    assert_eq!(
+        to,
+        ["info@xn--bcher-kva.example", "sales@xn--bcher-kva.example"]
+    );
+    // The MX's recipient check takes either spelling too.
+    for rcpt in [
+        "postmaster@xn--bcher-kva.example",
+        "postmaster@bücher.example",
+    ] {
+        let check = app
+            .engine
+            .check_inbound_recipient(rcpt)
+            .await
+            .expect("checked");
+        assert_eq!(
+            check,
+            posthorn_core::app::inbound::RecipientCheck::Accept,
+            "{rcpt}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn recipients_outside_the_workspaces_inbound_domains_are_field_errors() {
     let app = TestApp::new().await;

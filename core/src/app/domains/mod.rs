@@ -18,7 +18,7 @@ use crate::Engine;
 /// `POST /domains {domain}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreateDomain {
-    /// The domain name as given.
+    /// The domain name as given; stored in canonical form (lower case, A-labels).
     pub domain: String,
 }
 
@@ -52,7 +52,7 @@ impl Engine {
     /// `POST /domains`: an unverified domain with its token and DKIM key.
     pub async fn create_domain(&self, caller: &Caller, cmd: CreateDomain) -> Result<DomainView> {
         caller.may_manage_domains()?;
-        let name = parse_domain_name(&cmd.domain).ok_or_else(|| {
+        let name = parse_domain_name(&cmd.domain).map_err(|_| {
             Error::field(
                 "domain",
                 "invalid_domain",

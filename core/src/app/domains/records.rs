@@ -32,8 +32,10 @@ pub(crate) enum Finding {
 /// The records `domain` should publish: ownership and DKIM (required), SPF and DMARC
 /// suggestions, and the MX while inbound is enabled and an MX host is configured. The DKIM
 /// record is listed only once the domain has a key.
+///
+/// Names are in ASCII form ([`Domain::ascii_name`]): what DNS holds and lookups ask for.
 pub fn published_records(domain: &Domain, mx_host: Option<&str>) -> Vec<PublishedRecord> {
-    let name = &domain.domain;
+    let name = domain.ascii_name();
     let mut out = Vec::new();
     let mut push = |record, kind, name: String, value: String| {
         out.push(PublishedRecord {
@@ -61,7 +63,7 @@ pub fn published_records(domain: &Domain, mx_host: Option<&str>) -> Vec<Publishe
     push(
         DomainRecord::Spf,
         RecordKind::Txt,
-        name.clone(),
+        name.to_string(),
         "v=spf1 a mx ~all".to_string(),
     );
     push(
@@ -74,16 +76,20 @@ pub fn published_records(domain: &Domain, mx_host: Option<&str>) -> Vec<Publishe
         push(
             DomainRecord::Mx,
             RecordKind::Mx,
-            name.clone(),
+            name.to_string(),
             host.to_string(),
         );
     }
     out
 }
 
-/// Where the DKIM public key of `domain` is published.
+/// Where the DKIM public key of `domain` is published (ASCII form).
 pub fn dkim_name(domain: &Domain) -> String {
-    format!("{}._domainkey.{}", domain.dkim_selector, domain.domain)
+    format!(
+        "{}._domainkey.{}",
+        domain.dkim_selector,
+        domain.ascii_name()
+    )
 }
 
 /// Looks `record` up and judges the answer against the expected value.

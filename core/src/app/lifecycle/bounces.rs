@@ -2,9 +2,13 @@
 //! when this server can receive its bounces) and the intake of the bounce and complaint
 //! reports that come back to it.
 
+use std::borrow::Cow;
+
 use crate::bounce::{self, token, Report, BOUNCE_SECRET};
 use crate::error::Result;
-use crate::model::{BounceType, Domain, EmailRecord, WorkspaceId};
+use crate::model::{
+    ascii_domain_address, same_domain, BounceType, Domain, EmailRecord, WorkspaceId,
+};
 use crate::ports::StoreError;
 use crate::Engine;
 
@@ -35,7 +39,7 @@ impl Engine {
             .settings
             .bounce_domain
             .as_deref()
-            .is_some_and(|d| d.eq_ignore_ascii_case(domain));
+            .is_some_and(|d| same_domain(d, domain));
         if at_bounce_domain {
             return true;
         }
@@ -170,15 +174,15 @@ impl Engine {
         domain: Option<&Domain>,
     ) -> Result<String, StoreError> {
         let bounce_domain = match domain.filter(|d| d.inbound_enabled) {
-            Some(domain) => Some(domain.domain.as_str()),
-            None => self.settings.bounce_domain.as_deref(),
+            Some(domain) => Some(domain.ascii_name()),
+            None => self.settings.bounce_domain.as_deref().map(Cow::Borrowed),
         };
+        let sender = || ascii_domain_address(&email.from.email).into_owned();
         let Some(bounce_domain) = bounce_domain else {
-            return Ok(email.from.email.clone());
+            return Ok(sender());
         };
         let key = self.bounce_key().await?;
-        Ok(token::address(&key, &email.id, bounce_domain)
-            .unwrap_or_else(|| email.from.email.clone()))
+        Ok(token::address(&key, &email.id, &bounce_domain).unwrap_or_else(sender))
     }
 }
 

@@ -117,7 +117,7 @@ impl Engine {
             .domains(workspace_id)
             .await?
             .iter()
-            .any(|d| d.verified && d.domain == domain))
+            .any(|d| d.verified && d.name_is(domain)))
     }
 
     async fn accept_send(

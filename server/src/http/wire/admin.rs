@@ -140,8 +140,8 @@ impl PartialSchema for SendRate {
 
 impl ToSchema for SendRate {}
 
-/// The pattern of a domain name [`parse_domain_name`] accepts (it also trims, lower-cases and
-/// drops one final dot).
+/// The pattern of the ASCII domain names [`parse_domain_name`] accepts (it also trims,
+/// lower-cases and drops a final dot, and takes internationalised names, kept as A-labels).
 const DOMAIN_PATTERN: &str = r"^\s*([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?\s*$";
 
 fn domain_schema() -> ObjectBuilder {
@@ -149,6 +149,11 @@ fn domain_schema() -> ObjectBuilder {
         .schema_type(Type::String)
         .pattern(Some(DOMAIN_PATTERN))
         .max_length(Some(253))
+        .description(Some(
+            "A domain name of two labels or more. Trimmed and lower-cased; an \
+             internationalised name (`bücher.de`) is kept in its ASCII form \
+             (`xn--bcher-kva.de`), which the pattern describes.",
+        ))
 }
 
 /// A domain name, parsed by [`parse_domain_name`].
@@ -161,7 +166,7 @@ impl Deserr<WireErrors> for DomainName {
         location: ValuePointerRef,
     ) -> Result<Self, WireErrors> {
         let raw = String::deserialize_from_value(value, location)?;
-        parse_domain_name(&raw).map(DomainName).ok_or_else(|| {
+        parse_domain_name(&raw).map(DomainName).map_err(|_| {
             WireErrors::at(
                 location,
                 "invalid_domain",
@@ -199,7 +204,7 @@ impl Deserr<WireErrors> for DomainList {
         let mut errors: Option<WireErrors> = None;
         for (i, item) in deserr::Sequence::into_iter(items).enumerate() {
             let parsed = match item.into_value() {
-                DValue::String(s) => parse_domain_name(&s),
+                DValue::String(s) => parse_domain_name(&s).ok(),
                 _ => None,
             };
             match parsed {

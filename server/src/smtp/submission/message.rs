@@ -116,7 +116,8 @@ fn bodies(message: &Message<'_>) -> (String, Option<String>) {
     (html, text)
 }
 
-/// The display name the To or Cc header gives `email`, if any.
+/// The display name the To or Cc header gives `email`, if any; the header may spell the
+/// domain in Unicode where the envelope has its A-labels, or the other way round.
 fn header_name_of(message: &Message<'_>, email: &EmailAddress) -> Option<String> {
     message
         .to()
@@ -124,8 +125,10 @@ fn header_name_of(message: &Message<'_>, email: &EmailAddress) -> Option<String>
         .chain(message.cc())
         .flat_map(|list| list.iter())
         .find(|a| {
-            a.address()
-                .is_some_and(|addr| addr.trim().eq_ignore_ascii_case(email.as_str()))
+            a.address().is_some_and(|addr| {
+                addr.trim().eq_ignore_ascii_case(email.as_str())
+                    || EmailAddress::parse(addr).is_ok_and(|parsed| parsed == *email)
+            })
         })
         .and_then(|a| a.name())
         .map(one_line)

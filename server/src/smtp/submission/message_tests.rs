@@ -97,6 +97,20 @@ fn a_mixed_message_keeps_bodies_parts_and_names() {
     assert_eq!(cmd.validate(), Ok(()));
 }
 
+/// The header may spell a domain in Unicode (an SMTPUTF8 client) where the envelope has its
+/// A-labels: both are the one address, and its display name is kept.
+#[test]
+fn an_internationalised_domain_is_one_address_in_either_spelling() {
+    let raw = "From: Shop <shop@Bücher.example>\r\nTo: Ada <ada@bücher.example>\r\n\
+               Subject: hi\r\n\r\nhello\r\n";
+    let cmd = to_send_command(raw.as_bytes(), &rcpts(&["ada@xn--bcher-kva.example"]))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (from, _) = cmd.from.clone().unwrap_or_else(|| panic!("from"));
+    assert_eq!(from.as_str(), "shop@xn--bcher-kva.example");
+    assert_eq!(cmd.to[0].email.as_str(), "ada@xn--bcher-kva.example");
+    assert_eq!(cmd.to[0].name.as_deref(), Some("Ada"));
+}
+
 #[test]
 fn a_text_only_message_gets_an_html_body_and_keeps_its_text() {
     let raw = "From: a@example.com\r\nSubject: plain\r\n\r\nline one\r\n<b>not html</b>\r\n";
