@@ -46,8 +46,9 @@ pub enum TlsMode {
 ///
 /// Contract: `Ok` means the relay accepted the message (250 after DATA); the provider id is
 /// the message's Message-ID. 5xx replies are [`TransportError::Rejected`], classified by
-/// [`TransportError::rejected`]; 4xx replies, connection, time-out and TLS failures are
-/// [`TransportError::Transient`].
+/// [`TransportError::rejected`]; an address with a Unicode local part to a relay without
+/// SMTPUTF8 is [`TransportError::Permanent`]; 4xx replies, connection, time-out and TLS
+/// failures are [`TransportError::Transient`].
 pub struct SmtpTransport {
     builder: AsyncSmtpTransportBuilder,
     /// Built on first send: lettre's pool starts a task and so needs a running Tokio runtime.
@@ -210,9 +211,23 @@ impl MailTransport for SmtpTransport {
                 Ok(message.message_id.clone())
             }
             Err(err) if err.is_permanent() => Err(TransportError::rejected(reply_text(&err))),
+            Err(err) if needs_smtputf8(&envelope, &err) => Err(TransportError::Permanent(format!(
+                "the address {} needs SMTPUTF8, which the relay does not offer",
+                message.to.email
+            ))),
             Err(err) => Err(TransportError::Transient(err.to_string())),
         }
     }
+}
+
+/// Whether lettre refused `envelope` for its non-ASCII addresses (after canonicalisation
+/// only a Unicode local part) because the relay does not offer SMTPUTF8: retrying cannot
+/// help, the relay will refuse it every time. lettre gives this refusal no kind of its
+/// own; it is a client error naming SMTPUTF8 (a test pins the wording).
+fn needs_smtputf8(envelope: &Envelope, err: &lettre::transport::smtp::Error) -> bool {
+    let ascii = |address: &lettre::Address| AsRef::<str>::as_ref(address).is_ascii();
+    let non_ascii = envelope.from().is_some_and(|a| !ascii(a)) || !envelope.to().iter().all(ascii);
+    non_ascii && err.is_client() && err.to_string().contains("SMTPUTF8")
 }
 
 /// A permanent reply as the server gave it, code first (`550 5.1.1 no such user`).

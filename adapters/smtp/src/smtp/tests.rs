@@ -190,6 +190,36 @@ async fn deferred_recipient_is_transient() {
 }
 
 #[tokio::test]
+async fn a_unicode_local_part_to_a_relay_without_smtputf8_is_permanent() {
+    // The fake relay offers 8BITMIME but not SMTPUTF8: it can never take this address, so
+    // retrying until the job is dead would only delay the failure.
+    let (port, seen) = fake_server("250 ok\r\n").await;
+    let transport = SmtpTransport::from_url(&format!("smtp://127.0.0.1:{port}")).expect("url");
+    let to = |email: &str| OutgoingMessage {
+        to: Mailbox {
+            name: None,
+            email: email.into(),
+        },
+        ..message()
+    };
+    let err = transport
+        .send(&to("jürgen@example.test"))
+        .await
+        .expect_err("no SMTPUTF8");
+    assert!(
+        matches!(&err, TransportError::Permanent(why) if why.contains("SMTPUTF8")),
+        "{err:?}"
+    );
+    assert!(!lock(&seen).verbs.iter().any(|v| v == "MAIL"));
+    // The same mailbox's domain in A-label form is plain ASCII and goes through.
+    transport
+        .send(&to("ada@xn--bcher-kva.test"))
+        .await
+        .expect("accepted");
+    assert_eq!(lock(&seen).rcpt_to, ["<ada@xn--bcher-kva.test>"]);
+}
+
+#[tokio::test]
 async fn refused_connection_is_transient() {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("addr").port();
