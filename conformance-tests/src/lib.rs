@@ -208,6 +208,8 @@ macro_rules! store_suite {
                 event_names_distinct_sorted,
                 isolation_between_workspaces,
                 revoking_the_last_key_set_conflicts,
+                active_limit_guard_refuses_commits_over_the_limit,
+                active_limit_guard_holds_under_racing_commits,
                 segment_put_get_list_delete,
                 segments_tracked_only_dynamic_with_tracking,
                 segment_snapshot_state_kept_by_store,

@@ -28,25 +28,40 @@ pub(crate) async fn apply_all(
 
 /// Applies the writes of every change set of `group`, in order, inside the open
 /// transaction of `conn`: plain inserts are held back across change sets and written
-/// together; each notification is sent once for the group. On an error (of any of them)
-/// the caller rolls back.
+/// together; a change set's `GuardActiveLimit`s are checked after its last write; each
+/// notification is sent once for the group. On an error (of any of them) the caller rolls
+/// back.
 pub(crate) async fn apply_group(
     conn: &mut PgConnection,
     group: &[&ChangeSet],
 ) -> Result<(), StoreError> {
     let mut held = Inserts::default();
-    let writes = group.iter().flat_map(|c| c.writes.iter());
-    for write in writes.map(Some).chain([None]) {
-        match write {
-            Some(w) if held.hold(w) => {}
-            // Any other write (or the end) first writes what was held back, in order.
-            Some(other) => {
-                held.flush(conn).await?;
-                apply(conn, other).await?;
+    for changes in group {
+        let mut limits = Vec::new();
+        for write in &changes.writes {
+            match write {
+                Write::GuardActiveLimit {
+                    workspace_id,
+                    limit,
+                } => limits.push((workspace_id.as_str(), *limit)),
+                w if held.hold(w) => {}
+                // Any other write first writes what was held back, in order.
+                other => {
+                    held.flush(conn).await?;
+                    apply(conn, other).await?;
+                }
             }
-            None => held.flush(conn).await?,
+        }
+        if !limits.is_empty() {
+            held.flush(conn).await?;
+            // One order for the row locks of several workspaces.
+            limits.sort_unstable();
+            for (workspace_id, limit) in limits {
+                within_active_limit(conn, workspace_id, limit).await?;
+            }
         }
     }
+    held.flush(conn).await?;
     for (channel, wanted) in [
         (JOBS_CHANNEL, group.iter().any(|c| enqueues(c))),
         (ACCESS_CHANNEL, group.iter().any(|c| c.changes_access())),
@@ -101,6 +116,8 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             guard_row(conn, GUARD_TEMPLATE, row, "template").await
         }
         Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
+        // Checked by `apply_group` after the change set's last write.
+        Write::GuardActiveLimit { .. } => Ok(()),
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,
         Write::DeleteDomain { workspace_id, id } => delete_domain(conn, workspace_id, id).await,
@@ -514,6 +531,39 @@ async fn keep_a_key_set(conn: &mut PgConnection, workspace_id: &str) -> Result<(
     if left == 0 {
         return Err(StoreError::Conflict(format!(
             "workspace {workspace_id} would have no key set left"
+        )));
+    }
+    Ok(())
+}
+
+/// `Write::GuardActiveLimit`, after the change set's writes. Commits that carry it for one
+/// workspace take turns on the workspace's row (`FOR NO KEY UPDATE`: plain reads and key
+/// shares go on), and the count is a statement of its own, made once the turn came: under
+/// read committed it sees every commit made before it started, so also the ACTIVE contacts
+/// of the commit that had the turn before; the kept counts (`contact_counts`, written by
+/// the same statements as the contacts) include this transaction's own. Commits that add
+/// contacts without the guard (PENDING ones, workspaces without a limit) never wait here.
+async fn within_active_limit(
+    conn: &mut PgConnection,
+    workspace_id: &str,
+    limit: u64,
+) -> Result<(), StoreError> {
+    sqlx::query("SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE")
+        .bind(workspace_id)
+        .execute(&mut *conn)
+        .await
+        .map_err(error::store)?;
+    let active: i64 = sqlx::query_scalar(
+        "SELECT coalesce(sum(n), 0)::bigint FROM contact_counts \
+         WHERE workspace_id = $1 AND status = 'ACTIVE'",
+    )
+    .bind(workspace_id)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(error::store)?;
+    if u64::try_from(active).unwrap_or(0) > limit {
+        return Err(StoreError::Conflict(format!(
+            "workspace {workspace_id} would have {active} ACTIVE contacts, over its limit of {limit}"
         )));
     }
     Ok(())

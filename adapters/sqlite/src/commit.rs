@@ -29,38 +29,43 @@ pub(crate) async fn apply_all(
     conn: &mut SqliteConnection,
     changes: &ChangeSet,
 ) -> Result<(), StoreError> {
-    apply_writes(conn, changes.writes.iter()).await
+    apply_group(conn, &[changes]).await
 }
 
 /// Applies the writes of every change set of `group`, in order, inside the open
 /// transaction of `conn`: plain inserts are held back across change sets and written
-/// together. On an error (of any of them) the caller rolls back.
+/// together, before any other write (which could observe them) and at the end. A change
+/// set's `GuardActiveLimit`s are checked after its last write. On an error (of any of
+/// them) the caller rolls back.
 pub(crate) async fn apply_group(
     conn: &mut SqliteConnection,
     group: &[&ChangeSet],
 ) -> Result<(), StoreError> {
-    apply_writes(conn, group.iter().flat_map(|c| c.writes.iter())).await
-}
-
-/// Applies `writes` in order; plain inserts are held back and written together, before
-/// any other write (which could observe them) and at the end.
-async fn apply_writes<'a>(
-    conn: &mut SqliteConnection,
-    writes: impl Iterator<Item = &'a Write>,
-) -> Result<(), StoreError> {
     let mut held = Inserts::default();
-    for write in writes.map(Some).chain([None]) {
-        match write {
-            Some(w) if held.hold(w) => {}
-            // Any other write (or the end) first writes what was held back, in order.
-            Some(other) => {
-                held.flush(&mut *conn).await?;
-                apply(&mut *conn, other).await?;
+    for changes in group {
+        let mut limits = Vec::new();
+        for write in &changes.writes {
+            match write {
+                Write::GuardActiveLimit {
+                    workspace_id,
+                    limit,
+                } => limits.push((workspace_id.as_str(), *limit)),
+                w if held.hold(w) => {}
+                // Any other write first writes what was held back, in order.
+                other => {
+                    held.flush(&mut *conn).await?;
+                    apply(&mut *conn, other).await?;
+                }
             }
-            None => held.flush(&mut *conn).await?,
+        }
+        if !limits.is_empty() {
+            held.flush(&mut *conn).await?;
+            for (workspace_id, limit) in limits {
+                within_active_limit(&mut *conn, workspace_id, limit).await?;
+            }
         }
     }
-    Ok(())
+    held.flush(&mut *conn).await
 }
 
 /// Applies one write inside the open transaction.
@@ -94,6 +99,8 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             guard_updated_at(conn, GUARD_TEMPLATES, row, "template").await
         }
         Write::KeepAKeySet { workspace_id } => keep_a_key_set(conn, workspace_id.as_str()).await,
+        // Checked by `apply_group` after the change set's last write.
+        Write::GuardActiveLimit { .. } => Ok(()),
         Write::InsertDomain(d) => insert_domain(conn, d).await,
         Write::UpdateDomain(d) => update_domain(conn, d).await,
         Write::DeleteDomain { workspace_id, id } => {
@@ -488,6 +495,30 @@ async fn keep_a_key_set(conn: &mut SqliteConnection, workspace_id: &str) -> Resu
     if left == 0 {
         return Err(StoreError::Conflict(format!(
             "workspace {workspace_id} would have no key set left"
+        )));
+    }
+    Ok(())
+}
+
+/// `Write::GuardActiveLimit`, after the change set's writes (one writer: no other commit
+/// changes the count meanwhile). The kept counts (`contact_counts`) include this
+/// transaction's own writes.
+async fn within_active_limit(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    limit: u64,
+) -> Result<(), StoreError> {
+    let active: i64 = sqlx::query_scalar(
+        "SELECT coalesce(sum(n), 0) FROM contact_counts \
+         WHERE workspace_id = ? AND status = 'ACTIVE'",
+    )
+    .bind(workspace_id)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(error::store)?;
+    if u64::try_from(active).unwrap_or(0) > limit {
+        return Err(StoreError::Conflict(format!(
+            "workspace {workspace_id} would have {active} ACTIVE contacts, over its limit of {limit}"
         )));
     }
     Ok(())

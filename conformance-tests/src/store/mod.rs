@@ -1,5 +1,6 @@
 //! Checks of the `Store` and `Jobs` ports, by area.
 
+mod active_limit;
 mod campaigns;
 mod commit;
 mod conditions;
@@ -27,6 +28,7 @@ mod workflow_events;
 mod workflow_reads;
 mod workflows;
 
+pub use active_limit::*;
 pub use campaigns::*;
 pub use commit::*;
 pub use conditions::*;

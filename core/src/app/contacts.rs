@@ -96,10 +96,19 @@ pub struct Upserted {
     pub is_new: bool,
 }
 
-/// Room left under the active contact limit, counted once per request.
+/// Room left under the active contact limit, counted once per request (per change set).
+///
+/// The count is read before the commit, so concurrent requests may each see the same room:
+/// the change set of a request that took room carries [`Write::GuardActiveLimit`], which
+/// the store checks inside the commit. A request that would pass the limit conflicts,
+/// and its retry reads the count again and plans its new contacts as PENDING. A workspace
+/// without a limit reads nothing and carries no guard.
 #[derive(Debug, Default)]
 pub struct ActiveRoom {
-    remaining: Option<Option<u64>>,
+    /// Room left, once counted.
+    remaining: Option<u64>,
+    /// Whether the change set carries the guard already.
+    guarded: bool,
 }
 
 impl ActiveRoom {
@@ -108,16 +117,27 @@ impl ActiveRoom {
         let Some(limit) = ws.active_contact_limit else {
             return Ok(true);
         };
-        if self.remaining.is_none() {
-            let active = engine.store.count_active_contacts(&ws.id).await?;
-            self.remaining = Some(Some(limit.saturating_sub(active)));
-        }
-        match &mut self.remaining {
-            Some(Some(n)) if *n > 0 => {
-                *n -= 1;
-                Ok(true)
-            }
-            _ => Ok(false),
+        let remaining = match self.remaining {
+            Some(n) => n,
+            None => limit.saturating_sub(engine.store.count_active_contacts(&ws.id).await?),
+        };
+        let fits = remaining > 0;
+        self.remaining = Some(remaining.saturating_sub(1));
+        Ok(fits)
+    }
+
+    /// Adds [`Write::GuardActiveLimit`] to `changes` once, after the first contact that
+    /// took room; a no-op for a workspace without a limit.
+    fn guard(&mut self, ws: &Workspace, changes: &mut ChangeSet) {
+        let Some(limit) = ws.active_contact_limit else {
+            return;
+        };
+        if !self.guarded {
+            self.guarded = true;
+            changes.push(Write::GuardActiveLimit {
+                workspace_id: ws.id.clone(),
+                limit,
+            });
         }
     }
 }
@@ -198,6 +218,9 @@ pub async fn plan_upsert_of(
                 now,
             );
             changes.push(Write::InsertContact(contact.clone()));
+            if fits {
+                room.guard(ws, changes);
+            }
             Ok(Upserted {
                 contact,
                 is_new: true,
@@ -449,52 +472,83 @@ impl Engine {
     }
 
     /// Makes PENDING contacts ACTIVE, oldest first, while the limit leaves room, and
-    /// deletes those whose `expiresAt` has passed. Safe to run at any time, repeatedly.
+    /// deletes those whose `expiresAt` has passed. Safe to run at any time, repeatedly, and
+    /// concurrently with itself and with new contacts: a batch that promotes carries
+    /// [`Write::GuardActiveLimit`], and one that would pass the limit is planned again from
+    /// a fresh count.
     pub async fn promote_pending_contacts(&self, ws: &Workspace) -> Result<u64> {
-        const BATCH: usize = 500;
-        let now = self.clock.now();
         let mut promoted = 0u64;
-        let mut room = match ws.active_contact_limit {
-            None => u64::MAX,
-            Some(limit) => limit.saturating_sub(self.store.count_active_contacts(&ws.id).await?),
-        };
         loop {
-            let pending = self.store.pending_contacts(&ws.id, BATCH).await?;
-            if pending.is_empty() {
-                break;
-            }
-            let mut changes = ChangeSet::new();
-            for mut contact in pending.iter().cloned() {
-                if contact.expires_at.is_some_and(|at| at <= now) {
-                    changes.push(Write::DeleteContact {
-                        workspace_id: ws.id.clone(),
-                        id: contact.id,
-                    });
-                } else if room > 0 {
-                    room -= 1;
-                    promoted += 1;
-                    contact.status = ContactStatus::Active;
-                    contact.expires_at = None;
-                    contact.updated_at = now;
-                    changes.push(Write::UpdateContact(contact));
-                }
-            }
-            if changes.is_empty() {
-                break;
-            }
-            // A conflict means a concurrent change to one of these contacts: the next
-            // sweep picks them up again, so stop here rather than fail.
-            match self.store.commit(changes).await {
-                Ok(()) => {}
-                Err(StoreError::Conflict(_)) => break,
-                Err(e) => return Err(e.into()),
-            }
-            if pending.len() < BATCH {
+            let batch = match self.on_conflict_retry(|| self.promote_batch(ws)).await {
+                Ok(batch) => batch,
+                // Contention that outlasted the retries (concurrent changes to these
+                // contacts, or to the room): the next sweep picks them up again, so stop
+                // here rather than fail.
+                Err(Error::Conflict(_)) => break,
+                Err(e) => return Err(e),
+            };
+            promoted += batch.promoted;
+            if !batch.more {
                 break;
             }
         }
         Ok(promoted)
     }
+
+    /// One batch of [`Engine::promote_pending_contacts`], planned from fresh reads.
+    async fn promote_batch(&self, ws: &Workspace) -> Result<Promoted, StepError> {
+        const BATCH: usize = 500;
+        let now = self.clock.now();
+        let pending = self.store.pending_contacts(&ws.id, BATCH).await?;
+        let mut room = match (ws.active_contact_limit, pending.is_empty()) {
+            (_, true) | (None, _) => u64::MAX,
+            (Some(limit), false) => {
+                limit.saturating_sub(self.store.count_active_contacts(&ws.id).await?)
+            }
+        };
+        let mut changes = ChangeSet::new();
+        let mut promoted = 0u64;
+        for mut contact in pending.iter().cloned() {
+            if contact.expires_at.is_some_and(|at| at <= now) {
+                changes.push(Write::DeleteContact {
+                    workspace_id: ws.id.clone(),
+                    id: contact.id,
+                });
+            } else if room > 0 {
+                room -= 1;
+                promoted += 1;
+                contact.status = ContactStatus::Active;
+                contact.expires_at = None;
+                contact.updated_at = now;
+                changes.push(Write::UpdateContact(contact));
+            }
+        }
+        if changes.is_empty() {
+            return Ok(Promoted {
+                promoted,
+                more: false,
+            });
+        }
+        if let Some(limit) = ws.active_contact_limit.filter(|_| promoted > 0) {
+            changes.push(Write::GuardActiveLimit {
+                workspace_id: ws.id.clone(),
+                limit,
+            });
+        }
+        self.store.commit(changes).await?;
+        Ok(Promoted {
+            promoted,
+            more: pending.len() == BATCH,
+        })
+    }
+}
+
+/// What one batch of [`Engine::promote_pending_contacts`] did.
+struct Promoted {
+    /// Contacts made ACTIVE.
+    promoted: u64,
+    /// Whether more PENDING contacts may be left to look at.
+    more: bool,
 }
 
 /// Encodes a contact id as an opaque cursor.

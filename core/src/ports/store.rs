@@ -79,6 +79,21 @@ pub enum Write {
         /// The workspace.
         workspace_id: WorkspaceId,
     },
+    /// A guard: `Conflict` unless the workspace has at most `limit` ACTIVE contacts once
+    /// every write of the change set is applied (it is checked then, wherever it stands in
+    /// the change set), counted after every concurrent commit that carries this guard for
+    /// the same workspace. A change set that makes contacts ACTIVE under the workspace's
+    /// active contact limit carries it, with the limit it was planned under: of concurrent
+    /// requests that each read room for their contacts, those that would together pass the
+    /// limit conflict, read the count again and plan again (their contacts become PENDING).
+    /// A workspace already over `limit` (the limit was lowered) refuses every change set
+    /// carrying the guard, since each adds ACTIVE contacts; those it has stay ACTIVE.
+    GuardActiveLimit {
+        /// The workspace.
+        workspace_id: WorkspaceId,
+        /// Most ACTIVE contacts the workspace may have after the commit.
+        limit: u64,
+    },
     /// Inserts a domain; `Conflict` if the workspace already has that domain name.
     InsertDomain(Domain),
     /// Replaces an existing domain, all but its DKIM key (see `SetDomainDkimKey`);

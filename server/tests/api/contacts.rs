@@ -1,4 +1,7 @@
 use axum::http::Method;
+use posthorn_core::app::contacts::{plan_upsert, ActiveRoom, Upsert};
+use posthorn_core::model::{ContactStatus, EmailAddress};
+use posthorn_core::ports::{ChangeSet, StoreError};
 use serde_json::{json, Value};
 
 use crate::harness::TestApp;
@@ -302,6 +305,118 @@ async fn active_contact_limit_makes_pending_contacts_and_promotes_them() {
         app.get(&format!("/contacts/{d_id}")).await.body["status"],
         json!("ACTIVE")
     );
+}
+
+/// The race of two creates, made step by step: both plan their contact as ACTIVE from the
+/// same count (one place left), the first commits, and the store refuses the second's
+/// commit instead of passing the limit. Through the API, that request plans again and
+/// creates its contact PENDING.
+#[tokio::test]
+async fn a_create_planned_from_a_stale_count_cannot_pass_the_limit() {
+    let app = TestApp::new().await;
+    app.set_workspace(&app.workspace_id, json!({"activeContactLimit": 1}))
+        .await;
+    let ws = app.engine.workspace(&app.ws()).await.expect("workspace");
+    let now = app.engine.clock.now();
+    let mut plans = Vec::new();
+    for address in ["first@stale.io", "second@stale.io"] {
+        let upsert = Upsert {
+            email: EmailAddress::parse(address).expect("address"),
+            subscribed: None,
+            data: None,
+            default_subscribed: true,
+        };
+        let mut changes = ChangeSet::new();
+        let planned = plan_upsert(
+            &app.engine,
+            &ws,
+            &upsert,
+            &mut ActiveRoom::default(),
+            now,
+            &mut changes,
+        )
+        .await
+        .expect("plan");
+        assert_eq!(planned.contact.status, ContactStatus::Active, "{address}");
+        plans.push(changes);
+    }
+    let second = plans.pop().expect("second plan");
+    let first = plans.pop().expect("first plan");
+    app.engine
+        .store
+        .commit(first)
+        .await
+        .expect("the first commit");
+    let refused = app.engine.store.commit(second).await;
+    assert!(
+        matches!(refused, Err(StoreError::Conflict(_))),
+        "the second commit would pass the limit: {refused:?}"
+    );
+    assert_eq!(app.engine.store.count_active_contacts(&ws.id).await, Ok(1));
+    let created = app
+        .post("/contacts", json!({"email": "second@stale.io"}))
+        .await
+        .expect(201);
+    assert_eq!(created.body["status"], json!("PENDING"));
+}
+
+/// Requests racing for the last places under the active contact limit, through
+/// `POST /contacts` and `/v1/track` alike: every one succeeds, exactly the free places go
+/// to ACTIVE contacts and the rest are PENDING (each request read the same room; the store
+/// refuses a commit that would pass the limit, and that request plans again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_creates_never_pass_the_active_contact_limit() {
+    let app = std::sync::Arc::new(TestApp::new().await);
+    for round in 0..4 {
+        let (id, _, sk) = app.new_workspace(&format!("Burst {round}")).await;
+        app.set_workspace(&id, json!({"activeContactLimit": 4}))
+            .await;
+        app.call(
+            Method::POST,
+            "/contacts",
+            Some(&sk),
+            Some(json!({"email": "first@burst.io"})),
+            &[],
+        )
+        .await
+        .expect(201);
+        let mut tasks = tokio::task::JoinSet::new();
+        for i in 0..24 {
+            let (app, sk) = (app.clone(), sk.clone());
+            tasks.spawn(async move {
+                let email = format!("c{i}@burst.io");
+                let (path, body) = if i % 2 == 0 {
+                    ("/contacts", json!({"email": email}))
+                } else {
+                    ("/v1/track", json!({"email": email, "event": "signup"}))
+                };
+                app.call(Method::POST, path, Some(&sk), Some(body), &[])
+                    .await
+            });
+        }
+        while let Some(res) = tasks.join_next().await {
+            let res = res.expect("a racing request's task");
+            assert!(
+                res.status == 200 || res.status == 201,
+                "round {round}: {}",
+                res.body
+            );
+        }
+        let list = app
+            .call(Method::GET, "/contacts?limit=100", Some(&sk), None, &[])
+            .await
+            .expect(200);
+        let statuses: Vec<&str> = list.body["data"]
+            .as_array()
+            .map(|all| all.iter().filter_map(|c| c["status"].as_str()).collect())
+            .unwrap_or_default();
+        let count = |status| statuses.iter().filter(|s| **s == status).count();
+        assert_eq!(
+            (count("ACTIVE"), count("PENDING")),
+            (4, 21),
+            "round {round}: ACTIVE and PENDING contacts under a limit of 4"
+        );
+    }
 }
 
 #[tokio::test]

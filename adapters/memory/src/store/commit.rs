@@ -62,18 +62,53 @@ fn inbound_unique(state: &State, domain: &Domain) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Applies `writes` in order. On the first failing write everything applied before it is
-/// undone and the error returned; on success the jobs to enqueue are returned.
+/// Applies `writes` in order, then checks the `GuardActiveLimit`s among them. On the first
+/// failing write or guard everything applied is undone and the error returned; on success
+/// the jobs to enqueue are returned.
 pub(crate) fn apply_all(state: &mut State, writes: Vec<Write>) -> Result<Vec<NewJob>, StoreError> {
     let mut undo = Vec::new();
     let mut jobs = Vec::new();
+    let mut limits = Vec::new();
     for write in writes {
-        if let Err(error) = apply(state, write, &mut undo, &mut jobs) {
+        let applied = match write {
+            Write::GuardActiveLimit {
+                workspace_id,
+                limit,
+            } => {
+                limits.push((workspace_id, limit));
+                Ok(())
+            }
+            write => apply(state, write, &mut undo, &mut jobs),
+        };
+        if let Err(error) = applied {
             rollback(state, undo);
             return Err(error);
         }
     }
+    // Commits take the state's write lock in turn: the count includes every earlier one.
+    let within = limits
+        .iter()
+        .try_for_each(|(workspace_id, limit)| within_active_limit(state, workspace_id, *limit));
+    if let Err(error) = within {
+        rollback(state, undo);
+        return Err(error);
+    }
     Ok(jobs)
+}
+
+/// `Write::GuardActiveLimit`, once the change set's writes are applied.
+fn within_active_limit(
+    state: &State,
+    workspace_id: &WorkspaceId,
+    limit: u64,
+) -> Result<(), StoreError> {
+    let active = state.data.get(workspace_id).map_or(0, |d| d.counts.active);
+    if active > limit {
+        return Err(conflict(format!(
+            "workspace {workspace_id} would have {active} ACTIVE contacts, over its limit of {limit}"
+        )));
+    }
+    Ok(())
 }
 
 fn apply(
@@ -128,6 +163,8 @@ fn apply(
                 )));
             }
         }
+        // Checked by `apply_all` once every write is applied.
+        Write::GuardActiveLimit { .. } => {}
         Write::InsertDomain(domain) => {
             let (ws, id) = (domain.workspace_id.clone(), domain.id.clone());
             inbound_unique(state, &domain)?;
