@@ -5,7 +5,7 @@ use posthorn_core::model::{
     Campaign, Contact, DkimKeyPair, Domain, DomainId, KeySet, Segment, Template, Workspace,
     WorkspaceId,
 };
-use posthorn_core::ports::{ChangeSet, StoreError, Write};
+use posthorn_core::ports::{check_active_limit, ChangeSet, StoreError, Write};
 use sqlx::types::Json;
 use sqlx::PgConnection;
 
@@ -37,13 +37,9 @@ pub(crate) async fn apply_group(
 ) -> Result<(), StoreError> {
     let mut held = Inserts::default();
     for changes in group {
-        let mut limits = Vec::new();
         for write in &changes.writes {
             match write {
-                Write::GuardActiveLimit {
-                    workspace_id,
-                    limit,
-                } => limits.push((workspace_id.as_str(), *limit)),
+                Write::GuardActiveLimit { .. } => {}
                 w if held.hold(w) => {}
                 // Any other write first writes what was held back, in order.
                 other => {
@@ -52,10 +48,10 @@ pub(crate) async fn apply_group(
                 }
             }
         }
+        // In workspace order: one order for the row locks of several workspaces.
+        let limits = changes.active_limits();
         if !limits.is_empty() {
             held.flush(conn).await?;
-            // One order for the row locks of several workspaces.
-            limits.sort_unstable();
             for (workspace_id, limit) in limits {
                 within_active_limit(conn, workspace_id, limit).await?;
             }
@@ -545,11 +541,11 @@ async fn keep_a_key_set(conn: &mut PgConnection, workspace_id: &str) -> Result<(
 /// contacts without the guard (PENDING ones, workspaces without a limit) never wait here.
 async fn within_active_limit(
     conn: &mut PgConnection,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     limit: u64,
 ) -> Result<(), StoreError> {
     sqlx::query("SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE")
-        .bind(workspace_id)
+        .bind(workspace_id.as_str())
         .execute(&mut *conn)
         .await
         .map_err(error::store)?;
@@ -557,16 +553,11 @@ async fn within_active_limit(
         "SELECT coalesce(sum(n), 0)::bigint FROM contact_counts \
          WHERE workspace_id = $1 AND status = 'ACTIVE'",
     )
-    .bind(workspace_id)
+    .bind(workspace_id.as_str())
     .fetch_one(&mut *conn)
     .await
     .map_err(error::store)?;
-    if u64::try_from(active).unwrap_or(0) > limit {
-        return Err(StoreError::Conflict(format!(
-            "workspace {workspace_id} would have {active} ACTIVE contacts, over its limit of {limit}"
-        )));
-    }
-    Ok(())
+    check_active_limit(workspace_id, u64::try_from(active).unwrap_or(0), limit)
 }
 
 async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreError> {

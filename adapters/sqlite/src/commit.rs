@@ -5,7 +5,7 @@ use posthorn_core::model::{
     Campaign, Contact, DkimKeyPair, Domain, DomainId, EmailRecord, KeySet, Segment, Template,
     Workspace, WorkspaceId,
 };
-use posthorn_core::ports::{ChangeSet, StoreError, Write};
+use posthorn_core::ports::{check_active_limit, ChangeSet, StoreError, Write};
 use sqlx::{QueryBuilder, SqliteConnection};
 
 use crate::batch::{self, Inserts, OnConflict};
@@ -43,13 +43,9 @@ pub(crate) async fn apply_group(
 ) -> Result<(), StoreError> {
     let mut held = Inserts::default();
     for changes in group {
-        let mut limits = Vec::new();
         for write in &changes.writes {
             match write {
-                Write::GuardActiveLimit {
-                    workspace_id,
-                    limit,
-                } => limits.push((workspace_id.as_str(), *limit)),
+                Write::GuardActiveLimit { .. } => {}
                 w if held.hold(w) => {}
                 // Any other write first writes what was held back, in order.
                 other => {
@@ -58,6 +54,7 @@ pub(crate) async fn apply_group(
                 }
             }
         }
+        let limits = changes.active_limits();
         if !limits.is_empty() {
             held.flush(&mut *conn).await?;
             for (workspace_id, limit) in limits {
@@ -505,23 +502,18 @@ async fn keep_a_key_set(conn: &mut SqliteConnection, workspace_id: &str) -> Resu
 /// transaction's own writes.
 async fn within_active_limit(
     conn: &mut SqliteConnection,
-    workspace_id: &str,
+    workspace_id: &WorkspaceId,
     limit: u64,
 ) -> Result<(), StoreError> {
     let active: i64 = sqlx::query_scalar(
         "SELECT coalesce(sum(n), 0) FROM contact_counts \
          WHERE workspace_id = ? AND status = 'ACTIVE'",
     )
-    .bind(workspace_id)
+    .bind(workspace_id.as_str())
     .fetch_one(&mut *conn)
     .await
     .map_err(error::store)?;
-    if u64::try_from(active).unwrap_or(0) > limit {
-        return Err(StoreError::Conflict(format!(
-            "workspace {workspace_id} would have {active} ACTIVE contacts, over its limit of {limit}"
-        )));
-    }
-    Ok(())
+    check_active_limit(workspace_id, u64::try_from(active).unwrap_or(0), limit)
 }
 
 async fn put_segment(conn: &mut SqliteConnection, s: &Segment) -> Result<(), StoreError> {

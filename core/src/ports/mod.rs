@@ -28,8 +28,8 @@ pub use jobs::{ClaimedJob, DeadJob, JobPayload, JobStats, Jobs, NewJob};
 pub use rate_limit::{window_bounds, Quota, RateDecision, RateLimiter};
 pub use sns::{SnsFetchError, SnsFetcher};
 pub use store::{
-    ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, Store,
-    StoreError, TemplateQuery, Write,
+    check_active_limit, ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery,
+    MatchQuery, Store, StoreError, TemplateQuery, Write,
 };
 pub use transport::{
     is_recipient_failure, Attachment, DkimSigning, MailTransport, Mailbox, OutgoingMessage,

@@ -321,6 +321,24 @@ impl ChangeSet {
         Self::default()
     }
 
+    /// The change set's `Write::GuardActiveLimit`s as (workspace, limit), in workspace
+    /// order (one order for stores that lock the workspaces to check them).
+    pub fn active_limits(&self) -> Vec<(&WorkspaceId, u64)> {
+        let mut limits: Vec<_> = self
+            .writes
+            .iter()
+            .filter_map(|w| match w {
+                Write::GuardActiveLimit {
+                    workspace_id,
+                    limit,
+                } => Some((workspace_id, *limit)),
+                _ => None,
+            })
+            .collect();
+        limits.sort_unstable();
+        limits
+    }
+
     /// Adds a write.
     pub fn push(&mut self, write: Write) -> &mut Self {
         self.writes.push(write);
@@ -734,4 +752,19 @@ pub trait Store: WorkflowStore + Send + Sync {
     /// Deletes the records of SNS messages processed before `before`; how many. Afterwards
     /// [`Store::sns_message_seen`] answers `false` for them.
     async fn purge_sns_messages(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+}
+
+/// The check of `Write::GuardActiveLimit` once a store has counted the workspace's ACTIVE
+/// contacts after the change set: `Conflict` when `active` passes `limit`.
+pub fn check_active_limit(
+    workspace_id: &WorkspaceId,
+    active: u64,
+    limit: u64,
+) -> Result<(), StoreError> {
+    if active > limit {
+        return Err(StoreError::Conflict(format!(
+            "workspace {workspace_id} would have {active} ACTIVE contacts, over its limit of {limit}"
+        )));
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@ use posthorn_core::model::{
     IdempotencyRecord, InboundEmail, KeySet, KeySetId, Segment, SegmentId, Template, TemplateId,
     Workspace, WorkspaceId,
 };
-use posthorn_core::ports::{NewJob, StoreError, Write};
+use posthorn_core::ports::{check_active_limit, NewJob, StoreError, Write};
 
 use super::state::{EventKey, Refused, State, Taken};
 use super::workflows::{self, WorkflowUndo};
@@ -103,12 +103,7 @@ fn within_active_limit(
     limit: u64,
 ) -> Result<(), StoreError> {
     let active = state.data.get(workspace_id).map_or(0, |d| d.counts.active);
-    if active > limit {
-        return Err(conflict(format!(
-            "workspace {workspace_id} would have {active} ACTIVE contacts, over its limit of {limit}"
-        )));
-    }
-    Ok(())
+    check_active_limit(workspace_id, active, limit)
 }
 
 fn apply(
