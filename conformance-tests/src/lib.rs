@@ -238,6 +238,7 @@ macro_rules! store_suite {
                 has_event_interest_cases,
                 event_reads_equal_the_reads_one_by_one,
                 feedback_reads_equal_the_reads_one_by_one,
+                suppression_facts_are_the_newest_of_each,
                 template_in_workflows_cases,
                 signing_keys_round_trip,
                 first_signing_keys_are_never_replaced,

@@ -30,6 +30,7 @@ mod rows;
 mod segments;
 mod sns;
 mod store;
+mod suppression_facts;
 #[cfg(all(test, posthorn_pg_tests))]
 mod test_db;
 pub mod testing;

@@ -13,7 +13,7 @@ use posthorn_core::model::{
 use posthorn_core::model::{EventId, ExecutionId, IdempotencyRecord, StepId, WorkflowId};
 use posthorn_core::ports::{
     ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, FeedbackReads,
-    MatchQuery, SigningKeys, Store, StoreError, TemplateQuery, WorkflowStore,
+    MatchQuery, SigningKeys, Store, StoreError, SuppressionFacts, TemplateQuery, WorkflowStore,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
@@ -156,6 +156,14 @@ impl Store for PgStore {
         event_name: &str,
     ) -> Result<FeedbackReads, StoreError> {
         crate::feedback_reads::feedback_reads(&self.pool, workspace_id, id, event_name).await
+    }
+
+    async fn suppression_facts(
+        &self,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+    ) -> Result<SuppressionFacts, StoreError> {
+        crate::suppression_facts::suppression_facts(&self.pool, workspace_id, contact_id).await
     }
 
     async fn email_without_content(

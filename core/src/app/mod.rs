@@ -14,6 +14,7 @@ pub mod membership;
 pub mod segments;
 pub mod send;
 pub mod sns;
+pub mod suppression;
 pub mod templates;
 pub mod track;
 pub mod verify;

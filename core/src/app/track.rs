@@ -8,7 +8,7 @@ use super::contacts::{plan_upsert_reading, ActiveRoom, Upsert};
 use super::Caller;
 use crate::error::Result;
 use crate::model::{ContactId, EmailAddress, Event, EventId, EventName};
-use crate::ports::{ChangeSet, EventQuery, Write};
+use crate::ports::{ChangeSet, Write};
 use crate::Engine;
 
 /// `POST /v1/track`: a custom event for the contact with this address (created when new).
@@ -127,9 +127,8 @@ impl Engine {
         .await
     }
 
-    /// Whether the contact with this address is unsubscribed because mail to it bounced
-    /// for good or its recipient complained: its last `contact.unsubscribed` event has the
-    /// reason `bounce` or `complaint`, or it has ever complained. Read only when a public
+    /// Whether the contact with this address is suppressed (its mail bounced for good or
+    /// its recipient complained, since it was last subscribed): read only when a public
     /// key asks to subscribe a contact.
     async fn unsubscribed_by_feedback(
         &self,
@@ -140,31 +139,6 @@ impl Engine {
         let Some(contact) = self.store.contact_by_email(ws, email.as_str()).await? else {
             return Ok(false);
         };
-        if contact.subscribed {
-            return Ok(false);
-        }
-        let newest = |name: &str| EventQuery {
-            name: Some(name.to_string()),
-            contact_id: Some(contact.id.clone()),
-            limit: 1,
-        };
-        let last_unsubscribe = self
-            .store
-            .events(ws, &newest("contact.unsubscribed"))
-            .await?;
-        let automatic = last_unsubscribe.first().is_some_and(|e| {
-            matches!(
-                e.data.get("reason").and_then(Value::as_str),
-                Some("bounce" | "complaint")
-            )
-        });
-        if automatic {
-            return Ok(true);
-        }
-        Ok(!self
-            .store
-            .events(ws, &newest("email.complaint"))
-            .await?
-            .is_empty())
+        Ok(self.suppression(ws, &contact).await?.is_some())
     }
 }

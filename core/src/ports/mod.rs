@@ -11,6 +11,7 @@ mod jobs;
 mod rate_limit;
 mod sns;
 mod store;
+mod suppression_facts;
 mod transport;
 mod webhook;
 mod workflow_store;
@@ -31,6 +32,7 @@ pub use store::{
     check_active_limit, ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery,
     MatchQuery, Store, StoreError, TemplateQuery, Write,
 };
+pub use suppression_facts::SuppressionFacts;
 pub use transport::{
     is_recipient_failure, Attachment, DkimSigning, MailTransport, Mailbox, OutgoingMessage,
     TransportError,

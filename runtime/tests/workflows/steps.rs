@@ -1,6 +1,7 @@
 //! Step kinds, branches, re-entry and crash safety.
 
-use posthorn_core::model::{SourceType, TemplateType};
+use posthorn_core::app::lifecycle::Feedback;
+use posthorn_core::model::{BounceType, EmailId, ExecutionId, SourceType, TemplateType};
 use posthorn_core::ports::{ChangeSet, JobPayload, NewJob, Write};
 use posthorn_core::segment::Operator;
 use posthorn_core::workflow::{
@@ -83,6 +84,70 @@ async fn a_marketing_template_is_never_sent_to_an_unsubscribed_contact() {
         Some(json!(true))
     );
     assert!(w.transport.messages().is_empty());
+}
+
+/// The email a SEND_EMAIL step (the execution's second step) queued.
+async fn step_email(
+    w: &World,
+    wf: &posthorn_core::app::workflows::WorkflowView,
+    id: &ExecutionId,
+) -> Option<EmailId> {
+    let view = w.execution(&wf.workflow.id, id).await;
+    view.steps[1]
+        .output
+        .as_ref()
+        .and_then(|o| o["emailId"].as_str())
+        .map(EmailId::from)
+}
+
+#[tokio::test]
+async fn no_workflow_email_goes_to_an_address_that_bounced_for_good() {
+    let w = World::new().await;
+    let template = w.template(TemplateType::Transactional).await;
+    let wf = w.event_workflow("signup", true).await;
+    let send = w.step_with(&wf, send_to_contact(), Some(&template)).await;
+    w.edge(&wf, &World::trigger(&wf), &send, None).await;
+    w.contact("ann@example.org", json!({})).await;
+    w.track("ann@example.org", "signup", json!({})).await;
+    w.run().await;
+    let first = w.executions(&wf).await;
+    let email_id = step_email(&w, &wf, &first[0].id)
+        .await
+        .expect("first email");
+    let bounce = Feedback::Bounce {
+        bounce_type: BounceType::Permanent,
+        detail: None,
+    };
+    let now = w.engine.clock.now();
+    w.engine
+        .record_feedback(w.caller.workspace_id(), &email_id, &bounce, now)
+        .await
+        .expect("bounce recorded");
+    assert_eq!(w.transport.messages_to("ann@example.org").len(), 1);
+
+    w.track("ann@example.org", "signup", json!({})).await;
+    w.run().await;
+    let executions = w.executions(&wf).await;
+    assert_eq!(executions.len(), 2);
+    let second = executions
+        .iter()
+        .find(|e| e.id != first[0].id)
+        .expect("second execution");
+    let view = w.execution(&wf.workflow.id, &second.id).await;
+    assert_eq!(view.execution.status, ExecutionStatus::Completed);
+    let output = view.steps[1].output.clone().unwrap_or_default();
+    assert_eq!(output["skipped"], json!(true), "{output}");
+    assert!(
+        output["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("bounced for good")),
+        "{output}"
+    );
+    assert_eq!(
+        w.transport.messages_to("ann@example.org").len(),
+        1,
+        "nothing more sent"
+    );
 }
 
 #[tokio::test]

@@ -717,3 +717,132 @@ async fn a_message_older_than_seven_days_is_refused_and_changes_nothing() {
     assert_eq!(sns.email(email.id.as_str()).await.status, EmailStatus::Sent);
     assert!(sns.events("email.delivery").await.is_empty());
 }
+
+impl Sns {
+    /// Sends one transactional email to `to` (its subscription left as it is), runs the
+    /// jobs, and returns its record.
+    async fn send_to(&self, to: &str) -> EmailRecord {
+        let res = self
+            .app
+            .post("/v1/send", send_body(json!(to)))
+            .await
+            .expect(200);
+        let id = res.body["data"]["emails"][0]["email"]
+            .as_str()
+            .expect("email id")
+            .to_string();
+        self.app.run_jobs().await;
+        self.email(&id).await
+    }
+}
+
+#[tokio::test]
+async fn mail_to_an_address_that_bounced_for_good_is_suppressed_until_subscribed_again() {
+    let sns = setup().await;
+    let first = sns.sent_email("ada@example.org", true).await;
+    assert_eq!(first.status, EmailStatus::Sent);
+    sns.post(&sns.notification(
+        "m-bounce",
+        &bounce(&first, "Permanent", "General", "5.1.1"),
+        2,
+    ))
+    .await
+    .expect(200);
+    // Accepted and kept, but not handed to the transport.
+    let suppressed = sns.send_to("ada@example.org").await;
+    assert_eq!(suppressed.status, EmailStatus::Cancelled);
+    assert!(suppressed.sent_at.is_none() && suppressed.provider_message_id.is_none());
+    let why = suppressed.error.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("suppressed") && why.contains("bounced"),
+        "{why}"
+    );
+    assert_eq!(sns.events("email.sent").await.len(), 1, "only the first");
+    // A transient bounce suppresses nothing, and one who unsubscribed by hand still gets
+    // transactional mail.
+    let bob = sns.sent_email("bob@example.org", true).await;
+    sns.post(&sns.notification(
+        "m-transient",
+        &bounce(&bob, "Transient", "MailboxFull", "4.2.2"),
+        2,
+    ))
+    .await
+    .expect(200);
+    sns.app
+        .patch(
+            &format!("/contacts/{}", bob.contact_id.as_str()),
+            json!({"subscribed": false}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        sns.send_to("bob@example.org").await.status,
+        EmailStatus::Sent
+    );
+    // The workspace subscribing the contact again lifts the suppression, and a later
+    // manual unsubscription does not bring it back.
+    sns.app
+        .patch(
+            &format!("/contacts/{}", first.contact_id.as_str()),
+            json!({"subscribed": true}),
+        )
+        .await
+        .expect(200);
+    sns.app
+        .patch(
+            &format!("/contacts/{}", first.contact_id.as_str()),
+            json!({"subscribed": false}),
+        )
+        .await
+        .expect(200);
+    assert_eq!(
+        sns.send_to("ada@example.org").await.status,
+        EmailStatus::Sent
+    );
+}
+
+#[tokio::test]
+async fn a_complaint_suppresses_its_recipient_only_and_one_who_unsubscribed_first() {
+    let sns = setup().await;
+    // Ada unsubscribed by hand, then complained about a transactional email: her
+    // unsubscription was not made by the complaint, but mail to her is suppressed all the same.
+    let ada = sns.sent_email("ada@example.org", true).await;
+    sns.app
+        .patch(
+            &format!("/contacts/{}", ada.contact_id.as_str()),
+            json!({"subscribed": false}),
+        )
+        .await
+        .expect(200);
+    let receipt = sns.send_to("ada@example.org").await;
+    assert_eq!(receipt.status, EmailStatus::Sent);
+    sns.post(&sns.notification("m-complaint", &complaint(&receipt), 1))
+        .await
+        .expect(200);
+    sns.sent_email("bob@example.org", true).await;
+    let res = sns
+        .app
+        .post(
+            "/v1/send",
+            send_body(json!(["ada@example.org", "bob@example.org"])),
+        )
+        .await
+        .expect(200);
+    sns.app.run_jobs().await;
+    let mut statuses = Vec::new();
+    for sent in res.body["data"]["emails"].as_array().expect("emails") {
+        let email = sns.email(sent["email"].as_str().expect("id")).await;
+        statuses.push((email.to.email.clone(), email.status, email.error.clone()));
+    }
+    statuses.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(statuses[0].0, "ada@example.org");
+    assert_eq!(statuses[0].1, EmailStatus::Cancelled);
+    assert!(statuses[0]
+        .2
+        .as_deref()
+        .is_some_and(|e| e.contains("reported mail as spam")));
+    assert_eq!(
+        (statuses[1].0.as_str(), statuses[1].1),
+        ("bob@example.org", EmailStatus::Sent)
+    );
+}

@@ -168,8 +168,14 @@ impl Engine {
                 tracker: &tracker,
                 marketing,
             };
+            // Mail to an address that bounced for good or complained is accepted and kept
+            // (CANCELLED, with the reason) but not delivered; only an existing contact can be.
+            let suppressed = match done.is_new {
+                true => None,
+                false => self.suppression(&ws.id, &done.contact).await?,
+            };
             let ctx = render_context(&req.data, &done.contact);
-            let record = build_record(
+            let mut record = build_record(
                 &*self.clock,
                 ws,
                 req,
@@ -184,14 +190,22 @@ impl Engine {
                 email: recipient.email.clone(),
                 email_id: record.id.clone(),
             });
-            changes.push(Write::EnqueueJob(NewJob::at(
-                &*self.clock,
-                JobPayload::DeliverEmail {
-                    workspace_id: ws.id.clone(),
-                    email_id: record.id.clone(),
-                },
-                now,
-            )));
+            match suppressed {
+                Some(why) => {
+                    record.status = EmailStatus::Cancelled;
+                    record.error = Some(why.reason().to_owned());
+                }
+                None => {
+                    changes.push(Write::EnqueueJob(NewJob::at(
+                        &*self.clock,
+                        JobPayload::DeliverEmail {
+                            workspace_id: ws.id.clone(),
+                            email_id: record.id.clone(),
+                        },
+                        now,
+                    )));
+                }
+            }
             changes.push(Write::InsertEmail(record));
         }
         if !unsubscribed.is_empty() {

@@ -77,6 +77,13 @@ impl Engine {
                 email_id: None,
             });
         }
+        if let Some(why) = self.suppression(ws_id, &target).await? {
+            return Ok(Decision::Complete {
+                output: json!({ "skipped": true, "reason": why.reason(), "to": to }),
+                taken: None,
+                email_id: None,
+            });
+        }
         let record = match workflow_email(self, &ws, template, &target, to, &vars, now).await {
             Ok(record) => record,
             Err(e @ (Error::Unavailable(_) | Error::Internal(_))) => return Err(e.into()),

@@ -1,0 +1,44 @@
+//! `Store::suppression_facts` in one statement: the newest subscription, complaint,
+//! permanent bounce and unsubscription of a contact, each from the `(workspace_id,
+//! contact_id, id DESC)` index of its events.
+
+use posthorn_core::model::{ContactId, EventId, WorkspaceId};
+use posthorn_core::ports::{StoreError, SuppressionFacts};
+use sqlx::{PgPool, Row};
+
+use crate::error;
+
+/// $1 workspace, $2 contact id. Newest is the greatest id, as `Store::events` orders.
+const SUPPRESSION_FACTS: &str = "SELECT \
+     (SELECT max(id) FROM events WHERE workspace_id = $1 AND contact_id = $2 \
+       AND name = 'contact.subscribed') AS subscribed, \
+     (SELECT max(id) FROM events WHERE workspace_id = $1 AND contact_id = $2 \
+       AND name = 'email.complaint') AS complained, \
+     (SELECT max(id) FROM events WHERE workspace_id = $1 AND contact_id = $2 \
+       AND name = 'email.bounce' AND data->>'bounceType' = 'Permanent') AS bounced, \
+     (SELECT data->>'reason' FROM events WHERE workspace_id = $1 AND contact_id = $2 \
+       AND name = 'contact.unsubscribed' ORDER BY id DESC LIMIT 1) AS unsubscribe_reason";
+
+/// What deciding whether mail to the contact is suppressed reads.
+pub(crate) async fn suppression_facts(
+    pool: &PgPool,
+    workspace_id: &WorkspaceId,
+    contact_id: &ContactId,
+) -> Result<SuppressionFacts, StoreError> {
+    let row = sqlx::query(SUPPRESSION_FACTS)
+        .bind(workspace_id.as_str())
+        .bind(contact_id.as_str())
+        .fetch_one(pool)
+        .await
+        .map_err(error::store)?;
+    let text = |column: &str| -> Result<Option<String>, StoreError> {
+        row.try_get(column).map_err(error::store)
+    };
+    let id = |column: &str| Ok::<_, StoreError>(text(column)?.map(EventId::from));
+    Ok(SuppressionFacts {
+        subscribed: id("subscribed")?,
+        complained: id("complained")?,
+        bounced: id("bounced")?,
+        unsubscribe_reason: text("unsubscribe_reason")?,
+    })
+}
