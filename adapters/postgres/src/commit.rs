@@ -532,6 +532,37 @@ async fn keep_a_key_set(conn: &mut PgConnection, workspace_id: &str) -> Result<(
     Ok(())
 }
 
+/// Takes the row locks of every workspace whose active contact limit a change set of
+/// `group` guards, all at once and in the order of their ids, before anything else of the
+/// group's transaction: change sets guarding different workspaces in different orders in
+/// two groups would otherwise take them in opposite orders and deadlock (the server
+/// breaks it after `deadlock_timeout`, a second, and one group starts over). The guard
+/// itself ([`within_active_limit`]) then finds its lock held.
+pub(crate) async fn lock_limited_workspaces(
+    conn: &mut PgConnection,
+    group: &[&ChangeSet],
+) -> Result<(), StoreError> {
+    let mut ids: Vec<&str> = group
+        .iter()
+        .flat_map(|c| c.active_limits())
+        .map(|(workspace_id, _)| workspace_id.as_str())
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    // One row at a time: the order of a single statement's row locks is the plan's.
+    for id in ids {
+        sqlx::query("SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE")
+            .bind(id)
+            .execute(&mut *conn)
+            .await
+            .map_err(error::store)?;
+    }
+    Ok(())
+}
+
 /// `Write::GuardActiveLimit`, after the change set's writes. Commits that carry it for one
 /// workspace take turns on the workspace's row (`FOR NO KEY UPDATE`: plain reads and key
 /// shares go on), and the count is a statement of its own, made once the turn came: under

@@ -410,3 +410,111 @@ async fn contact_updates_in_a_group_keep_the_guards_of_one_commit_each() {
     );
     finish(store, name).await;
 }
+
+/// A stored workspace whose change sets below guard an active contact limit.
+async fn limited_workspace(store: &PgStore, name: &str) -> WorkspaceId {
+    let workspace = posthorn_core::model::Workspace::new(&SystemClock, name.into(), Utc::now());
+    let mut changes = ChangeSet::new();
+    changes.push(Write::PutWorkspace(workspace.clone()));
+    store.commit(changes).await.expect("workspace stored");
+    workspace.id
+}
+
+/// A new ACTIVE contact of `ws` under its active limit.
+fn insert_limited(ws: &WorkspaceId, email: &str) -> ChangeSet {
+    let mut changes = insert(ws, email);
+    changes.push(Write::GuardActiveLimit {
+        workspace_id: ws.clone(),
+        limit: 100,
+    });
+    changes
+}
+
+/// Deadlocks the server has broken in the database so far (its statistics are flushed a
+/// little after the fact, so a caller waiting for one polls).
+async fn deadlocks(conn: &mut PgConnection) -> i64 {
+    sqlx::query_scalar(
+        "SELECT coalesce(deadlocks, 0)::bigint FROM pg_stat_database \
+         WHERE datname = current_database()",
+    )
+    .fetch_one(conn)
+    .await
+    .expect("deadlock count")
+}
+
+/// Two groups guarding the limits of two workspaces in opposite orders, let go at the same
+/// moment, both commit without a deadlock: each group takes the workspaces' locks in id
+/// order before anything else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_guarding_two_limits_in_opposite_orders_do_not_deadlock() {
+    let (store, name) = fresh().await;
+    let a = limited_workspace(&store, "limited-a").await;
+    let b = limited_workspace(&store, "limited-b").await;
+    // Both groups wait on the workspaces' rows held here, then go at once.
+    let mut holder = raw(&name).await;
+    sqlx::query("BEGIN")
+        .execute(&mut holder)
+        .await
+        .expect("begin");
+    sqlx::query("SELECT 1 FROM workspaces WHERE id = ANY($1) FOR NO KEY UPDATE")
+        .bind(vec![a.as_str().to_owned(), b.as_str().to_owned()])
+        .execute(&mut holder)
+        .await
+        .expect("rows held");
+    let mut watcher = raw(&name).await;
+    let before = deadlocks(&mut watcher).await;
+    let spawn_group = |group: [ChangeSet; 2]| {
+        let pool = store.pool().clone();
+        tokio::spawn(async move {
+            let refs: Vec<&ChangeSet> = group.iter().collect();
+            commit_all(&pool, &refs).await
+        })
+    };
+    let first = spawn_group([
+        insert_limited(&a, "a1@example.com"),
+        insert_limited(&b, "b1@example.com"),
+    ]);
+    let second = spawn_group([
+        insert_limited(&b, "b2@example.com"),
+        insert_limited(&a, "a2@example.com"),
+    ]);
+    let mut waiting = 0;
+    for _ in 0..200 {
+        waiting = sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&mut watcher)
+        .await
+        .expect("waiting backends");
+        if waiting == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(waiting, 2, "both groups wait on the held rows");
+    sqlx::query("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .expect("rollback");
+    for outcomes in [first.await.expect("first"), second.await.expect("second")] {
+        assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    }
+    // A deadlock would have been broken by now (one group starts over and commits too), so
+    // only the server's count tells; it is flushed within a second or so.
+    let mut broken = 0;
+    for _ in 0..12 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        broken = deadlocks(&mut watcher).await - before;
+        if broken > 0 {
+            break;
+        }
+    }
+    assert_eq!(broken, 0, "deadlocks broken by the server");
+    for (ws, email) in [(&a, "a1"), (&a, "a2"), (&b, "b1"), (&b, "b2")] {
+        assert!(visible(&store, ws, &format!("{email}@example.com")).await);
+    }
+    let _ = holder.close().await;
+    let _ = watcher.close().await;
+    finish(store, name).await;
+}

@@ -100,6 +100,12 @@ async fn attempt(
     conn.exec("BEGIN")
         .await
         .map_err(|err| Abort::Lost { err })?;
+    if let Err(own) = commit::lock_limited_workspaces(&mut conn.conn, changes).await {
+        return match conn.rollback().await {
+            Ok(()) => Err(Abort::Failed { own }),
+            Err(err) => Err(Abort::Lost { err }),
+        };
+    }
     let outcomes = if savepoints {
         each_in_savepoint(conn, changes).await?
     } else {
