@@ -897,6 +897,7 @@ async fn real_answers_match_the_documented_schemas() {
     let unsubscribe = LinkToken::Unsubscribe {
         workspace_id: w,
         contact_id: ContactId::from("c"),
+        email_id: None,
     };
     let unsubscribe = format!("/unsubscribe/{}", sign(unsubscribe));
     call!(c, "GET", "/unsubscribe/{token}", &unsubscribe, None, None => 200);

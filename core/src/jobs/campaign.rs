@@ -307,7 +307,9 @@ impl CampaignMessage {
         tracker: Option<&Tracker>,
         now: chrono::DateTime<chrono::Utc>,
     ) -> EmailRecord {
-        let unsubscribe = tracker.map(|t| t.unsubscribe_url(&campaign.workspace_id, &contact.id));
+        let id = EmailId::generate(clock);
+        let unsubscribe =
+            tracker.map(|t| t.unsubscribe_url(&campaign.workspace_id, &contact.id, &id));
         let rendered = self
             .compiled
             .as_ref()
@@ -336,7 +338,6 @@ impl CampaignMessage {
                 Some(e.to_string()),
             ),
         };
-        let id = EmailId::generate(clock);
         // ASCII also for a sender stored before addresses were canonical.
         let from = ascii_domain_address(&campaign.from);
         let domain = from.rsplit_once('@').map(|(_, d)| d).unwrap_or("localhost");

@@ -7,7 +7,7 @@ mod token;
 pub use rewrite::{rewrite_html, NO_TRACK_ATTRIBUTE};
 pub use token::LinkToken;
 
-use crate::model::{ContactId, EmailRecord, WorkspaceId};
+use crate::model::{ContactId, EmailId, EmailRecord, WorkspaceId};
 
 /// Name of the deployment secret that signs link tokens.
 pub const TRACKING_SECRET: &str = "link-tokens";
@@ -44,11 +44,17 @@ impl Tracker {
         }
     }
 
-    /// The one-click unsubscribe URL of a contact.
-    pub fn unsubscribe_url(&self, workspace_id: &WorkspaceId, contact_id: &ContactId) -> String {
+    /// The one-click unsubscribe URL of a contact in the email `email_id`.
+    pub fn unsubscribe_url(
+        &self,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+        email_id: &EmailId,
+    ) -> String {
         let token = LinkToken::Unsubscribe {
             workspace_id: workspace_id.clone(),
             contact_id: contact_id.clone(),
+            email_id: Some(email_id.clone()),
         };
         format!("{}/unsubscribe/{}", self.base_url, token.sign(&self.key))
     }

@@ -33,12 +33,15 @@ pub enum LinkToken {
         /// The original URL.
         url: String,
     },
-    /// The unsubscribe link of a contact.
+    /// The unsubscribe link of a contact, in one email.
     Unsubscribe {
         /// Owning workspace.
         workspace_id: WorkspaceId,
         /// The contact.
         contact_id: ContactId,
+        /// The email the link was sent in (`None` in links made before it was carried): its
+        /// recipient address finds the contact when the one named was deleted since.
+        email_id: Option<EmailId>,
     },
 }
 
@@ -57,7 +60,13 @@ impl LinkToken {
             Self::Unsubscribe {
                 workspace_id,
                 contact_id,
+                email_id: None,
             } => format!("u{SEP}{workspace_id}{SEP}{contact_id}"),
+            Self::Unsubscribe {
+                workspace_id,
+                contact_id,
+                email_id: Some(email_id),
+            } => format!("u{SEP}{workspace_id}{SEP}{contact_id}{SEP}{email_id}"),
         }
     }
 
@@ -77,9 +86,10 @@ impl LinkToken {
                 email_id: id.into(),
                 url: url.to_owned(),
             }),
-            ("u", None) => Some(Self::Unsubscribe {
+            ("u", email_id) => Some(Self::Unsubscribe {
                 workspace_id,
                 contact_id: id.into(),
+                email_id: email_id.map(EmailId::from),
             }),
             _ => None,
         }
@@ -144,5 +154,30 @@ mod tests {
         assert_eq!(LinkToken::verify(key, payload), None);
         assert_eq!(LinkToken::verify(key, &format!("{payload}.")), None);
         assert!(!token.contains('@'));
+    }
+
+    #[test]
+    fn unsubscribe_tokens_carry_their_email_and_old_ones_stay_valid() {
+        let key = b"secret";
+        let with_email = LinkToken::Unsubscribe {
+            workspace_id: "w1".into(),
+            contact_id: "c1".into(),
+            email_id: Some("e1".into()),
+        };
+        let token = with_email.sign(key);
+        assert_eq!(LinkToken::verify(key, &token), Some(with_email));
+        // A link sent before the email was carried: its payload has three parts.
+        let old = format!("u{SEP}w1{SEP}c1");
+        let payload = URL_SAFE_NO_PAD.encode(&old);
+        let tag = mac(key, payload.as_bytes()).finalize().into_bytes();
+        let token = format!("{payload}.{}", URL_SAFE_NO_PAD.encode(&tag[..TAG_BYTES]));
+        assert_eq!(
+            LinkToken::verify(key, &token),
+            Some(LinkToken::Unsubscribe {
+                workspace_id: "w1".into(),
+                contact_id: "c1".into(),
+                email_id: None,
+            })
+        );
     }
 }

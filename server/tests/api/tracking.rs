@@ -637,3 +637,52 @@ async fn a_bounce_unsubscribes_whoever_holds_the_address_now() {
         "the dead address's holder"
     );
 }
+
+#[tokio::test]
+async fn an_unsubscribe_link_reaches_the_address_after_its_contact_was_deleted_and_imported_again()
+{
+    let app = TestApp::new().await;
+    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 1000}))
+        .await;
+    seed(&app, "again", 1, true, json!({})).await;
+    let id = create(&app, json!({"audienceType": "ALL"})).await;
+    app.post(&format!("/campaigns/{id}/send"), json!({}))
+        .await
+        .expect(200);
+    drain(&app).await;
+    let message = app.transport.messages().remove(0);
+    let list = message
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("List-Unsubscribe"))
+        .map(|(_, v)| v.clone())
+        .expect("List-Unsubscribe");
+    let url = list.trim_start_matches('<').trim_end_matches('>');
+    let path = url.strip_prefix(BASE).expect("public URL").to_string();
+    let address = message.to.email.clone();
+    // The contact is deleted, then imported again (a new id, subscribed).
+    let contacts = app.get("/contacts").await.expect(200);
+    let old_id = contacts.body["data"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    app.delete(&format!("/contacts/{old_id}")).await.expect(204);
+    app.post("/contacts", json!({"email": address, "subscribed": true}))
+        .await
+        .expect(201);
+    app.raw(
+        Method::POST,
+        &path,
+        None,
+        Some("List-Unsubscribe=One-Click"),
+        Some("application/x-www-form-urlencoded"),
+        &[],
+    )
+    .await
+    .expect(200);
+    let contacts = app.get("/contacts").await.expect(200);
+    assert_eq!(contacts.body["data"][0]["email"], json!(address));
+    assert_ne!(contacts.body["data"][0]["id"], json!(old_id));
+    assert_eq!(contacts.body["data"][0]["subscribed"], json!(false));
+    assert_eq!(events(&app, "contact.unsubscribed").await.len(), 1);
+}

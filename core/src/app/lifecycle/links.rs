@@ -78,18 +78,33 @@ impl Engine {
     }
 
     /// One-click unsubscribe (RFC 8058): clears the contact's flag and emits
-    /// `contact.unsubscribed` once; later calls, and calls for a contact deleted since,
-    /// change nothing and succeed.
+    /// `contact.unsubscribed` once; later calls change nothing and succeed. When the contact
+    /// was deleted since, the contact holding the address the email went to now is
+    /// unsubscribed (a contact deleted and imported again must not get mail its owner
+    /// asked to stop); with neither, nothing changes and the call succeeds.
     pub async fn unsubscribe_by_token(&self, token: &str) -> Result<()> {
         let LinkToken::Unsubscribe {
             workspace_id,
             contact_id,
+            email_id,
         } = self.link_token(token).await?
         else {
             return Err(Error::NotFound(Resource::Link));
         };
         self.on_conflict_retry(|| async {
-            let contact = self.store.contact(&workspace_id, &contact_id).await?;
+            let mut contact = self.store.contact(&workspace_id, &contact_id).await?;
+            if let (None, Some(email_id)) = (&contact, &email_id) {
+                let email = self
+                    .store
+                    .email_without_content(&workspace_id, email_id)
+                    .await?;
+                if let Some(email) = email {
+                    contact = self
+                        .store
+                        .contact_by_email(&workspace_id, &email.to.email)
+                        .await?;
+                }
+            }
             let Some(mut contact) = contact.filter(|c| c.subscribed) else {
                 return Ok(());
             };

@@ -364,7 +364,8 @@ fn build_record(
     links: &Links<'_>,
     now: DateTime<Utc>,
 ) -> Result<EmailRecord> {
-    let unsubscribe_url = links.tracker.unsubscribe_url(&ws.id, &contact.id);
+    let id = EmailId::generate(clock);
+    let unsubscribe_url = links.tracker.unsubscribe_url(&ws.id, &contact.id, &id);
     let mut ctx = ctx.clone();
     if let Value::Object(map) = &mut ctx {
         map.insert("unsubscribeUrl".into(), json!(unsubscribe_url));
@@ -398,7 +399,6 @@ fn build_record(
             "the rendered subject contains a line break",
         ));
     }
-    let id = EmailId::generate(clock);
     let mut record = EmailRecord {
         message_id: format!("{id}@{}", resolved.from.domain()),
         id,
