@@ -3,7 +3,7 @@
 use super::Caller;
 use crate::error::{Error, FieldError, Resource, Result};
 use crate::model::{parse_domain_name, KeySet, KeySetId, NewKeySet, WorkspaceId};
-use crate::ports::{ChangeSet, StoreError, Write};
+use crate::ports::{ChangeSet, Write};
 use crate::validate::line_problem;
 use crate::Engine;
 
@@ -80,27 +80,29 @@ impl Engine {
     /// unscoped secret key.
     pub async fn revoke_key_set(&self, caller: &Caller, id: &KeySetId) -> Result<()> {
         caller.may_manage_keys()?;
-        let sets = self.store.key_sets(caller.workspace_id()).await?;
-        if !sets.iter().any(|s| s.id == *id) {
-            return Err(Error::NotFound(Resource::KeySet));
-        }
-        if sets.len() == 1 {
-            return Err(last_key_set());
-        }
-        let mut changes = ChangeSet::new();
-        changes.push(Write::DeleteKeySet {
-            workspace_id: caller.workspace_id().clone(),
-            id: id.clone(),
-        });
-        // Two revocations at once could each see the other's set still there.
-        changes.push(Write::KeepAKeySet {
-            workspace_id: caller.workspace_id().clone(),
-        });
-        match self.store.commit(changes).await {
-            Ok(()) => Ok(()),
-            Err(StoreError::Conflict(_)) => Err(last_key_set()),
-            Err(e) => Err(e.into()),
-        }
+        // Decided again from a fresh read after any conflict: two revocations at once (the
+        // guard below refuses the second when it would leave none, and its new read says
+        // why), or a transaction the database gave up.
+        self.on_conflict_retry(|| async {
+            let sets = self.store.key_sets(caller.workspace_id()).await?;
+            if !sets.iter().any(|s| s.id == *id) {
+                return Err(Error::NotFound(Resource::KeySet).into());
+            }
+            if sets.len() == 1 {
+                return Err(last_key_set().into());
+            }
+            let mut changes = ChangeSet::new();
+            changes.push(Write::DeleteKeySet {
+                workspace_id: caller.workspace_id().clone(),
+                id: id.clone(),
+            });
+            changes.push(Write::KeepAKeySet {
+                workspace_id: caller.workspace_id().clone(),
+            });
+            self.store.commit(changes).await?;
+            Ok(())
+        })
+        .await
     }
 }
 

@@ -15,7 +15,7 @@ async fn fail_event_inserts(db: &PgPool, code: &str, times: u32) {
     fail_statements(db, "INSERT", "events", code, times).await;
 }
 
-/// Makes the next `times` statements `operation` (`INSERT`, `UPDATE`) on `table` fail with
+/// Makes the next `times` statements `operation` (`INSERT`, `UPDATE`, `DELETE`) on `table` fail with
 /// SQLSTATE `code`. A sequence counts them: unlike a table, it is not rolled back with the
 /// failing transaction.
 async fn fail_statements(db: &PgPool, operation: &str, table: &str, code: &str, times: u32) {
@@ -28,7 +28,7 @@ async fn fail_statements(db: &PgPool, operation: &str, table: &str, code: &str, 
                IF nextval('forced_failures') <= {times} THEN \
                  RAISE EXCEPTION 'forced by the test' USING ERRCODE = '{code}'; \
                END IF; \
-               RETURN NEW; \
+               RETURN COALESCE(NEW, OLD); \
              END $$ LANGUAGE plpgsql"
         ),
         format!(
@@ -83,6 +83,24 @@ async fn serialization_failures_and_deadlocks_are_retried_then_a_409() {
         .await
         .expect("counting events");
     assert_eq!(count, 2, "each retried request stored its event once");
+}
+
+#[tokio::test]
+async fn a_key_set_revocation_the_database_gave_up_is_decided_again() {
+    let app = TestApp::new().await;
+    let Some(db) = database(&app).await else {
+        return; // memory store: see the module comment
+    };
+    let created = app
+        .post("/keys", json!({"name": "second"}))
+        .await
+        .expect(201);
+    let id = created.body["id"].as_str().expect("id").to_string();
+    // Given up once: revoked on the second try, not refused as the last key set.
+    fail_statements(&db, "DELETE", "key_sets", "40001", 1).await;
+    app.delete(&format!("/keys/{id}")).await.expect(204);
+    let list = app.get("/keys").await.expect(200);
+    assert_eq!(list.body["data"].as_array().map(Vec::len), Some(1));
 }
 
 #[tokio::test]
