@@ -62,11 +62,29 @@ pub(crate) struct JobQueue {
 }
 
 impl JobQueue {
-    /// Adds a job; a job whose id is already known is left as it is (enqueueing is
-    /// idempotent per id).
+    /// Whether a job has this id, in any state (`Write::EnqueueJob` then conflicts).
+    pub(crate) fn contains(&self, id: &JobId) -> bool {
+        self.jobs.contains_key(id)
+    }
+
+    /// Whether the job with this id is queued or running, a lapsed lease included
+    /// (`Write::EnqueueJobUnlessPending` then writes nothing).
+    pub(crate) fn is_pending(&self, id: &JobId) -> bool {
+        self.jobs
+            .get(id)
+            .is_some_and(|entry| entry.state != JobState::Dead)
+    }
+
+    /// Adds a job. A dead job with its id is replaced; a pending one is left as it is (the
+    /// commit has decided already, under the store's write lock, that the job is to be
+    /// enqueued: this only keeps the queue whole should one be found).
     pub(crate) fn enqueue(&mut self, job: NewJob) {
-        if self.jobs.contains_key(&job.id) {
-            return;
+        match self.jobs.get(&job.id) {
+            Some(entry) if entry.state == JobState::Dead => {
+                self.dead = self.dead.saturating_sub(1);
+            }
+            Some(_) => return,
+            None => {}
         }
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -369,6 +387,23 @@ mod tests {
         queue.enqueue(again);
         assert_eq!(queue.claim(now, Duration::from_secs(1), 10).len(), 1);
         assert_eq!(queue.stats(now).running, 1);
+    }
+
+    #[test]
+    fn enqueueing_over_a_dead_job_replaces_it() {
+        let now = Utc::now();
+        let mut queue = JobQueue::default();
+        let first = job(now);
+        queue.enqueue(first.clone());
+        let claimed = queue.claim(now, Duration::from_secs(1), 1);
+        assert!(queue.dead_letter(&claimed[0], "boom"));
+        assert!(queue.contains(&first.id) && !queue.is_pending(&first.id));
+        queue.enqueue(first.clone());
+        assert!(queue.is_pending(&first.id));
+        assert_eq!(queue.stats(now).dead, 0);
+        let again = queue.claim(now, Duration::from_secs(1), 10);
+        assert_eq!(again.len(), 1);
+        assert_eq!((again[0].attempts, again[0].claims), (0, 1));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use posthorn_core::model::{
     Campaign, Contact, DkimKeyPair, Domain, DomainId, KeySet, Segment, Template, Workspace,
     WorkspaceId,
 };
-use posthorn_core::ports::{check_active_limit, ChangeSet, StoreError, Write};
+use posthorn_core::ports::{check_active_limit, ChangeSet, NewJob, StoreError, Write};
 use sqlx::types::Json;
 use sqlx::PgConnection;
 
@@ -75,10 +75,7 @@ pub(crate) async fn apply_group(
 
 /// Whether `changes` enqueues jobs.
 pub(crate) fn enqueues(changes: &ChangeSet) -> bool {
-    changes
-        .writes
-        .iter()
-        .any(|w| matches!(w, Write::EnqueueJob(_)))
+    changes.enqueues()
 }
 
 /// Applies one write inside the open transaction.
@@ -159,6 +156,7 @@ async fn apply(conn: &mut PgConnection, write: &Write) -> Result<(), StoreError>
             one.hold(write);
             one.flush(conn).await
         }
+        Write::EnqueueJobUnlessPending(job) => enqueue_unless_pending(conn, job).await,
         Write::UpdateEmail(e) => {
             crate::batch::update_emails(conn, &[e], &std::collections::HashMap::new()).await
         }
@@ -617,6 +615,32 @@ async fn put_segment(conn: &mut PgConnection, s: &Segment) -> Result<(), StoreEr
     .bind(s.created_at)
     .bind(s.updated_at)
     .bind(s.tracking_since)
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+/// `Write::EnqueueJobUnlessPending`: a job with the id that is queued or running (inserted
+/// earlier in this change set included) stays as it is; a dead one becomes the new job.
+/// Not `ON CONFLICT DO UPDATE ... WHERE`: that locks the pending job's row, whose worker
+/// then waits on this commit to renew or settle its lease. `DO NOTHING` locks nothing, and
+/// two commits racing on an absent id serialize on its unique index (the second finds the
+/// job pending).
+async fn enqueue_unless_pending(conn: &mut PgConnection, job: &NewJob) -> Result<(), StoreError> {
+    sqlx::query(
+        "WITH replaced AS ( \
+             UPDATE jobs SET payload = $2, run_at = $3, attempts = 0, claims = 0, \
+                 state = 'queued', lease_token = NULL, lease_until = NULL, \
+                 last_error = NULL, created_at = now() \
+             WHERE id = $1 AND state = 'dead' RETURNING id) \
+         INSERT INTO jobs (id, payload, run_at) \
+         SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM replaced) \
+         ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(job.id.as_str())
+    .bind(Json(&job.payload))
+    .bind(job.run_at)
     .execute(conn)
     .await
     .map_err(error::store)?;

@@ -5,7 +5,7 @@ use posthorn_core::model::{
     Campaign, Contact, DkimKeyPair, Domain, DomainId, EmailRecord, KeySet, Segment, Template,
     Workspace, WorkspaceId,
 };
-use posthorn_core::ports::{check_active_limit, ChangeSet, StoreError, Write};
+use posthorn_core::ports::{check_active_limit, ChangeSet, NewJob, StoreError, Write};
 use sqlx::{QueryBuilder, SqliteConnection};
 
 use crate::batch::{self, Inserts, OnConflict};
@@ -17,10 +17,7 @@ use crate::workflow_commit;
 
 /// Whether `changes` enqueues jobs.
 pub(crate) fn enqueues(changes: &ChangeSet) -> bool {
-    changes
-        .writes
-        .iter()
-        .any(|w| matches!(w, Write::EnqueueJob(_)))
+    changes.enqueues()
 }
 
 /// Applies every write of `changes`, in order, inside the open transaction (or savepoint)
@@ -151,6 +148,7 @@ async fn apply(conn: &mut SqliteConnection, write: &Write) -> Result<(), StoreEr
             one.hold(write);
             one.flush(conn).await
         }
+        Write::EnqueueJobUnlessPending(job) => enqueue_unless_pending(conn, job).await,
         Write::UpdateEmail(e) => update_email(conn, e).await,
         Write::GuardEmail {
             workspace_id,
@@ -542,6 +540,28 @@ async fn put_segment(conn: &mut SqliteConnection, s: &Segment) -> Result<(), Sto
     .bind(micros(s.created_at))
     .bind(micros(s.updated_at))
     .bind(opt_micros(s.tracking_since))
+    .execute(conn)
+    .await
+    .map_err(error::store)?;
+    Ok(())
+}
+
+/// `Write::EnqueueJobUnlessPending`: a job with the id that is queued or running (inserted
+/// earlier in this change set included) stays as it is; a dead one becomes the new job.
+async fn enqueue_unless_pending(
+    conn: &mut SqliteConnection,
+    job: &NewJob,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO jobs (id, payload, run_at) VALUES (?1, ?2, ?3) \
+         ON CONFLICT (id) DO UPDATE SET payload = excluded.payload, \
+         run_at = excluded.run_at, attempts = 0, claims = 0, state = 'queued', \
+         lease_token = NULL, lease_until = NULL, last_error = NULL \
+         WHERE jobs.state = 'dead'",
+    )
+    .bind(job.id.as_str())
+    .bind(json_text(&job.payload))
+    .bind(micros(job.run_at))
     .execute(conn)
     .await
     .map_err(error::store)?;

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use crate::model::{ContactId, Event, Segment, SegmentId, SegmentType, WorkspaceId};
+use crate::model::{ContactId, Event, JobId, Segment, SegmentId, SegmentType, WorkspaceId};
 use crate::ports::{
     ChangeSet, ClaimedJob, Clock, JobPayload, MatchQuery, NewJob, StoreError, Write,
 };
@@ -50,6 +50,15 @@ pub fn sync_job(segment: &Segment, announce: bool) -> JobPayload {
         segment_id: segment.id.clone(),
         announce,
     }
+}
+
+/// The id of the minute sweep's re-sync of a segment: the same at every sweep and in every
+/// process, so that with [`Write::EnqueueJobUnlessPending`] at most one is pending per
+/// segment however many workers sweep and however long a re-sync runs. It names nothing
+/// of time; a dead one is replaced by the next sweep. (Segment ids are UUIDs Posthorn
+/// makes, of one length, so the text names one segment of one workspace.)
+pub fn sweep_job_id(workspace_id: &WorkspaceId, segment_id: &SegmentId) -> JobId {
+    JobId::from(format!("segment-sweep-{workspace_id}-{segment_id}"))
 }
 
 /// Queues a re-evaluation of the contact against tracked segments (its memberships or
@@ -158,6 +167,9 @@ impl Engine {
 
     /// Queues a re-sync of every tracked segment whose condition depends on time alone
     /// (`within`, `olderThan`, `triggeredWithin`, ...); the worker calls this every minute.
+    /// A segment whose sweep re-sync is still pending (queued or running, in any process)
+    /// gets no second one ([`sweep_job_id`]). Returns how many segments it asked a re-sync
+    /// for, pending ones included.
     pub async fn sweep_time_based_segments(
         &self,
         workspace_id: &WorkspaceId,
@@ -170,11 +182,14 @@ impl Engine {
                 .as_ref()
                 .is_some_and(crate::segment::uses_time)
             {
-                changes.push(Write::EnqueueJob(crate::ports::NewJob::at(
-                    &*self.clock,
-                    sync_job(&segment, true),
-                    now,
-                )));
+                // One pending sweep re-sync per segment, not one more each minute: a sync
+                // that outruns the minute, or several workers sweeping, would pile them up.
+                // A re-sync queued for another cause (a changed condition) has its own id.
+                changes.push(Write::EnqueueJobUnlessPending(NewJob {
+                    id: sweep_job_id(workspace_id, &segment.id),
+                    payload: sync_job(&segment, true),
+                    run_at: now,
+                }));
             }
         }
         let queued = changes.writes.len();

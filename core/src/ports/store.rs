@@ -146,8 +146,17 @@ pub enum Write {
     },
     /// Appends an event.
     AppendEvent(Event),
-    /// Enqueues a job.
+    /// Enqueues a job; `Conflict` if a job with its id exists (queued, running or dead) or
+    /// was enqueued earlier in the change set. Completed jobs are deleted, so their ids are
+    /// free again.
     EnqueueJob(NewJob),
+    /// Enqueues a job unless one with its id is pending (queued or running, a lapsed lease
+    /// included) or was enqueued earlier in the change set: then it writes nothing, and is
+    /// no conflict. A dead job with that id is replaced by the new one (no attempts, no
+    /// claims, no error), so a job that died does not hold back its successors for ever.
+    /// For work that is queued again and again under one id (the minute sweep of
+    /// time-based segments), so that at most one is pending at a time.
+    EnqueueJobUnlessPending(NewJob),
     /// Inserts or replaces a segment.
     PutSegment(Segment),
     /// Records that the quiet first snapshot of a tracked segment's members is complete
@@ -349,6 +358,14 @@ impl ChangeSet {
     /// Whether nothing would be written.
     pub fn is_empty(&self) -> bool {
         self.writes.is_empty()
+    }
+
+    /// Whether this change set enqueues jobs (`EnqueueJob`, `EnqueueJobUnlessPending`):
+    /// adapters wake waiting workers after committing such a change set.
+    pub fn enqueues(&self) -> bool {
+        self.writes
+            .iter()
+            .any(|w| matches!(w, Write::EnqueueJob(_) | Write::EnqueueJobUnlessPending(_)))
     }
 
     /// Whether this change set can change who may call the API: it writes a workspace

@@ -21,6 +21,7 @@ mod inbound;
 mod panics;
 mod rate_limit;
 mod segment_snapshots;
+mod segment_sweep;
 mod segments;
 mod send;
 mod smtp_mx;

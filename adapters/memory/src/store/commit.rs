@@ -1,16 +1,18 @@
 //! Applying a change set: every write in order, undone in reverse on the first conflict.
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::{Mutex, MutexGuard};
 
 use posthorn_core::model::{
     Campaign, CampaignId, Contact, ContactId, Domain, DomainId, EmailId, EmailRecord, Event,
-    IdempotencyRecord, InboundEmail, KeySet, KeySetId, Segment, SegmentId, Template, TemplateId,
-    Workspace, WorkspaceId,
+    IdempotencyRecord, InboundEmail, JobId, KeySet, KeySetId, Segment, SegmentId, Template,
+    TemplateId, Workspace, WorkspaceId,
 };
 use posthorn_core::ports::{check_active_limit, NewJob, StoreError, Write};
 
 use super::state::{EventKey, Refused, State, Taken};
 use super::workflows::{self, WorkflowUndo};
+use crate::jobs::JobQueue;
 
 /// How to put back what one applied write changed.
 #[derive(Debug)]
@@ -65,9 +67,13 @@ fn inbound_unique(state: &State, domain: &Domain) -> Result<(), StoreError> {
 /// Applies `writes` in order, then checks the `GuardActiveLimit`s among them. On the first
 /// failing write or guard everything applied is undone and the error returned; on success
 /// the jobs to enqueue are returned.
-pub(crate) fn apply_all(state: &mut State, writes: Vec<Write>) -> Result<Vec<NewJob>, StoreError> {
+pub(crate) fn apply_all(
+    state: &mut State,
+    queue: &Mutex<JobQueue>,
+    writes: Vec<Write>,
+) -> Result<Vec<NewJob>, StoreError> {
     let mut undo = Vec::new();
-    let mut jobs = Vec::new();
+    let mut jobs = Enqueued::new(queue);
     let mut limits = Vec::new();
     for write in writes {
         let applied = match write {
@@ -93,7 +99,50 @@ pub(crate) fn apply_all(state: &mut State, writes: Vec<Write>) -> Result<Vec<New
         rollback(state, undo);
         return Err(error);
     }
-    Ok(jobs)
+    Ok(jobs.jobs)
+}
+
+/// The jobs a change set enqueues, checked against the queue and each other by id.
+struct Enqueued<'q> {
+    queue: &'q Mutex<JobQueue>,
+    jobs: Vec<NewJob>,
+    /// The ids of `jobs`: a campaign's change set enqueues a job per recipient.
+    ids: HashSet<JobId>,
+}
+
+impl<'q> Enqueued<'q> {
+    fn new(queue: &'q Mutex<JobQueue>) -> Self {
+        Self {
+            queue,
+            jobs: Vec::new(),
+            ids: HashSet::new(),
+        }
+    }
+
+    fn queue(&self) -> MutexGuard<'q, JobQueue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `Write::EnqueueJob`: `Conflict` when the id is taken. No other commit can enqueue
+    /// before this one does (the caller holds the state's write lock).
+    fn push(&mut self, job: NewJob) -> Result<(), StoreError> {
+        if self.ids.contains(&job.id) || self.queue().contains(&job.id) {
+            return Err(conflict(format!("job {} exists", job.id)));
+        }
+        self.ids.insert(job.id.clone());
+        self.jobs.push(job);
+        Ok(())
+    }
+
+    /// `Write::EnqueueJobUnlessPending`: nothing when the id is pending (a dead job with it
+    /// is replaced when the queue takes the new one).
+    fn push_unless_pending(&mut self, job: NewJob) {
+        if self.ids.contains(&job.id) || self.queue().is_pending(&job.id) {
+            return;
+        }
+        self.ids.insert(job.id.clone());
+        self.jobs.push(job);
+    }
 }
 
 /// `Write::GuardActiveLimit`, once the change set's writes are applied.
@@ -110,7 +159,7 @@ fn apply(
     state: &mut State,
     write: Write,
     undo: &mut Vec<Undo>,
-    jobs: &mut Vec<NewJob>,
+    jobs: &mut Enqueued<'_>,
 ) -> Result<(), StoreError> {
     match write {
         Write::PutWorkspace(workspace) => {
@@ -299,7 +348,8 @@ fn apply(
             let old = state.data_mut(&ws).append_event(key.clone(), event);
             undo.push(Undo::Event(ws, key, old));
         }
-        Write::EnqueueJob(job) => jobs.push(job),
+        Write::EnqueueJob(job) => jobs.push(job)?,
+        Write::EnqueueJobUnlessPending(job) => jobs.push_unless_pending(job),
         Write::PutSegment(mut segment) => {
             let (ws, id) = (segment.workspace_id.clone(), segment.id.clone());
             let data = state.data_mut(&ws);

@@ -141,7 +141,7 @@ impl Store for MemoryStore {
         let changes_access = changes.changes_access();
         let enqueued = {
             let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
-            let jobs = commit::apply_all(&mut state, changes.writes)?;
+            let jobs = commit::apply_all(&mut state, &self.queue, changes.writes)?;
             // Jobs join the queue before the state lock is released, so no reader can see
             // the change without its follow-up work.
             let enqueued = !jobs.is_empty();
