@@ -68,7 +68,7 @@ async fn the_sweep_keeps_one_resync_pending_per_segment() {
     let ids: Vec<_> = syncs.iter().map(|j| j.id.clone()).collect();
     assert_eq!(
         ids,
-        [sweep_id.clone()],
+        std::slice::from_ref(&sweep_id),
         "two sweeps in a row queue one re-sync"
     );
 
@@ -105,7 +105,7 @@ async fn a_changed_condition_resyncs_beside_a_pending_sweep() {
     assert_eq!(
         syncs.len(),
         2,
-        "the changed condition's re-sync was swallowed"
+        "one re-sync for the sweep (not two), one for the changed condition (not swallowed)"
     );
     assert_eq!(
         syncs.iter().filter(|j| j.id == sweep_id).count(),
