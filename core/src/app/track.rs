@@ -60,7 +60,7 @@ impl Engine {
         // bounce or a spam complaint made: only the workspace's own servers may.
         let subscribed = match subscribed {
             Some(true) if !caller.is_secret() => {
-                if self.unsubscribed_by_feedback(caller, &email).await? {
+                if self.is_suppressed(caller, &email).await? {
                     None
                 } else {
                     Some(true)
@@ -130,11 +130,7 @@ impl Engine {
     /// Whether the contact with this address is suppressed (its mail bounced for good or
     /// its recipient complained, since it was last subscribed): read only when a public
     /// key asks to subscribe a contact.
-    async fn unsubscribed_by_feedback(
-        &self,
-        caller: &Caller,
-        email: &EmailAddress,
-    ) -> Result<bool> {
+    async fn is_suppressed(&self, caller: &Caller, email: &EmailAddress) -> Result<bool> {
         let ws = &caller.workspace.id;
         let Some(contact) = self.store.contact_by_email(ws, email.as_str()).await? else {
             return Ok(false);

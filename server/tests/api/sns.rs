@@ -137,6 +137,11 @@ impl Sns {
         let mut body = send_body(json!(to));
         body["subscribed"] = json!(true);
         body["tracking"] = json!(tracking);
+        self.send_and_run(body).await
+    }
+
+    /// Posts `body` to `/v1/send`, runs the jobs, and returns the first email's record.
+    async fn send_and_run(&self, body: Value) -> EmailRecord {
         let res = self.app.post("/v1/send", body).await.expect(200);
         let id = res.body["data"]["emails"][0]["email"]
             .as_str()
@@ -533,13 +538,7 @@ async fn a_public_key_cannot_subscribe_again_whom_a_complaint_unsubscribed() {
     assert_eq!(sns.events("signed-up").await.len(), 1);
     // A contact who unsubscribed by hand may sign up again from a page.
     let bob = sns.sent_email("bob@example.org", true).await;
-    sns.app
-        .patch(
-            &format!("/contacts/{}", bob.contact_id.as_str()),
-            json!({"subscribed": false}),
-        )
-        .await
-        .expect(200);
+    sns.set_subscribed(&bob, false).await;
     track(sns.app.pk.clone(), "bob@example.org").await;
     assert!(sns.subscribed(&bob).await);
     // The workspace's own servers (a secret key) may lift the complaint's unsubscription.
@@ -719,20 +718,21 @@ async fn a_message_older_than_seven_days_is_refused_and_changes_nothing() {
 }
 
 impl Sns {
+    /// Subscribes or unsubscribes the contact `email` went to, with the secret key.
+    async fn set_subscribed(&self, email: &EmailRecord, subscribed: bool) {
+        self.app
+            .patch(
+                &format!("/contacts/{}", email.contact_id.as_str()),
+                json!({ "subscribed": subscribed }),
+            )
+            .await
+            .expect(200);
+    }
+
     /// Sends one transactional email to `to` (its subscription left as it is), runs the
     /// jobs, and returns its record.
     async fn send_to(&self, to: &str) -> EmailRecord {
-        let res = self
-            .app
-            .post("/v1/send", send_body(json!(to)))
-            .await
-            .expect(200);
-        let id = res.body["data"]["emails"][0]["email"]
-            .as_str()
-            .expect("email id")
-            .to_string();
-        self.app.run_jobs().await;
-        self.email(&id).await
+        self.send_and_run(send_body(json!(to))).await
     }
 }
 
@@ -768,33 +768,15 @@ async fn mail_to_an_address_that_bounced_for_good_is_suppressed_until_subscribed
     ))
     .await
     .expect(200);
-    sns.app
-        .patch(
-            &format!("/contacts/{}", bob.contact_id.as_str()),
-            json!({"subscribed": false}),
-        )
-        .await
-        .expect(200);
+    sns.set_subscribed(&bob, false).await;
     assert_eq!(
         sns.send_to("bob@example.org").await.status,
         EmailStatus::Sent
     );
     // The workspace subscribing the contact again lifts the suppression, and a later
     // manual unsubscription does not bring it back.
-    sns.app
-        .patch(
-            &format!("/contacts/{}", first.contact_id.as_str()),
-            json!({"subscribed": true}),
-        )
-        .await
-        .expect(200);
-    sns.app
-        .patch(
-            &format!("/contacts/{}", first.contact_id.as_str()),
-            json!({"subscribed": false}),
-        )
-        .await
-        .expect(200);
+    sns.set_subscribed(&first, true).await;
+    sns.set_subscribed(&first, false).await;
     assert_eq!(
         sns.send_to("ada@example.org").await.status,
         EmailStatus::Sent
@@ -807,13 +789,7 @@ async fn a_complaint_suppresses_its_recipient_only_and_one_who_unsubscribed_firs
     // Ada unsubscribed by hand, then complained about a transactional email: her
     // unsubscription was not made by the complaint, but mail to her is suppressed all the same.
     let ada = sns.sent_email("ada@example.org", true).await;
-    sns.app
-        .patch(
-            &format!("/contacts/{}", ada.contact_id.as_str()),
-            json!({"subscribed": false}),
-        )
-        .await
-        .expect(200);
+    sns.set_subscribed(&ada, false).await;
     let receipt = sns.send_to("ada@example.org").await;
     assert_eq!(receipt.status, EmailStatus::Sent);
     sns.post(&sns.notification("m-complaint", &complaint(&receipt), 1))

@@ -169,18 +169,38 @@ async fn tracking_can_be_switched_off_per_send() {
         .any(|(k, _)| k.eq_ignore_ascii_case("List-Unsubscribe")));
 }
 
-#[tokio::test]
-async fn campaign_mail_unsubscribes_in_one_click_once() {
-    let app = TestApp::new().await;
+/// Sends a campaign to one new subscribed contact (its address tagged `tag`) and returns the
+/// message delivered.
+async fn one_campaign_message(app: &TestApp, tag: &str) -> OutgoingMessage {
     app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 1000}))
         .await;
-    seed(&app, "un", 1, true, json!({})).await;
-    let id = create(&app, json!({"audienceType": "ALL"})).await;
+    seed(app, tag, 1, true, json!({})).await;
+    let id = create(app, json!({"audienceType": "ALL"})).await;
     app.post(&format!("/campaigns/{id}/send"), json!({}))
         .await
         .expect(200);
-    drain(&app).await;
-    let message = app.transport.messages().remove(0);
+    drain(app).await;
+    app.transport.messages().remove(0)
+}
+
+/// One-click unsubscribe, as a mail provider posts it.
+async fn post_unsubscribe(app: &TestApp, path: &str) {
+    app.raw(
+        Method::POST,
+        path,
+        None,
+        Some("List-Unsubscribe=One-Click"),
+        Some("application/x-www-form-urlencoded"),
+        &[],
+    )
+    .await
+    .expect(200);
+}
+
+#[tokio::test]
+async fn campaign_mail_unsubscribes_in_one_click_once() {
+    let app = TestApp::new().await;
+    let message = one_campaign_message(&app, "un").await;
     let header = |name: &str| {
         message
             .headers
@@ -208,16 +228,7 @@ async fn campaign_mail_unsubscribes_in_one_click_once() {
     let html = page.body.as_str().unwrap_or_default();
     assert!(html.contains("<form method=\"post\""), "{html}");
     for _ in 0..3 {
-        app.raw(
-            Method::POST,
-            &path,
-            None,
-            Some("List-Unsubscribe=One-Click"),
-            Some("application/x-www-form-urlencoded"),
-            &[],
-        )
-        .await
-        .expect(200);
+        post_unsubscribe(&app, &path).await;
     }
     let contacts = app.get("/contacts").await.expect(200);
     assert_eq!(contacts.body["data"][0]["subscribed"], json!(false));
@@ -642,15 +653,7 @@ async fn a_bounce_unsubscribes_whoever_holds_the_address_now() {
 async fn an_unsubscribe_link_reaches_the_address_after_its_contact_was_deleted_and_imported_again()
 {
     let app = TestApp::new().await;
-    app.set_workspace(&app.workspace_id, json!({"sendRatePerSecond": 1000}))
-        .await;
-    seed(&app, "again", 1, true, json!({})).await;
-    let id = create(&app, json!({"audienceType": "ALL"})).await;
-    app.post(&format!("/campaigns/{id}/send"), json!({}))
-        .await
-        .expect(200);
-    drain(&app).await;
-    let message = app.transport.messages().remove(0);
+    let message = one_campaign_message(&app, "again").await;
     let list = message
         .headers
         .iter()
@@ -670,16 +673,7 @@ async fn an_unsubscribe_link_reaches_the_address_after_its_contact_was_deleted_a
     app.post("/contacts", json!({"email": address, "subscribed": true}))
         .await
         .expect(201);
-    app.raw(
-        Method::POST,
-        &path,
-        None,
-        Some("List-Unsubscribe=One-Click"),
-        Some("application/x-www-form-urlencoded"),
-        &[],
-    )
-    .await
-    .expect(200);
+    post_unsubscribe(&app, &path).await;
     let contacts = app.get("/contacts").await.expect(200);
     assert_eq!(contacts.body["data"][0]["email"], json!(address));
     assert_ne!(contacts.body["data"][0]["id"], json!(old_id));

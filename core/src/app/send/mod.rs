@@ -170,9 +170,10 @@ impl Engine {
             };
             // Mail to an address that bounced for good or complained is accepted and kept
             // (CANCELLED, with the reason) but not delivered; only an existing contact can be.
-            let suppressed = match done.is_new {
-                true => None,
-                false => self.suppression(&ws.id, &done.contact).await?,
+            let suppressed = if done.is_new {
+                None
+            } else {
+                self.suppression(&ws.id, &done.contact).await?
             };
             let ctx = render_context(&req.data, &done.contact);
             let mut record = build_record(
