@@ -38,6 +38,7 @@ mod rows;
 mod segments;
 mod sns;
 mod store;
+mod suppression_facts;
 pub mod testing;
 mod wake;
 mod workflow_commit;

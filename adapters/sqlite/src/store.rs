@@ -13,7 +13,7 @@ use posthorn_core::model::{
 use posthorn_core::model::{EventId, ExecutionId, IdempotencyRecord, StepId, WorkflowId};
 use posthorn_core::ports::{
     ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, MatchQuery, SigningKeys,
-    Store, StoreError, TemplateQuery, WorkflowStore,
+    Store, StoreError, SuppressionFacts, TemplateQuery, WorkflowStore,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use posthorn_core::workflow::{Execution, Step, StepRun, Transition, Workflow};
@@ -154,6 +154,14 @@ impl Store for SqliteStore {
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError> {
         records::email_without_content(&self.readers, workspace_id.as_str(), id.as_str()).await
+    }
+
+    async fn suppression_facts(
+        &self,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+    ) -> Result<SuppressionFacts, StoreError> {
+        crate::suppression_facts::suppression_facts(&self.readers, workspace_id, contact_id).await
     }
 
     async fn email_by_provider_id(
