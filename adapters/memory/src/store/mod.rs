@@ -6,6 +6,7 @@ mod hash_index;
 mod reads;
 mod state;
 mod stored_event;
+mod suppression_facts;
 mod workflows;
 
 use posthorn_core::model::{CampaignId, ContactId, EmailId, SegmentId, TemplateId, WorkspaceId};
@@ -21,7 +22,7 @@ use posthorn_core::model::{
 };
 use posthorn_core::ports::{
     ChangeSet, ContactPage, ContactQuery, EmailStatsQuery, EventQuery, EventReads, FeedbackReads,
-    MatchQuery, Store, StoreError, TemplateQuery,
+    MatchQuery, Store, StoreError, SuppressionFacts, TemplateQuery,
 };
 use posthorn_core::segment::{Condition, EventFact};
 use tokio::sync::Notify;
@@ -313,6 +314,18 @@ impl Store for MemoryStore {
         id: &EmailId,
     ) -> Result<Option<EmailRecord>, StoreError> {
         Ok(self.with_email(workspace_id, id, EmailRecord::without_content))
+    }
+
+    async fn suppression_facts(
+        &self,
+        workspace_id: &WorkspaceId,
+        contact_id: &ContactId,
+    ) -> Result<SuppressionFacts, StoreError> {
+        Ok(suppression_facts::suppression_facts(
+            &self.read(),
+            workspace_id,
+            contact_id,
+        ))
     }
 
     async fn feedback_reads(
