@@ -2,7 +2,7 @@
 //! permanent bounce and unsubscription of a contact, each from the `(workspace_id,
 //! contact_id, name, created_at)` index of its events.
 
-use posthorn_core::model::{ContactId, EventId, WorkspaceId};
+use posthorn_core::model::{ContactId, WorkspaceId};
 use posthorn_core::ports::{StoreError, SuppressionFacts};
 use sqlx::{PgPool, Row};
 
@@ -51,14 +51,11 @@ pub(crate) async fn suppression_facts(
         .fetch_one(pool)
         .await
         .map_err(error::store)?;
-    let text = |column: &str| -> Result<Option<String>, StoreError> {
-        row.try_get(column).map_err(error::store)
-    };
-    let id = |column: &str| Ok::<_, StoreError>(text(column)?.map(EventId::from));
-    Ok(SuppressionFacts {
-        subscribed: id("subscribed")?,
-        complained: id("complained")?,
-        bounced: id("bounced")?,
-        unsubscribe_reason: text("unsubscribe_reason")?,
-    })
+    let column = |name: &str| row.try_get(name).map_err(error::store);
+    Ok(SuppressionFacts::from_columns([
+        column("subscribed")?,
+        column("complained")?,
+        column("bounced")?,
+        column("unsubscribe_reason")?,
+    ]))
 }

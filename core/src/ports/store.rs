@@ -15,7 +15,6 @@ use crate::model::{StepId, TransitionId, WorkflowId};
 use crate::segment::{Condition, EventFact};
 use crate::workflow::{Execution, Step, StepRun, Transition, Workflow};
 
-use super::suppression_facts::SUPPRESSION_EVENTS_READ;
 use super::{EventReads, FeedbackReads, NewJob, SigningKeys, SuppressionFacts, WorkflowStore};
 
 /// Why a store operation failed.
@@ -611,52 +610,14 @@ pub trait Store: WorkflowStore + Send + Sync {
 
     /// The newest `contact.subscribed`, `email.complaint`, permanent `email.bounce` and
     /// `contact.unsubscribed` events of the contact `contact_id` (newest: the greatest id):
-    /// what deciding whether mail to it is suppressed reads. The default reads them one
-    /// name at a time; a store whose reads are round trips makes them in one.
+    /// what deciding whether mail to it is suppressed reads, in one statement or one walk
+    /// over the contact's events (four reads by name through [`Store::events`] would each
+    /// walk all of a contact's events on the planners seen).
     async fn suppression_facts(
         &self,
         workspace_id: &WorkspaceId,
         contact_id: &ContactId,
-    ) -> Result<SuppressionFacts, StoreError> {
-        let mut newest = Vec::with_capacity(4);
-        for name in [
-            "contact.subscribed",
-            "email.complaint",
-            "email.bounce",
-            "contact.unsubscribed",
-        ] {
-            let query = EventQuery {
-                name: Some(name.to_owned()),
-                contact_id: Some(contact_id.clone()),
-                limit: SUPPRESSION_EVENTS_READ,
-            };
-            let events = self.events(workspace_id, &query).await?;
-            let field =
-                |e: &Event, key: &str| e.data.get(key).and_then(|v| v.as_str()).map(str::to_owned);
-            newest.push(
-                events
-                    .into_iter()
-                    .filter(|e| {
-                        name != "email.bounce"
-                            || field(e, "bounceType").as_deref() == Some("Permanent")
-                    })
-                    .max_by(|a, b| a.id.cmp(&b.id)),
-            );
-        }
-        let reason = newest[3].as_ref().and_then(|e| {
-            e.data
-                .get("reason")
-                .and_then(|v| v.as_str())
-                .map(str::to_owned)
-        });
-        let id = |i: usize| newest[i].as_ref().map(|e| e.id.clone());
-        Ok(SuppressionFacts {
-            subscribed: id(0),
-            complained: id(1),
-            bounced: id(2),
-            unsubscribe_reason: reason,
-        })
-    }
+    ) -> Result<SuppressionFacts, StoreError>;
 
     /// The email whose transport-assigned id is `provider_message_id`, in any workspace
     /// (provider feedback does not name the workspace), without its content, as

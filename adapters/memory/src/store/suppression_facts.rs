@@ -1,10 +1,9 @@
-//! `Store::suppression_facts` in one walk over the contact's events (the default makes four,
-//! one per name). Every event is looked at: the walk's order is the keys', and newest means
-//! the greatest id.
+//! `Store::suppression_facts` in one walk over the contact's events (four reads by name
+//! would walk them four times). Every event is looked at: the walk's order is the keys',
+//! and newest means the greatest id.
 
 use posthorn_core::model::{ContactId, Event, WorkspaceId};
 use posthorn_core::ports::SuppressionFacts;
-use serde_json::Value;
 
 use super::state::State;
 
@@ -36,11 +35,11 @@ pub(super) fn suppression_facts(
                 facts.complained = Some(event.id.clone());
             }
             // Only these need their data, which is kept as text.
-            "email.bounce" if newer(&facts.bounced, event) => {
-                let full = stored.to_event();
-                if full.data.get("bounceType").and_then(Value::as_str) == Some("Permanent") {
-                    facts.bounced = Some(event.id.clone());
-                }
+            "email.bounce"
+                if newer(&facts.bounced, event)
+                    && SuppressionFacts::is_permanent_bounce(&stored.to_event().data) =>
+            {
+                facts.bounced = Some(event.id.clone());
             }
             "contact.unsubscribed" if unsubscribed.as_ref().is_none_or(|u| event.id > u.id) => {
                 unsubscribed = Some(stored.to_event());
@@ -48,11 +47,6 @@ pub(super) fn suppression_facts(
             _ => {}
         }
     }
-    facts.unsubscribe_reason = unsubscribed.and_then(|u| {
-        u.data
-            .get("reason")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    });
+    facts.unsubscribe_reason = unsubscribed.and_then(|u| SuppressionFacts::reason_of(&u.data));
     facts
 }
